@@ -1,0 +1,72 @@
+# sc-sim -- a simulator of the memory system of TPU SparseCores.
+# make            build build/sc-sim
+# make run        build, then run examples/quickstart.yaml
+# make test       unit tests (CUnit) and golden CLI tests
+# make asan       the whole suite under AddressSanitizer + UBSan
+# make deps       install libyaml, CUnit and pkg-config from Debian
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wswitch-enum -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DEPS_PKGS := libyaml-dev libcunit1-dev pkg-config
+
+HAVE_DEPS := $(shell pkg-config --exists yaml-0.1 2>/dev/null && test -f /usr/include/CUnit/CUnit.h && echo yes)
+YAML_CFLAGS = $(shell pkg-config --cflags yaml-0.1 2>/dev/null)
+YAML_LIBS   = $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
+
+SRCS := $(wildcard isa/*.c memory/*.c lowering/*.c traces/*.c) $(filter-out sim/main.c,$(wildcard sim/*.c))
+SRCS := $(filter-out traces/viewer_sdl.c,$(SRCS))
+OBJS := $(SRCS:%.c=$(BUILD)/%.o)
+UNIT_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
+
+all: deps-check $(BUILD)/sc-sim
+
+$(BUILD)/sc-sim: $(OBJS) $(BUILD)/sim/main.o
+	$(CC) $(CFLAGS) -o $@ $^ $(YAML_LIBS) -lm
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) $(YAML_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(YAML_LIBS) -lcunit -lm
+
+run: all
+	$(BUILD)/sc-sim examples/quickstart.yaml
+
+test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim
+	@for t in $(UNIT_TESTS); do $$t || exit 1; done
+	@tests/golden.sh $(BUILD)/sc-sim
+
+SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+asan:
+	$(MAKE) BUILD=build/asan CFLAGS="$(SAN)" test
+
+# Installs the build dependencies when they are missing: as root directly,
+# otherwise one line says what to run.
+deps-check:
+ifneq ($(HAVE_DEPS),yes)
+	@$(MAKE) --no-print-directory deps
+endif
+
+deps:
+	@if pkg-config --exists yaml-0.1 2>/dev/null && test -f /usr/include/CUnit/CUnit.h; then \
+	  echo "deps: libyaml, CUnit and pkg-config are installed"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "deps: installing $(DEPS_PKGS)"; \
+	  (apt-get install -y $(DEPS_PKGS) || (apt-get update && apt-get install -y $(DEPS_PKGS))) >/dev/null; \
+	else \
+	  echo "sc-sim needs $(DEPS_PKGS): run 'sudo apt-get install -y $(DEPS_PKGS)' and then make again" >&2; exit 1; \
+	fi
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BUILD)/sc-sim $(DESTDIR)$(PREFIX)/bin/sc-sim
+
+clean:
+	rm -rf build
+
+.PHONY: all run test asan deps deps-check install clean
+.SECONDARY:
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,1258 @@
+/* lowering/check.c -- value typing and the per-operation rules. */
+#include "check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../sim/expr.h"
+#include "index.h"
+
+/* ---- the checker state --------------------------------------------- */
+typedef struct {
+  const char *name;
+  AVal v;
+} Binding;
+
+typedef struct {
+  IndexCtx ix; /* first: the index callbacks receive &c->ix */
+  Program *p;
+  Binding *env;
+  int nenv, capenv;
+} Checker;
+
+static const char *G5_VMEM_HINT =
+    " To load a scalar from VMEM, load an array first and then extract a particular element, e.g. "
+    "``v = ref[pl.ds(idx, ...)]; v[0]``.";
+static const char *G5_SMEM_ARRAY = " Trying to load an array of shape {out_aval.shape}.";
+static const char *S5_SMEM_ARRAY = "Trying to swap an array of shape {out_aval.shape}.";
+static const char *MSG_STRIDED = "Strided slices of references are unsupported.";
+static const char *MSG_BITCAST_1D = "Bitcast 1D ref with bitwidth change is not supported.";
+static const char *MSG_RESHAPE_1D = "Reshape 1D ref is not supported.";
+
+static bool fire(Checker *c, DiagId id, Loc at, ...) {
+  char ph = diag_phase(id);
+  if (ph && ph != c->ix.phase) return false;
+  va_list ap;
+  va_start(ap, at);
+  diag_vset(c->ix.d, id, at, ap);
+  va_end(ap);
+  c->ix.failed = true;
+  return true;
+}
+
+static void note(Checker *c, const char *fmt, const char *a, const char *b) {
+  if (!c->ix.failed) return;
+  char buf[512];
+  snprintf(buf, sizeof buf, fmt, a, b);
+  diag_note(c->ix.d, "%s", buf);
+}
+
+static char *str(Checker *c, const char *s) { return arena_strdup(c->ix.arena, s); }
+
+static char *num(Checker *c, int64_t v) {
+  char b[24];
+  snprintf(b, sizeof b, "%lld", (long long)v);
+  return str(c, b);
+}
+
+static char *shape_str(Checker *c, int rank, const int64_t *shape) {
+  char b[256];
+  fmt_shape(b, sizeof b, rank, shape);
+  return str(c, b);
+}
+
+static char *dims_str(Checker *c, int rank, const int64_t *shape) {
+  char b[256];
+  fmt_dims(b, sizeof b, rank, shape);
+  return str(c, b);
+}
+
+static void bind(Checker *c, const char *name, const AVal *v) {
+  if (!name) return;
+  if (c->nenv == c->capenv) {
+    int cap = c->capenv ? c->capenv * 2 : 32;
+    Binding *b = arena_alloc(c->ix.arena, sizeof *b * (size_t)cap);
+    if (c->nenv) memcpy(b, c->env, sizeof *b * (size_t)c->nenv);
+    c->env = b;
+    c->capenv = cap;
+  }
+  c->env[c->nenv].name = name;
+  c->env[c->nenv++].v = *v;
+}
+
+static const AVal *lookup(Checker *c, const char *name) {
+  for (int i = c->nenv - 1; i >= 0; i--)
+    if (!strcmp(c->env[i].name, name)) return &c->env[i].v;
+  return NULL;
+}
+
+/* ---- values ---------------------------------------------------------- */
+static AVal scalar_av(Dtype t, bool weak) {
+  AVal a;
+  memset(&a, 0, sizeof a);
+  a.kind = AV_VALUE;
+  a.dtype = t;
+  a.weak = weak;
+  return a;
+}
+
+static bool eval(IndexCtx *ix, Expr *e, AVal *out);
+
+static bool input_error(Checker *c, Loc at, const char *msg) {
+  fire(c, D_IN_VALUE, at, msg);
+  return false;
+}
+
+static bool eval_value(Checker *c, Expr *e, AVal *out) {
+  if (!eval(&c->ix, e, out)) return false;
+  if (out->kind != AV_VALUE) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "'%.200s' is a %s, but a value is needed here", e->text ? e->text : "expression",
+             out->kind == AV_REF ? "ref (read it with get first)" : "DMA descriptor");
+    return input_error(c, e->loc, msg);
+  }
+  return true;
+}
+
+/* JAX's promotion for the cases the format allows (SPEC §9.4). */
+static bool promote(Checker *c, Loc at, const AVal *a, const AVal *b, Dtype *t, bool *weak) {
+  if (a->weak && b->weak) {
+    *weak = true;
+    if (dtype_is_float(a->dtype) || dtype_is_float(b->dtype)) *t = DT_FLOAT32;
+    else if (a->dtype == DT_BOOL && b->dtype == DT_BOOL) *t = DT_BOOL;
+    else *t = DT_INT32;
+    return true;
+  }
+  *weak = false;
+  if (a->weak || b->weak) {
+    const AVal *w = a->weak ? a : b, *s = a->weak ? b : a;
+    if (dtype_is_float(w->dtype) && !dtype_is_float(s->dtype)) *t = DT_FLOAT32;
+    else if (s->dtype == DT_BOOL && w->dtype != DT_BOOL) *t = DT_INT32;
+    else *t = s->dtype;
+    return true;
+  }
+  if (a->dtype != b->dtype) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "operands have different dtypes, %s and %s: convert one with astype(v, dtype)",
+             dtype_name(a->dtype), dtype_name(b->dtype));
+    return input_error(c, at, msg);
+  }
+  *t = a->dtype;
+  return true;
+}
+
+static bool bshape(Checker *c, Loc at, const AVal *a, const AVal *b, AVal *r) {
+  const AVal *big = a->rank >= b->rank ? a : b, *small = big == a ? b : a;
+  if (small->rank && (small->rank != big->rank || memcmp(small->shape, big->shape, sizeof(int64_t) * (size_t)big->rank))) {
+    char msg[400], sa[128], sb[128];
+    fmt_shape(sa, sizeof sa, a->rank, a->shape);
+    fmt_shape(sb, sizeof sb, b->rank, b->shape);
+    snprintf(msg, sizeof msg, "operands have shapes %s and %s: only a scalar broadcasts against a vector", sa, sb);
+    return input_error(c, at, msg);
+  }
+  r->rank = big->rank;
+  memcpy(r->shape, big->shape, sizeof r->shape);
+  return true;
+}
+
+static bool is_cmp(ExprOp op) { return op >= OP_EQ && op <= OP_GE; }
+
+static bool static_fold(const AVal *a, const AVal *b, ExprOp op, AVal *r) {
+  if (!a->is_static || !b->is_static || dtype_is_float(r->dtype) || dtype_is_float(a->dtype) || dtype_is_float(b->dtype))
+    return false;
+  int64_t x = a->sval.i, y = b->sval.i, v = 0;
+  switch (op) {
+  case OP_ADD: v = (int64_t)((uint64_t)x + (uint64_t)y); break;
+  case OP_SUB: v = (int64_t)((uint64_t)x - (uint64_t)y); break;
+  case OP_MUL: v = (int64_t)((uint64_t)x * (uint64_t)y); break;
+  case OP_FLOORDIV:
+    if (!y) return false;
+    v = x / y - ((x % y != 0) && ((x < 0) != (y < 0)));
+    break;
+  case OP_MOD:
+    if (!y) return false;
+    v = x % y;
+    if (v && ((v < 0) != (y < 0))) v += y;
+    break;
+  case OP_EQ: v = x == y; break;
+  case OP_NE: v = x != y; break;
+  case OP_LT: v = x < y; break;
+  case OP_LE: v = x <= y; break;
+  case OP_GT: v = x > y; break;
+  case OP_GE: v = x >= y; break;
+  case OP_BAND: case OP_AND: v = x & y; break;
+  case OP_BOR: case OP_OR: v = x | y; break;
+  case OP_BXOR: v = x ^ y; break;
+  case OP_SHL: v = y >= 64 || y < 0 ? 0 : (int64_t)((uint64_t)x << y); break;
+  case OP_SHR: v = y >= 64 || y < 0 ? (x < 0 ? -1 : 0) : x >> y; break;
+  case OP_DIV: case OP_NONE: case OP_NEG: case OP_POS: case OP_INVERT: case OP_NOT: return false;
+  }
+  r->is_static = true;
+  r->sval.i = dtype_fit(r->dtype, (Cell){.i = v}).i;
+  return true;
+}
+
+static bool eval_binary(Checker *c, Expr *e, AVal *out) {
+  AVal a, b;
+  if (!eval_value(c, e->a, &a) || !eval_value(c, e->b, &b)) return false;
+  *out = scalar_av(DT_INT32, false);
+  if (!bshape(c, e->loc, &a, &b, out) || !promote(c, e->loc, &a, &b, &out->dtype, &out->weak)) return false;
+  bool isfloat = dtype_is_float(out->dtype);
+  if (isfloat && (e->op == OP_BAND || e->op == OP_BOR || e->op == OP_BXOR || e->op == OP_SHL || e->op == OP_SHR))
+    return input_error(c, e->loc, "bitwise operators need integer or bool operands");
+  if (e->op == OP_DIV && !isfloat) out->dtype = DT_FLOAT32;
+  if (is_cmp(e->op) || e->op == OP_AND || e->op == OP_OR) {
+    out->dtype = DT_BOOL;
+    out->weak = false;
+  }
+  static_fold(&a, &b, e->op, out);
+  return true;
+}
+
+static bool eval_unary(Checker *c, Expr *e, AVal *out) {
+  if (!eval_value(c, e->a, out)) return false;
+  if (e->op == OP_NOT) {
+    out->dtype = DT_BOOL;
+    if (out->is_static) out->sval.i = !out->sval.i;
+    return true;
+  }
+  if (e->op == OP_INVERT && dtype_is_float(out->dtype)) return input_error(c, e->loc, "~ needs an integer or bool operand");
+  if (out->is_static && !dtype_is_float(out->dtype)) {
+    int64_t v = out->sval.i;
+    out->sval.i = e->op == OP_NEG ? -v : e->op == OP_INVERT ? (out->dtype == DT_BOOL ? !v : ~v) : v;
+  }
+  if (out->is_static && dtype_is_float(out->dtype) && e->op == OP_NEG) out->sval.f = -out->sval.f;
+  return true;
+}
+
+static bool static_count(Checker *c, Expr *e, int64_t *v) {
+  AVal a;
+  if (!eval_value(c, e, &a)) return false;
+  if (a.rank || !a.is_static || !dtype_is_int(a.dtype) || a.sval.i < 0 || a.sval.i > (1 << 24))
+    return input_error(c, e->loc, "a size here must be a non-negative integer literal (at most 2**24)");
+  *v = a.sval.i;
+  return true;
+}
+
+static bool eval_iota(Checker *c, Expr *e, AVal *out) {
+  if (e->nargs != 1) return input_error(c, e->loc, "iota takes one argument, the length: iota(16)");
+  int64_t n;
+  if (!static_count(c, e->args[0], &n)) return false;
+  *out = scalar_av(DT_INT32, false);
+  out->rank = 1;
+  out->shape[0] = n;
+  if (c->p->kernel == KERNEL_SCALAR) {
+    if (fire(c, D_U1, e->loc, "sc_scalar_subcore", "iota")) return false;
+  } else if (n != c->p->params.num_lanes) {
+    char got[64];
+    fmt_shape(got, sizeof got, 1, &n);
+    if (fire(c, D_I1, e->loc, got, num(c, c->p->params.num_lanes))) {
+      note(c, "iota's length must be the chip's lane count, %s on this chip%s", num(c, c->p->params.num_lanes), "");
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool eval_list(Checker *c, Expr *e, AVal *out) {
+  if (e->nargs == 0) return input_error(c, e->loc, "an empty list has no shape sc-sim can type");
+  AVal first = scalar_av(DT_INT32, false);
+  Dtype t = DT_BOOL;
+  bool any_float = false, all_bool = true;
+  for (int i = 0; i < e->nargs; i++) {
+    AVal a;
+    if (!eval_value(c, e->args[i], &a)) return false;
+    if (i == 0) first = a;
+    else if (a.rank != first.rank || memcmp(a.shape, first.shape, sizeof a.shape))
+      return input_error(c, e->args[i]->loc, "list items must all have the same shape");
+    any_float |= dtype_is_float(a.dtype);
+    all_bool &= a.dtype == DT_BOOL;
+    if (!a.weak) t = a.dtype;
+  }
+  if (first.rank + 1 > MAX_RANK) return input_error(c, e->loc, "lists nest more than 8 deep");
+  *out = scalar_av(all_bool ? DT_BOOL : any_float ? DT_FLOAT32 : DT_INT32, false);
+  if (t != DT_BOOL && (dtype_is_float(t) || !any_float)) out->dtype = t; /* a strong item's dtype wins */
+  out->rank = first.rank + 1;
+  out->shape[0] = e->nargs;
+  memcpy(out->shape + 1, first.shape, sizeof(int64_t) * (size_t)first.rank);
+  return true;
+}
+
+static bool eval_full(Checker *c, Expr *e, AVal *out) {
+  if (e->nargs != 2) return input_error(c, e->loc, "full takes (shape, value): full([16], 0)");
+  Expr *sh = e->args[0];
+  AVal v;
+  if (!eval_value(c, e->args[1], &v)) return false;
+  if (v.rank) return input_error(c, e->args[1]->loc, "full's value must be a scalar");
+  *out = scalar_av(v.weak ? (dtype_is_float(v.dtype) ? DT_FLOAT32 : v.dtype == DT_BOOL ? DT_BOOL : DT_INT32) : v.dtype, false);
+  if (sh->kind == EX_LIST) {
+    if (sh->nargs > MAX_RANK) return input_error(c, sh->loc, "full's shape has more than 8 dimensions");
+    out->rank = sh->nargs;
+    for (int i = 0; i < sh->nargs; i++)
+      if (!static_count(c, sh->args[i], &out->shape[i])) return false;
+  } else {
+    out->rank = 1;
+    if (!static_count(c, sh, &out->shape[0])) return false;
+  }
+  return true;
+}
+
+static bool eval_astype(Checker *c, Expr *e, AVal *out) {
+  Dtype t;
+  if (e->nargs != 2) return input_error(c, e->loc, "astype takes (value, dtype)");
+  const char *tn = e->args[1]->kind == EX_NAME ? e->args[1]->name : NULL;
+  if (tn && (!strncmp(tn, "jnp.", 4) || !strncmp(tn, "np.", 3))) tn = strchr(tn, '.') + 1;
+  if (!tn || !dtype_lookup(tn, &t)) return input_error(c, e->args[1]->loc, "astype's second argument must be a dtype name such as int16");
+  if (!eval_value(c, e->args[0], out)) return false;
+  if (out->is_static) out->sval = dtype_convert(dtype_is_float(out->dtype) ? DT_FLOAT64 : DT_INT64, t, out->sval);
+  out->dtype = t;
+  out->weak = false;
+  return true;
+}
+
+static bool eval_where_minmax(Checker *c, Expr *e, AVal *out) {
+  bool w = !strcmp(e->name, "where");
+  if (e->nargs != (w ? 3 : 2)) return input_error(c, e->loc, w ? "where takes (mask, a, b)" : "min and max take two arguments");
+  AVal m, a, b;
+  int k = 0;
+  if (w && !eval_value(c, e->args[k++], &m)) return false;
+  if (!eval_value(c, e->args[k], &a) || !eval_value(c, e->args[k + 1], &b)) return false;
+  *out = scalar_av(DT_INT32, false);
+  if (!bshape(c, e->loc, &a, &b, out) || !promote(c, e->loc, &a, &b, &out->dtype, &out->weak)) return false;
+  if (w) {
+    if (m.dtype != DT_BOOL) return input_error(c, e->args[0]->loc, "where's mask must be bool");
+    AVal t = *out;
+    if (!bshape(c, e->loc, &m, &t, out)) return false;
+  }
+  return true;
+}
+
+static bool eval_call(Checker *c, Expr *e, AVal *out) {
+  for (int i = 0; i < e->nargs; i++)
+    if (e->kw[i]) return input_error(c, e->args[i]->loc, "keyword arguments are only for pl.ds and plsc.Indices");
+  if (!strcmp(e->name, "iota")) return eval_iota(c, e, out);
+  if (!strcmp(e->name, "full")) return eval_full(c, e, out);
+  if (!strcmp(e->name, "astype")) return eval_astype(c, e, out);
+  if (!strcmp(e->name, "where") || !strcmp(e->name, "min") || !strcmp(e->name, "max")) return eval_where_minmax(c, e, out);
+  if (!strcmp(e->name, "pl.ds") || !strcmp(e->name, "plsc.Indices"))
+    return input_error(c, e->loc, "pl.ds and plsc.Indices only appear inside a ref's [...]");
+  char msg[200];
+  snprintf(msg, sizeof msg, "unknown function '%.60s' (iota, full, where, min, max, astype)", e->name);
+  return input_error(c, e->loc, msg);
+}
+
+/* v[k]: element access on a value; a dynamic k lowers to dynamic_slice. */
+static bool eval_element(Checker *c, Expr *e, AVal *out) {
+  if (e->kind != EX_SUBSCRIPT) return input_error(c, e->loc, ".at, .bitcast and .reshape apply to refs, not values");
+  if (!eval_value(c, e->a, out)) return false;
+  if (e->nargs > out->rank) return input_error(c, e->loc, "too many indices for this value");
+  bool dynamic = false;
+  for (int i = 0; i < e->nargs; i++) {
+    AVal k;
+    if (!eval_value(c, e->args[i], &k)) return false;
+    if (k.rank || !dtype_is_int(k.dtype)) return input_error(c, e->args[i]->loc, "a value's element index must be an integer scalar");
+    if (k.is_static && (k.sval.i < -out->shape[i] || k.sval.i >= out->shape[i]))
+      return input_error(c, e->args[i]->loc, "element index out of range for this value");
+    dynamic |= !k.is_static;
+  }
+  out->rank -= e->nargs;
+  memmove(out->shape, out->shape + e->nargs, sizeof(int64_t) * (size_t)out->rank);
+  out->is_static = false;
+  if (dynamic && fire(c, D_U1, e->loc, c->p->kernel == KERNEL_SCALAR ? "sc_scalar_subcore" : "sc_vector_subcore", "dynamic_slice"))
+    return false;
+  return true;
+}
+
+static bool eval_name(Checker *c, Expr *e, AVal *out) {
+  const AVal *b = lookup(c, e->name);
+  if (b) return *out = *b, true;
+  Ref *r = program_ref(c->p, e->name);
+  if (r) {
+    View *v = arena_alloc(c->ix.arena, sizeof *v);
+    v->ref = r;
+    v->dtype = r->dtype;
+    v->rank = r->rank;
+    memcpy(v->shape, r->shape, sizeof v->shape);
+    memset(out, 0, sizeof *out);
+    out->kind = AV_REF;
+    out->view = v;
+    out->dtype = r->dtype;
+    out->rank = r->rank;
+    memcpy(out->shape, r->shape, sizeof out->shape);
+    return true;
+  }
+  if (!strcmp(e->name, "core") || !strcmp(e->name, "subcore")) return *out = scalar_av(DT_INT32, false), true;
+  char msg[200];
+  snprintf(msg, sizeof msg, "'%.60s' is not bound here", e->name);
+  return input_error(c, e->loc, msg);
+}
+
+static bool eval(IndexCtx *ix, Expr *e, AVal *out) {
+  Checker *c = (Checker *)ix;
+  memset(out, 0, sizeof *out);
+  switch (e->kind) {
+  case EX_INT: *out = scalar_av(DT_INT32, true); out->is_static = true; out->sval.i = e->ival; return true;
+  case EX_FLOAT: *out = scalar_av(DT_FLOAT32, true); out->is_static = true; out->sval.f = e->fval; return true;
+  case EX_BOOL: *out = scalar_av(DT_BOOL, true); out->is_static = true; out->sval.i = e->ival; return true;
+  case EX_NAME: return eval_name(c, e, out);
+  case EX_UNARY: return eval_unary(c, e, out);
+  case EX_BINARY: return eval_binary(c, e, out);
+  case EX_CALL: return eval_call(c, e, out);
+  case EX_LIST: return eval_list(c, e, out);
+  case EX_SUBSCRIPT: case EX_AT: case EX_BITCAST: case EX_RESHAPE: {
+    View *v;
+    bool is_ref;
+    if (index_view(ix, e, &v, &is_ref)) {
+      out->kind = AV_REF;
+      out->view = v;
+      out->dtype = v->dtype;
+      out->rank = v->rank;
+      memcpy(out->shape, v->shape, sizeof out->shape);
+      return true;
+    }
+    if (ix->failed || is_ref) return false;
+    return eval_element(c, e, out);
+  }
+  case EX_SLICE: return input_error(c, e->loc, "a slice a:b only appears inside a ref's [...]");
+  case EX_ELLIPSIS: return input_error(c, e->loc, "... only appears inside a ref's [...]");
+  case EX_NONE: return input_error(c, e->loc, "None is not a value");
+  }
+  return false;
+}
+
+/* Evaluates a field that must be a ref view. */
+static bool eval_ref(Checker *c, Expr *e, View **v) {
+  AVal a;
+  if (!eval(&c->ix, e, &a)) return false;
+  if (a.kind != AV_REF) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "'%.200s' is not a ref: name a ref declared under refs", e->text ? e->text : "expression");
+    return input_error(c, e->loc, msg);
+  }
+  *v = a.view;
+  return true;
+}
+
+/* ---- shared pieces of the get/swap rules (SPEC §4.C, §4.D) ----------- */
+typedef struct {
+  int nprior;     /* transforms applied with _transform_ref */
+  int rank;       /* of the memref the final indexer indexes */
+  int64_t sizes[MAX_RANK];
+  int64_t strides[MAX_RANK];
+  bool squeeze[MAX_RANK];
+  bool has_array; /* an array or ref indexer in the final indexer */
+  int out_rank;
+  int64_t out[MAX_RANK];
+} Access;
+
+/* _transform_ref's checks on prior transforms; returns the message or NULL. */
+static const char *prior_error(const View *v, int nprior) {
+  for (int i = 0; i < nprior; i++) {
+    const Transform *t = v->tr[i];
+    switch (t->kind) {
+    case TR_INDEX:
+      for (int k = 0; k < t->idx->n; k++)
+        if (t->idx->e[k].kind == IX_SLICE && t->idx->e[k].stride != 1) return MSG_STRIDED;
+      break;
+    case TR_BITCAST:
+      if (dtype_bits(t->in_dtype) != dtype_bits(t->dtype) && t->in_rank < 2) return MSG_BITCAST_1D;
+      break;
+    case TR_RESHAPE:
+      if (t->in_rank < 2) return MSG_RESHAPE_1D;
+      break;
+    }
+  }
+  return NULL;
+}
+
+/* Splits a view into prior transforms and the final indexer (§3.2). */
+static void decompose(const View *v, Access *a) {
+  memset(a, 0, sizeof *a);
+  const Transform *last = v->ntr ? v->tr[v->ntr - 1] : NULL;
+  if (last && last->kind == TR_INDEX) {
+    a->nprior = v->ntr - 1;
+    a->rank = last->idx->n;
+    for (int d = 0; d < a->rank; d++) {
+      const IxEntry *e = &last->idx->e[d];
+      a->squeeze[d] = e->kind != IX_SLICE;
+      a->sizes[d] = e->kind == IX_SLICE ? (e->size_static ? e->size : DYN) : 1;
+      a->strides[d] = e->kind == IX_SLICE ? e->stride : 1;
+      a->has_array |= e->kind == IX_ARRAY || e->kind == IX_REF;
+    }
+  } else { /* a trivial full-slice indexer on the transformed shape */
+    a->nprior = v->ntr;
+    a->rank = v->rank;
+    for (int d = 0; d < a->rank; d++) {
+      a->sizes[d] = v->shape[d];
+      a->strides[d] = 1;
+    }
+  }
+  for (int d = 0; d < a->rank; d++)
+    if (!a->squeeze[d]) a->out[a->out_rank++] = a->sizes[d];
+}
+
+static bool int_after_slice(const Access *a) {
+  int first = a->rank;
+  for (int d = 0; d < a->rank; d++)
+    if (a->sizes[d] != 1) {
+      first = d;
+      break;
+    }
+  for (int d = first; d < a->rank; d++)
+    if (a->squeeze[d]) return true;
+  return false;
+}
+
+static bool any_stride(const Access *a) {
+  for (int d = 0; d < a->rank; d++)
+    if (a->strides[d] != 1) return true;
+  return false;
+}
+
+/* _check_aval_is_supported (SPEC §4.F): F0, then F1 under `id`. */
+static bool shape_supported(Checker *c, DiagId id, Loc at, Dtype t, int rank, const int64_t *shape) {
+  int size = dtype_size(t);
+  if (size > 4) return !fire(c, D_F0, at, dtype_name(t));
+  int64_t L = c->p->params.num_lanes, packing = 4 / size;
+  int64_t a[1] = {L * packing}, b[2] = {packing, L};
+  bool ok = (rank == 1 && shape[0] == a[0]) || (packing > 1 && rank == 2 && shape[0] == b[0] && shape[1] == b[1]);
+  if (ok) return true;
+  char list[160], sa[64], sb[64];
+  fmt_shape(sa, sizeof sa, 1, a);
+  fmt_shape(sb, sizeof sb, 2, b);
+  if (packing == 1) snprintf(list, sizeof list, "%s", sa);
+  else snprintf(list, sizeof list, "%s, %s", sa, sb);
+  if (fire(c, id, at, dtype_name(t), list, shape_str(c, rank, shape))) {
+    note(c, "the chip has %s lanes; set layout_passes: true to let Mosaic's layout passes handle other shapes%s",
+         num(c, L), "");
+    return false;
+  }
+  return true;
+}
+
+static bool array_index_unsupported(Checker *c, Loc at, const char *what) {
+  char msg[300];
+  snprintf(msg, sizeof msg,
+           "%s with an array or ref index has no SparseCore lowering (upstream fails in the Mosaic verifier); "
+           "use load_gather / store_scatter, or a DMA gather",
+           what);
+  return fire(c, D_SC_UNSUP, at, msg);
+}
+
+/* The G rules; `mask` is set for load_expanded. */
+static bool load_rules(Checker *c, Loc at, const View *v, bool mask) {
+  Space sp = v->ref->space;
+  if ((sp == SP_HBM || sp == SP_VMEM_SHARED) && fire(c, D_G1, at, space_repr(sp))) return false;
+  Access a;
+  decompose(v, &a);
+  const char *pe = prior_error(v, a.nprior);
+  if (pe && fire(c, D_G2, at, pe)) return false;
+  if (a.has_array && array_index_unsupported(c, at, "a get")) return false;
+  if (int_after_slice(&a) && fire(c, D_G3, at)) return false;
+  if (any_stride(&a) && fire(c, D_G4, at)) {
+    note(c, "the final indexer has strides %s%s", shape_str(c, a.rank, a.strides), "");
+    return false;
+  }
+  bool scalar = a.out_rank == 0;
+  if (scalar != (sp == SP_SMEM)) {
+    const char *suffix = NULL;
+    if (sp == SP_SMEM) suffix = G5_SMEM_ARRAY;
+    else if (scalar && sp == SP_VMEM) suffix = G5_VMEM_HINT;
+    else if (scalar) {
+      char b[128];
+      snprintf(b, sizeof b, " Trying to load a scalar from %s.", space_repr(sp));
+      suffix = str(c, b);
+    }
+    if (suffix && fire(c, D_G5, at, suffix)) {
+      note(c, "the loaded value has shape %s%s", shape_str(c, a.out_rank, a.out), "");
+      return false;
+    }
+  }
+  if (scalar) return !(mask && fire(c, D_G6, at));
+  if (!c->p->layout_passes && !shape_supported(c, D_G7, at, v->dtype, v->rank, v->shape)) return false;
+  return true;
+}
+
+/* The S rules; add for addupdate, mask for the compressed forms. */
+static bool store_rules(Checker *c, Loc at, const View *v, bool mask, bool add) {
+  Space sp = v->ref->space;
+  if ((sp == SP_HBM || sp == SP_VMEM_SHARED) && fire(c, D_S1, at, space_repr(sp))) return false;
+  Access a;
+  decompose(v, &a);
+  const char *pe = prior_error(v, a.nprior);
+  if (pe && fire(c, D_S2, at, pe)) return false;
+  if (a.has_array && array_index_unsupported(c, at, "a swap")) return false;
+  if (int_after_slice(&a) && fire(c, D_S3, at)) return false;
+  if (any_stride(&a) && fire(c, D_S4, at)) {
+    note(c, "the final indexer of '%s' has strides %s", v->expr && v->expr->text ? v->expr->text : "the view",
+         shape_str(c, a.rank, a.strides));
+    return false;
+  }
+  bool scalar = a.out_rank == 0;
+  if (scalar != (sp == SP_SMEM)) {
+    char b[128];
+    if (sp == SP_SMEM) snprintf(b, sizeof b, "%s", S5_SMEM_ARRAY);
+    else snprintf(b, sizeof b, "Trying to swap a scalar in %s.", space_repr(sp));
+    if (fire(c, D_S5, at, str(c, b))) {
+      note(c, "the swapped value has shape %s%s", shape_str(c, a.out_rank, a.out), "");
+      return false;
+    }
+  }
+  if (scalar) {
+    if (mask && fire(c, D_S6, at)) return false;
+    return !(add && fire(c, D_S7, at));
+  }
+  if (!c->p->layout_passes && !shape_supported(c, D_S8, at, v->dtype, v->rank, v->shape)) return false;
+  return true;
+}
+
+/* Phase V for a vector access: the op's verifiers in emission order. */
+static bool vector_verify(Checker *c, Loc at, const View *v, bool mask, bool store) {
+  Access a;
+  decompose(v, &a);
+  if (a.out_rank == 0) return true;
+  if (v->ref->space != SP_VMEM) return !fire(c, D_M_VL1, at, "vector_load");
+  if (mask && dtype_size(v->dtype) != 4) return !fire(c, D_M_VL2, at, "load");
+  if (store && mask && c->p->layout_passes && a.rank != a.out_rank) {
+    int64_t mshape[MAX_RANK];
+    memcpy(mshape, v->shape, sizeof mshape);
+    return !fire(c, D_M_VL3, at, dims_str(c, a.rank, a.sizes), dims_str(c, v->rank, mshape));
+  }
+  return true;
+}
+
+static bool same_shape(int ra, const int64_t *a, int rb, const int64_t *b) {
+  return ra == rb && !memcmp(a, b, sizeof(int64_t) * (size_t)ra);
+}
+
+/* ---- operations ------------------------------------------------------ */
+static bool check_get(Checker *c, Op *op) {
+  View *v;
+  if (!eval_ref(c, op->e[FLD_REF], &v)) return false;
+  if (!load_rules(c, op->loc, v, false) || !vector_verify(c, op->loc, v, false, false)) return false;
+  AVal out = scalar_av(v->dtype, false);
+  out.rank = v->rank;
+  memcpy(out.shape, v->shape, sizeof out.shape);
+  bind(c, op->name[FLD_OUT], &out);
+  return true;
+}
+
+/* B1-B3 with _maybe_implicit_cast (SPEC §4.B). */
+static bool swap_abstract_eval(Checker *c, Op *op, const View *v, const AVal *x) {
+  if (x->kind == AV_REF) return !fire(c, D_B1, op->loc);
+  if (!same_shape(v->rank, v->shape, x->rank, x->shape)) {
+    char tr[900];
+    fmt_transforms(tr, sizeof tr, v, 0, v->ntr);
+    if (fire(c, D_B2, op->loc, shape_str(c, v->ref->rank, v->ref->shape), shape_str(c, v->rank, v->shape),
+             shape_str(c, x->rank, x->shape), str(c, tr)))
+      return false;
+  }
+  bool cast = (x->weak && dtype_is_float(x->dtype) && dtype_is_float(v->dtype)) ||
+              (dtype_is_int(x->dtype) && dtype_is_int(v->dtype));
+  if (!cast && x->dtype != v->dtype && fire(c, D_B3, op->loc, dtype_name(v->dtype), dtype_name(x->dtype))) return false;
+  return true;
+}
+
+static bool check_swap(Checker *c, Op *op) {
+  View *v;
+  AVal x;
+  if (!eval_ref(c, op->e[FLD_REF], &v) || !eval(&c->ix, op->e[FLD_VALUE], &x)) return false;
+  if (x.kind == AV_DESC) return input_error(c, op->e[FLD_VALUE]->loc, "a DMA descriptor is not a value");
+  if (!swap_abstract_eval(c, op, v, &x)) return false;
+  if (!store_rules(c, op->loc, v, false, false) || !vector_verify(c, op->loc, v, false, true)) return false;
+  AVal out = scalar_av(v->dtype, false);
+  out.rank = v->rank;
+  memcpy(out.shape, v->shape, sizeof out.shape);
+  bind(c, op->name[FLD_OUT], &out);
+  return true;
+}
+
+/* E2/E3 (mask), then for swaps E4/E5 (SPEC §4.E, §8.3). */
+static bool sc_abstract_eval(Checker *c, Op *op, const View *v, const AVal *mask, const AVal *x) {
+  if (mask) {
+    if (mask->dtype != DT_BOOL && fire(c, D_E2, op->loc, dtype_name(mask->dtype))) return false;
+    if (!same_shape(mask->rank, mask->shape, v->rank, v->shape) &&
+        fire(c, D_E3, op->loc, shape_str(c, v->rank, v->shape), shape_str(c, mask->rank, mask->shape)))
+      return false;
+  }
+  if (!x) return true;
+  Dtype xt = x->weak ? (dtype_is_float(x->dtype) ? DT_FLOAT32 : x->dtype == DT_BOOL ? DT_BOOL : DT_INT32) : x->dtype;
+  if (v->ref->dtype != xt && fire(c, D_E4, op->loc, dtype_name(v->ref->dtype), dtype_name(xt))) return false;
+  if (!same_shape(v->rank, v->shape, x->rank, x->shape) &&
+      fire(c, D_E5, op->loc, shape_str(c, v->rank, v->shape), shape_str(c, x->rank, x->shape)))
+    return false;
+  return true;
+}
+
+static bool check_sc_access(Checker *c, Op *op) {
+  bool load = op->kind == OPK_LOAD_EXPANDED;
+  bool add = op->kind == OPK_ADDUPDATE || op->kind == OPK_ADDUPDATE_COMPRESSED;
+  bool has_mask = op->kind != OPK_ADDUPDATE;
+  View *v;
+  AVal m, x;
+  if (!eval_ref(c, op->e[FLD_REF], &v)) return false;
+  if (has_mask && !eval_value(c, op->e[FLD_MASK], &m)) return false;
+  if (!load && !eval_value(c, op->e[FLD_VALUE], &x)) return false;
+  if (!sc_abstract_eval(c, op, v, has_mask ? &m : NULL, load ? NULL : &x)) return false;
+  if (load ? !load_rules(c, op->loc, v, true) : !store_rules(c, op->loc, v, has_mask, add)) return false;
+  if (!vector_verify(c, op->loc, v, has_mask, !load)) return false;
+  if (load) {
+    AVal out = scalar_av(v->ref->dtype, false);
+    out.rank = v->rank;
+    memcpy(out.shape, v->shape, sizeof out.shape);
+    bind(c, op->name[FLD_OUT], &out);
+  }
+  return true;
+}
+
+/* ---- register gather / scatter (SPEC §4.J) --------------------------- */
+static char *value_repr(Checker *c, const AVal *a) {
+  char b[400], s[300];
+  if (a->is_static && a->weak && !dtype_is_float(a->dtype)) return num(c, a->sval.i);
+  fmt_aval(s, sizeof s, a);
+  snprintf(b, sizeof b, "Traced<%s>with<DynamicJaxprTrace>", s);
+  return str(c, b);
+}
+
+static const char *raw_str(const Ref *r) { return r->annotated ? space_str(r->space) : "None"; }
+static const char *raw_repr(const Ref *r) { return r->annotated ? space_repr(r->space) : "None"; }
+
+static bool gs_indices(Checker *c, Op *op, const View *v, AVal *idx, int64_t *n) {
+  int cnt = op->nlist[FLD_INDICES];
+  for (int i = 0; i < cnt; i++)
+    if (!eval_value(c, op->list[FLD_INDICES][i], &idx[i])) return false;
+  if (cnt != v->rank && fire(c, D_GS3, op->loc, num(c, v->rank))) return false;
+  for (int i = 0; i < cnt; i++)
+    if (idx[i].rank != 1 && fire(c, D_GS4, op->loc, shape_str(c, idx[i].rank, idx[i].shape))) return false;
+  for (int i = 1; i < cnt; i++)
+    if (idx[i].shape[0] != idx[i - 1].shape[0] && fire(c, D_GS5, op->loc, num(c, idx[i - 1].shape[0]), num(c, idx[i].shape[0])))
+      return false;
+  *n = cnt ? idx[cnt - 1].shape[0] : 0;
+  return true;
+}
+
+static bool check_gather_scatter(Checker *c, Op *op) {
+  bool gather = op->kind == OPK_LOAD_GATHER;
+  const char *fn = gather ? "load_gather" : op->kind == OPK_STORE_SCATTER ? "store_scatter" : "addupdate_scatter";
+  if (op->nlist[FLD_INDICES] > MAX_RANK) return input_error(c, op->floc[FLD_INDICES], "at most 8 index vectors");
+  if (!gather && op->nlist[FLD_INDICES] == 0 && fire(c, D_GS0, op->loc)) return false;
+  AVal r, idx[MAX_RANK], m, x;
+  if (!eval(&c->ix, op->e[FLD_REF], &r)) return false;
+  if (r.kind != AV_REF) return !fire(c, D_GS1, op->loc, fn, value_repr(c, &r));
+  View *v = r.view;
+  bool has_mask = op->has & F(MASK);
+  if (has_mask && !eval_value(c, op->e[FLD_MASK], &m)) return false;
+  if (!gather && !eval_value(c, op->e[FLD_VALUE], &x)) return false;
+  if (v->dtype != DT_INT32 && v->dtype != DT_FLOAT32 && fire(c, D_GS2, op->loc, dtype_name(v->dtype))) return false;
+  int64_t n;
+  if (!gs_indices(c, op, v, idx, &n)) return false;
+  if (gather) {
+    if (!shape_supported(c, D_GG1, op->loc, v->dtype, 1, &n)) return false;
+    if (has_mask && !same_shape(m.rank, m.shape, 1, &n) && fire(c, D_GG2, op->loc, shape_str(c, m.rank, m.shape), num(c, n)))
+      return false;
+    if (has_mask && m.dtype != DT_BOOL && fire(c, D_GG3, op->loc, dtype_name(m.dtype))) return false;
+  } else {
+    if (!same_shape(x.rank, x.shape, 1, &n) && fire(c, D_GSC1, op->loc, shape_str(c, x.rank, x.shape), num(c, n))) return false;
+    Dtype xt = x.weak ? (dtype_is_float(x.dtype) ? DT_FLOAT32 : DT_INT32) : x.dtype;
+    if (xt != v->dtype && fire(c, D_GSC2, op->loc, dtype_name(xt), dtype_name(v->dtype))) return false;
+    if (has_mask && !same_shape(m.rank, m.shape, 1, &n) && fire(c, D_GSC3, op->loc, shape_str(c, m.rank, m.shape), num(c, n)))
+      return false;
+    if (has_mask && m.dtype != DT_BOOL && fire(c, D_GSC4, op->loc, dtype_name(m.dtype))) return false;
+  }
+  if (!(v->ref->annotated && v->ref->space == SP_VMEM) && fire(c, gather ? D_GL1 : D_SL2, op->loc, raw_str(v->ref)))
+    return false;
+  const char *pe = prior_error(v, v->ntr);
+  if (pe && fire(c, D_G2, op->loc, pe)) return false;
+  if (has_mask && dtype_size(v->dtype) != 4 && fire(c, D_M_VL2, op->loc, gather ? "load" : "store")) return false;
+  if (gather) {
+    AVal out = scalar_av(v->dtype, false);
+    out.rank = 1;
+    out.shape[0] = n;
+    bind(c, op->name[FLD_OUT], &out);
+  }
+  return true;
+}
+
+/* ---- DMAs (SPEC §4.H, §4.I, §4.M) ------------------------------------ */
+typedef struct {
+  bool indirect;
+  bool gather;           /* offsets on the source */
+  const IxEntry *off;    /* the offsets entry */
+  int off_tr;            /* index of the transform carrying it */
+  int src_rank, dst_rank;
+  int64_t src_shape[MAX_RANK], dst_shape[MAX_RANK]; /* after transforms, offsets as full slice */
+} DmaPlan;
+
+static bool is_candidate(const NDIndexer *ix) {
+  const IxEntry *e = &ix->e[0];
+  return ix->n && (e->kind == IX_ARRAY || e->kind == IX_REF || (e->kind == IX_INT && ix->int_rank > 0));
+}
+
+/* The per-candidate checks X1-X4 (X2 only when `want` is given). */
+static bool offset_checks(Checker *c, Loc at, const NDIndexer *ix, int want_rank, const int64_t *want) {
+  const IxEntry *e = &ix->e[0];
+  bool is_view = e->kind == IX_REF && e->idx.view->ntr > 0;
+  int r = e->kind == IX_REF ? e->idx.view->rank : e->kind == IX_ARRAY ? e->idx.rank : ix->int_rank;
+  if (!is_view) {
+    if (r != 1 && fire(c, D_X1, at, num(c, r))) return false;
+    if (want) {
+      int64_t got[MAX_RANK + 1], shp[MAX_RANK];
+      int sr = index_result_shape(ix, shp);
+      got[0] = e->kind == IX_REF ? e->idx.view->shape[0] : e->kind == IX_ARRAY ? e->idx.shape[0] : ix->int_shape[0];
+      for (int i = 1; i < sr; i++) got[i] = shp[i];
+      if (!same_shape(want_rank, want, sr, got) && fire(c, D_X2, at, shape_str(c, want_rank, want), shape_str(c, sr, got)))
+        return false;
+    }
+  } else {
+    if (e->idx.view->dtype != DT_INT32 && fire(c, D_X3, at)) return false;
+    const char *pe = prior_error(e->idx.view, e->idx.view->ntr);
+    if (pe && fire(c, D_G2, at, pe)) return false;
+  }
+  if (e->kind == IX_REF && e->idx.view->ref->space != SP_VMEM &&
+      fire(c, D_X4, at, space_repr(e->idx.view->ref->space)))
+    return false;
+  return true;
+}
+
+/* Examines every NDIndexer of v; returns the transform index of the first
+ * with offsets, -1 when none, -2 when a rule fired. */
+static int examine(Checker *c, Loc at, const View *v, int want_rank, const int64_t *want) {
+  int found = -1;
+  for (int i = 0; i < v->ntr; i++) {
+    if (v->tr[i]->kind != TR_INDEX || !is_candidate(v->tr[i]->idx)) continue;
+    if (!offset_checks(c, at, v->tr[i]->idx, want_rank, want)) return -2;
+    if (found < 0) found = i;
+    if (want) break; /* the indexed side stops at the first offsets */
+  }
+  return found;
+}
+
+/* The view's shape with transform `off` taking its major dim whole. */
+static int shape_without_offsets(const View *v, int off, int64_t *shape) {
+  if (off < 0) {
+    memcpy(shape, v->shape, sizeof(int64_t) * MAX_RANK);
+    return v->rank;
+  }
+  const Transform *t = v->tr[off];
+  NDIndexer ix = *t->idx;
+  ix.e[0].kind = IX_SLICE;
+  ix.e[0].start = 0;
+  ix.e[0].size = ix.shape[0];
+  ix.e[0].stride = 1;
+  ix.e[0].start_static = ix.e[0].size_static = true;
+  ix.int_rank = 0;
+  for (int k = 1; k < ix.n; k++)
+    if (ix.e[k].kind == IX_INT && t->idx->int_rank > 0) ix.e[k].kind = IX_INT; /* broadcast ints stay squeezed */
+  int r = index_result_shape(&ix, shape);
+  for (int i = off + 1; i < v->ntr; i++) { /* X5 forbids these; kept for safety */
+    r = v->tr[i]->rank;
+    memcpy(shape, v->tr[i]->shape, sizeof(int64_t) * MAX_RANK);
+  }
+  return r;
+}
+
+static bool apply_transforms(Checker *c, Loc at, const View *v, int off) {
+  for (int i = 0; i < v->ntr; i++) {
+    const Transform *t = v->tr[i];
+    if (t->kind != TR_INDEX) {
+      const char *pe = prior_error(v, i + 1);
+      if (pe && fire(c, D_G2, at, pe)) return false;
+      continue;
+    }
+    for (int k = (i == off); k < t->idx->n; k++)
+      if (t->idx->e[k].kind == IX_SLICE && t->idx->e[k].stride != 1 && fire(c, D_G2, at, MSG_STRIDED)) return false;
+  }
+  return true;
+}
+
+/* One direction of _prepare_dma_refs: `idx` is the side that may carry
+ * offsets, `other` the side that must not. */
+static bool prepare_indexed(Checker *c, Loc at, const View *idx, const View *other, bool gather, DmaPlan *pl) {
+  int o = examine(c, at, other, 0, NULL);
+  if (o == -2) return false;
+  if (o >= 0 && fire(c, gather ? D_D1 : D_D2, at)) return false;
+  if (!apply_transforms(c, at, other, -1)) return false;
+  int f = examine(c, at, idx, other->rank, other->shape);
+  if (f == -2) return false;
+  if (f >= 0) {
+    if (f != idx->ntr - 1 && fire(c, D_X5, at)) return false;
+    pl->indirect = true;
+    pl->off = &idx->tr[f]->idx->e[0];
+    pl->off_tr = f;
+  }
+  return apply_transforms(c, at, idx, f);
+}
+
+static bool prepare_dma(Checker *c, Loc at, const View *src, const View *dst, bool add, bool start, DmaPlan *pl) {
+  memset(pl, 0, sizeof *pl);
+  pl->off_tr = -1;
+  Space s = src->ref->space, d = dst->ref->space;
+  if ((s == SP_HBM || s == SP_VMEM_SHARED) && d == SP_VMEM) {
+    pl->gather = true;
+    if (!prepare_indexed(c, at, src, dst, true, pl)) return false;
+  } else if (s == SP_VMEM && (d == SP_HBM || d == SP_VMEM_SHARED)) {
+    if (!prepare_indexed(c, at, dst, src, false, pl)) return false;
+  } else {
+    int f = examine(c, at, src, 0, NULL);
+    if (f == -2) return false;
+    if (f < 0 && (f = examine(c, at, dst, 0, NULL)) == -2) return false;
+    if (f >= 0 && fire(c, D_D3, at, space_repr(s), space_repr(d))) return false;
+    if (add && start && fire(c, D_D4, at, raw_repr(src->ref), raw_repr(dst->ref))) return false;
+    if (!apply_transforms(c, at, src, -1) || !apply_transforms(c, at, dst, -1)) return false;
+  }
+  if (add && start && !pl->indirect) {
+    const char *r = pl->gather ? "src_ref" : "dst_ref";
+    if (fire(c, D_D5, at, r, r, r, r)) return false;
+  }
+  pl->src_rank = shape_without_offsets(src, pl->gather ? pl->off_tr : -1, pl->src_shape);
+  pl->dst_rank = shape_without_offsets(dst, pl->gather ? -1 : pl->off_tr, pl->dst_shape);
+  return true;
+}
+
+static void offsets_shape(const DmaPlan *pl, int *rank, int64_t *shape) {
+  const IxEntry *e = pl->off;
+  if (e->kind == IX_REF) {
+    *rank = e->idx.view->rank;
+    memcpy(shape, e->idx.view->shape, sizeof(int64_t) * MAX_RANK);
+  } else {
+    *rank = e->idx.rank ? e->idx.rank : 1;
+    memcpy(shape, e->idx.shape, sizeof(int64_t) * MAX_RANK);
+  }
+}
+
+/* tpu.enqueue_indirect_dma's verifier. */
+static bool verify_indirect(Checker *c, Loc at, const View *src, const View *dst, const DmaPlan *pl) {
+  if (c->p->kernel == KERNEL_SCALAR) return !fire(c, D_M_IND1, at, "enqueue", "Enqueue");
+  if (src->dtype != dst->dtype) return !fire(c, D_M_IND2, at);
+  int orank;
+  int64_t os[MAX_RANK];
+  offsets_shape(pl, &orank, os);
+  if (!(orank == 1 || (orank == 2 && os[0] == 1))) return !fire(c, D_M_IND4, at, dims_str(c, orank, os));
+  int64_t o = orank == 1 ? os[0] : os[1];
+  const int64_t *tgt = pl->gather ? pl->dst_shape : pl->src_shape; /* the side with O rows */
+  int trank = pl->gather ? pl->dst_rank : pl->src_rank;
+  const int64_t *big = pl->gather ? pl->src_shape : pl->dst_shape;
+  int brank = pl->gather ? pl->src_rank : pl->dst_rank;
+  char buf[600];
+  if (trank < 1 || tgt[0] != o) {
+    if (pl->gather) return !fire(c, D_M_IND5, at, num(c, o), dims_str(c, trank, tgt));
+    snprintf(buf, sizeof buf, "Offsets shape (%lld) must match the majormost dimensions of the source (scatter updates) shape (%s)",
+             (long long)o, dims_str(c, trank, tgt));
+    return !fire(c, D_M_IND7, at, str(c, buf));
+  }
+  if (brank != trank || memcmp(big + 1, tgt + 1, sizeof(int64_t) * (size_t)(trank - 1))) {
+    if (pl->gather) return !fire(c, D_M_IND6, at, num(c, brank - 1), dims_str(c, brank, big), dims_str(c, trank, tgt));
+    snprintf(buf, sizeof buf,
+             "%d minormost dimension(s) of the source (scatter updates) shape (%s) must match the minormost dimension(s) of the target (scatter operand) shape (%s)",
+             trank - 1, dims_str(c, trank, tgt), dims_str(c, brank, big));
+    return !fire(c, D_M_IND7, at, str(c, buf));
+  }
+  return true;
+}
+
+static bool verify_start(Checker *c, Loc at, const View *src, const View *dst, const DmaPlan *pl, int64_t prio) {
+  if (pl->indirect) return verify_indirect(c, at, src, dst, pl);
+  if (src->dtype != dst->dtype && fire(c, D_M_DMA1, at)) {
+    note(c, "the source has dtype %s and the destination %s", dtype_name(src->dtype), dtype_name(dst->dtype));
+    return false;
+  }
+  if (!same_shape(pl->src_rank, pl->src_shape, pl->dst_rank, pl->dst_shape) && fire(c, D_M_DMA2, at)) {
+    note(c, "the source view has shape %s and the destination view %s", shape_str(c, pl->src_rank, pl->src_shape),
+         shape_str(c, pl->dst_rank, pl->dst_shape));
+    return false;
+  }
+  if (prio != 0 && prio != 1 && fire(c, D_M_DMA3, at, num(c, prio))) return false;
+  return true;
+}
+
+static bool dma_ref(Checker *c, Expr *e, View **v, bool *ok) {
+  AVal a;
+  if (!eval(&c->ix, e, &a)) return false;
+  *ok = a.kind == AV_REF;
+  *v = *ok ? a.view : NULL;
+  return true;
+}
+
+static bool static_field(Checker *c, Op *op, FieldId f, int64_t dflt, int64_t *out) {
+  *out = dflt;
+  if (!(op->has & (1u << f))) return true;
+  AVal a;
+  if (!eval_value(c, op->e[f], &a)) return false;
+  if (a.rank || !a.is_static || dtype_is_float(a.dtype)) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "'%s' must be a literal %s", field_key(f), f == FLD_ADD ? "true or false" : "integer");
+    return input_error(c, op->e[f]->loc, msg);
+  }
+  *out = a.sval.i;
+  return true;
+}
+
+static bool check_async_copy(Checker *c, Op *op) {
+  int64_t prio, add;
+  if (!static_field(c, op, FLD_PRIORITY, 0, &prio) || !static_field(c, op, FLD_ADD, 0, &add)) return false;
+  View *src, *dst, *sem;
+  bool s_ok, d_ok, m_ok;
+  if (!dma_ref(c, op->e[FLD_SRC], &src, &s_ok) || !dma_ref(c, op->e[FLD_DST], &dst, &d_ok) ||
+      !dma_ref(c, op->e[FLD_SEM], &sem, &m_ok))
+    return false;
+  if (prio < 0 && fire(c, D_H2, op->loc, num(c, prio))) return false;
+  if (!(s_ok && d_ok && m_ok) && fire(c, D_H3, op->loc)) return false;
+  if (!s_ok || !d_ok || !m_ok) return false;
+  if (sem->ref->space != SP_SEMAPHORE) return input_error(c, op->e[FLD_SEM]->loc, "sem must name a semaphore ref (space: semaphore)");
+  if (sem->rank && fire(c, D_H4, op->loc, shape_str(c, sem->rank, sem->shape))) return false;
+  DmaPlan pl;
+  if (!prepare_dma(c, op->loc, src, dst, add, true, &pl) || !verify_start(c, op->loc, src, dst, &pl, prio)) return false;
+  Desc *d = arena_alloc(c->ix.arena, sizeof *d);
+  *d = (Desc){op, src, dst, sem};
+  AVal out;
+  memset(&out, 0, sizeof out);
+  out.kind = AV_DESC;
+  out.desc = d;
+  bind(c, op->name[FLD_OUT], &out);
+  return true;
+}
+
+static bool check_wait(Checker *c, Op *op) {
+  View *src, *dst, *sem;
+  if (op->wait_desc) {
+    const AVal *a = lookup(c, op->wait_desc);
+    if (!a || a->kind != AV_DESC) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "'%.60s' is not a DMA descriptor: wait takes the out: name of an async_copy", op->wait_desc);
+      return input_error(c, op->nloc[FLD_NAME], msg);
+    }
+    src = a->desc->src, dst = a->desc->dst, sem = a->desc->sem;
+  } else {
+    bool s_ok, d_ok, m_ok;
+    if (!dma_ref(c, op->e[FLD_SRC], &src, &s_ok) || !dma_ref(c, op->e[FLD_DST], &dst, &d_ok) ||
+        !dma_ref(c, op->e[FLD_SEM], &sem, &m_ok))
+      return false;
+    if (!m_ok && fire(c, D_H7, op->loc)) return false;
+    if (!s_ok || !d_ok) return input_error(c, op->loc, "wait's src and dst must be ref expressions");
+    if (!m_ok) return false;
+  }
+  if (sem->ref->space != SP_SEMAPHORE) return input_error(c, op->loc, "sem must name a semaphore ref (space: semaphore)");
+  if (sem->ref->sem == SEM_REGULAR && fire(c, D_H8, op->loc)) return false;
+  DmaPlan pl;
+  if (!prepare_dma(c, op->loc, src, dst, false, false, &pl)) return false;
+  if (pl.indirect && c->p->kernel == KERNEL_SCALAR && fire(c, D_M_IND1, op->loc, "wait", "Wait")) return false;
+  if (!pl.indirect && sem->rank && fire(c, D_M_WAIT1, op->loc)) return false;
+  return true;
+}
+
+static bool check_sync_copy(Checker *c, Op *op) {
+  int64_t add;
+  if (!static_field(c, op, FLD_ADD, 0, &add)) return false;
+  int n = op->nlist[FLD_SRC] < 0 ? 1 : op->nlist[FLD_SRC];
+  if (n > 64) return input_error(c, op->floc[FLD_SRC], "sync_copy copies at most 64 pairs");
+  View *src[64], *dst[64];
+  DmaPlan pl[64];
+  for (int i = 0; i < n; i++) {
+    Expr *se = n == 1 && op->nlist[FLD_SRC] < 0 ? op->e[FLD_SRC] : op->list[FLD_SRC][i];
+    Expr *de = n == 1 && op->nlist[FLD_DST] < 0 ? op->e[FLD_DST] : op->list[FLD_DST][i];
+    bool s_ok, d_ok;
+    if (!dma_ref(c, se, &src[i], &s_ok) || !dma_ref(c, de, &dst[i], &d_ok)) return false;
+    if (!(s_ok && d_ok) && fire(c, D_H3, op->loc)) return false;
+    if (!s_ok || !d_ok) return false;
+    if (!prepare_dma(c, op->loc, src[i], dst[i], add, true, &pl[i]) || !verify_start(c, op->loc, src[i], dst[i], &pl[i], 0))
+      return false;
+  }
+  for (int i = 0; i < n; i++) {
+    DmaPlan w;
+    if (!prepare_dma(c, op->loc, src[i], dst[i], false, false, &w)) return false;
+    if (w.indirect && c->p->kernel == KERNEL_SCALAR && fire(c, D_M_IND1, op->loc, "wait", "Wait")) return false;
+  }
+  return true;
+}
+
+static bool int_scalar(Checker *c, Expr *e, const char *what) {
+  AVal a;
+  if (!eval_value(c, e, &a)) return false;
+  if (a.rank || !(dtype_is_int(a.dtype) || a.dtype == DT_BOOL)) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s must be an integer scalar", what);
+    return input_error(c, e->loc, msg);
+  }
+  return true;
+}
+
+static bool check_semaphore(Checker *c, Op *op) {
+  View *sem;
+  bool ok;
+  if (!dma_ref(c, op->e[FLD_SEM], &sem, &ok)) return false;
+  if (!ok || sem->ref->space != SP_SEMAPHORE) return input_error(c, op->e[FLD_SEM]->loc, "sem must name a semaphore ref (space: semaphore)");
+  if (sem->rank) return input_error(c, op->e[FLD_SEM]->loc, "pick one semaphore of the array, e.g. sems.at[0]");
+  static const FieldId fs[] = {FLD_INC, FLD_CORE, FLD_SUBCORE, FLD_VALUE};
+  for (int i = 0; i < 4; i++)
+    if ((op->has & (1u << fs[i])) && !int_scalar(c, op->e[fs[i]], field_key(fs[i]))) return false;
+  return true;
+}
+
+/* ---- fetch_and_add (SPEC §4.K, FA1-FA8) ------------------------------ */
+static bool check_fetch_and_add(Checker *c, Op *op) {
+  View *v;
+  AVal val, sub;
+  if (!eval_ref(c, op->e[FLD_REF], &v) || !eval_value(c, op->e[FLD_VALUE], &val) || !eval_value(c, op->e[FLD_SUBCORE], &sub))
+    return false;
+  int64_t size = 1;
+  for (int i = 0; i < v->rank; i++) size *= v->shape[i];
+  if (size != 1 && fire(c, D_FA1, op->loc, shape_str(c, v->rank, v->shape))) return false;
+  const NDIndexer *ix = v->ntr == 1 && v->tr[0]->kind == TR_INDEX ? v->tr[0]->idx : NULL;
+  if (v->ntr && !ix) {
+    char tr[900];
+    fmt_transforms(tr, sizeof tr, v, 0, v->ntr);
+    if (fire(c, D_FA3, op->loc, str(c, tr))) return false;
+  }
+  if (ix)
+    for (int i = 0; i < ix->n; i++)
+      if (ix->e[i].kind == IX_SLICE) {
+        char b[900];
+        fmt_indexer(b, sizeof b, ix);
+        char *open = strchr(b, '('), *end = strstr(b, "), shape=");
+        if (open && end) end[1] = '\0';
+        if (fire(c, D_FA2, op->loc, str(c, open ? open + 9 : b))) return false;
+      }
+  if (v->ref->dtype != DT_INT32 && fire(c, D_FA4, op->loc, dtype_name(v->ref->dtype))) return false;
+  if (!(v->ref->space == SP_SMEM) ) {
+    char b[300];
+    fmt_ref_aval(b, sizeof b, v);
+    if (fire(c, D_FA5, op->loc, str(c, b))) return false;
+  }
+  char b[300];
+  fmt_aval(b, sizeof b, &val);
+  if ((val.dtype != DT_INT32 || val.rank) && fire(c, D_FA6, op->loc, "int32", str(c, b))) return false;
+  if (ix)
+    for (int i = 0; i < ix->n; i++)
+      if (ix->e[i].kind != IX_INT && ix->e[i].kind != IX_SLICE) {
+        fmt_aval(b, sizeof b, &ix->e[i].idx);
+        char l[320];
+        snprintf(l, sizeof l, "[%s]", b);
+        if (fire(c, D_FA7, op->loc, str(c, l))) return false;
+      }
+  fmt_aval(b, sizeof b, &sub);
+  if ((sub.dtype != DT_INT32 || sub.rank) && fire(c, D_FA8, op->loc, str(c, b))) return false;
+  if (c->p->kernel == KERNEL_SCALAR && fire(c, D_M_FA1, op->loc)) return false;
+  AVal out = scalar_av(DT_INT32, false);
+  bind(c, op->name[FLD_OUT], &out);
+  return true;
+}
+
+/* ---- control flow and the walk --------------------------------------- */
+static bool check_body(Checker *c, const Body *b);
+
+static bool check_loop(Checker *c, Op *op) {
+  for (int i = 0; i < op->nlist[FLD_RANGE]; i++) {
+    if (!int_scalar(c, op->list[FLD_RANGE][i], "a loop bound")) return false;
+  }
+  if (op->nlist[FLD_RANGE] == 3) {
+    AVal st;
+    eval_value(c, op->list[FLD_RANGE][2], &st);
+    if (st.is_static && st.sval.i == 0) return input_error(c, op->list[FLD_RANGE][2]->loc, "a loop step cannot be zero");
+  }
+  AVal var = scalar_av(DT_INT32, true);
+  bind(c, op->name[FLD_VAR], &var);
+  return check_body(c, &op->body);
+}
+
+static bool check_when(Checker *c, Op *op) {
+  Expr *cond = op->e[FLD_COND];
+  if (cond->kind == EX_BOOL) /* a Python if: the untaken body is not traced */
+    return check_body(c, cond->ival ? &op->body : &op->els);
+  AVal a;
+  if (!eval_value(c, cond, &a)) return false;
+  if (a.rank || dtype_is_float(a.dtype)) return input_error(c, cond->loc, "a when condition must be a bool or integer scalar");
+  return check_body(c, &op->body) && check_body(c, &op->els);
+}
+
+static bool check_expect(Checker *c, Op *op) {
+  AVal a, e;
+  if (op->has & F(REF)) {
+    View *v;
+    if (!eval_ref(c, op->e[FLD_REF], &v)) return false;
+    a = scalar_av(v->dtype, false);
+    a.rank = v->rank;
+    memcpy(a.shape, v->shape, sizeof a.shape);
+  } else if (!eval_value(c, op->e[FLD_VALUE], &a)) {
+    return false;
+  }
+  if (!eval_value(c, op->e[FLD_EQUALS], &e)) return false;
+  AVal r;
+  return bshape(c, op->e[FLD_EQUALS]->loc, &a, &e, &r);
+}
+
+static bool check_let(Checker *c, Op *op) {
+  AVal a;
+  if (!eval(&c->ix, op->e[FLD_VALUE], &a)) return false;
+  bind(c, op->name[FLD_NAME], &a);
+  return true;
+}
+
+static bool check_op(Checker *c, Op *op) {
+  switch (op->kind) {
+  case OPK_GET: return check_get(c, op);
+  case OPK_SET:
+  case OPK_SWAP: return check_swap(c, op);
+  case OPK_ADDUPDATE:
+  case OPK_LOAD_EXPANDED:
+  case OPK_STORE_COMPRESSED:
+  case OPK_ADDUPDATE_COMPRESSED: return check_sc_access(c, op);
+  case OPK_LOAD_GATHER:
+  case OPK_STORE_SCATTER:
+  case OPK_ADDUPDATE_SCATTER: return check_gather_scatter(c, op);
+  case OPK_ASYNC_COPY: return check_async_copy(c, op);
+  case OPK_WAIT: return check_wait(c, op);
+  case OPK_SYNC_COPY: return check_sync_copy(c, op);
+  case OPK_SEMAPHORE_SIGNAL:
+  case OPK_SEMAPHORE_WAIT: return check_semaphore(c, op);
+  case OPK_FETCH_AND_ADD: return check_fetch_and_add(c, op);
+  case OPK_BARRIER: return true;
+  case OPK_LET: return check_let(c, op);
+  case OPK_LOOP: return check_loop(c, op);
+  case OPK_WHEN: return check_when(c, op);
+  case OPK_EXPECT: return check_expect(c, op);
+  case OPK_COUNT: break;
+  }
+  return false;
+}
+
+static bool check_body(Checker *c, const Body *b) {
+  for (int i = 0; i < b->n; i++) {
+    check_op(c, b->ops[i]);
+    if (c->ix.failed) return false;
+  }
+  return true;
+}
+
+/* C0, C2, C3: building the mesh fails before anything is traced. */
+static bool check_mesh(Checker *c) {
+  Program *p = c->p;
+  if (!p->chip->has_sc) return !fire(c, D_C0, p->chip_loc.line ? p->chip_loc : p->mesh_loc);
+  Loc at = p->mesh_loc.line ? p->mesh_loc : p->chip_loc;
+  if (p->mesh_cores > p->params.num_cores && fire(c, D_C2, at, num(c, p->mesh_cores), num(c, p->params.num_cores)))
+    return false;
+  if (p->kernel == KERNEL_VECTOR && p->mesh_subcores > p->params.num_subcores &&
+      fire(c, D_C3, at, num(c, p->mesh_subcores), num(c, p->params.num_subcores)))
+    return false;
+  return true;
+}
+
+bool check_program(Program *p, Diag *d) {
+  static const char phases[] = "TLV";
+  Arena scratch = {0};
+  Checker c;
+  memset(&c, 0, sizeof c);
+  c.ix.arena = &scratch;
+  c.ix.d = d;
+  c.ix.eval = eval;
+  c.p = p;
+  c.ix.phase = 'T';
+  bool ok = check_mesh(&c);
+  for (int i = 0; ok && phases[i]; i++) {
+    c.ix.phase = phases[i];
+    c.nenv = 0;
+    ok = check_body(&c, &p->body);
+  }
+  arena_free(&scratch);
+  return ok && !c.ix.failed;
+}

@@ -1,0 +1,120 @@
+/* lowering/index.h -- the indexer model of SPEC §3.
+ *
+ * A ref expression becomes a View: the underlying Ref plus the list of
+ * transforms written after it (NDIndexers from [..] and .at[..], bitcasts,
+ * reshapes), each recording the shape and dtype it produces.  An NDIndexer
+ * has one entry per dimension of the shape it indexes: a Slice (start, size,
+ * stride, each static or an expression), an integer, an index array value,
+ * or an index ref (a plain ref or a view), optionally wrapped in
+ * plsc.Indices(..., ignored_value=k).
+ *
+ * Building a view applies the phase-T rules of indexer construction (A1-A12,
+ * T1-T4) in upstream's order (SPEC §4.A, §8.1); the caller supplies how to
+ * evaluate the sub-expressions. */
+#ifndef SC_INDEX_H
+#define SC_INDEX_H
+
+#include "../sim/program.h"
+#include "diag.h"
+
+#define MAX_TRANSFORMS 16
+#define DYN (-1) /* a dimension whose size is only known at run time */
+
+typedef struct View View;
+typedef struct Desc Desc;
+
+/* The abstract value of an expression at trace time. */
+typedef enum { AV_VALUE, AV_REF, AV_DESC } AvKind;
+typedef struct {
+  AvKind kind;
+  Dtype dtype;
+  bool weak;     /* a Python literal (weakly typed) */
+  int rank;
+  int64_t shape[MAX_RANK];
+  bool is_static; /* a scalar known at trace time (literals only) */
+  Cell sval;
+  View *view;    /* AV_REF */
+  Desc *desc;    /* AV_DESC: the descriptor an async_copy made */
+} AVal;
+
+typedef enum { IX_SLICE, IX_INT, IX_ARRAY, IX_REF } IxKind;
+
+typedef struct {
+  IxKind kind;
+  Loc loc;
+  Expr *e;             /* INT: the index; ARRAY/REF: the index expression */
+  bool pyslice;        /* SLICE written a:b:c (for reprs) */
+  bool start_static, size_static;
+  int64_t start, size, stride; /* INT: start is the index */
+  Expr *start_e, *size_e;      /* the dynamic parts, NULL when static */
+  AVal idx;            /* ARRAY: the value; REF: the index view */
+  bool filtered;       /* wrapped in plsc.Indices */
+  Expr *ignored_e;     /* ignored_value expression */
+} IxEntry;
+
+typedef struct {
+  int n;
+  IxEntry e[MAX_RANK];
+  int64_t shape[MAX_RANK]; /* the shape it indexes */
+  int int_rank;
+  int64_t int_shape[MAX_RANK];
+  bool has_ref;
+} NDIndexer;
+
+typedef enum { TR_INDEX, TR_BITCAST, TR_RESHAPE } TrKind;
+
+typedef struct {
+  TrKind kind;
+  Loc loc;
+  NDIndexer *idx;         /* TR_INDEX */
+  Dtype in_dtype, dtype;  /* before / after */
+  int in_rank, rank;
+  int64_t in_shape[MAX_RANK], shape[MAX_RANK];
+} Transform;
+
+struct View {
+  Ref *ref;
+  Expr *expr;
+  int ntr;
+  Transform *tr[MAX_TRANSFORMS];
+  Dtype dtype;
+  int rank;
+  int64_t shape[MAX_RANK];
+};
+
+/* A DMA descriptor: the views it was built from. */
+struct Desc {
+  Op *op;
+  View *src, *dst, *sem;
+};
+
+/* Callbacks into the checker: evaluate a sub-expression to its abstract
+ * value (false: a diagnostic was recorded, stop). */
+typedef struct IndexCtx IndexCtx;
+struct IndexCtx {
+  Arena *arena;
+  Diag *d;
+  char phase;        /* the phase being checked: rules of other phases are skipped */
+  bool failed;
+  void *user;
+  bool (*eval)(IndexCtx *c, Expr *e, AVal *out);
+};
+
+/* Builds the view of a ref expression whose base evaluates to a ref.
+ * Returns false when a rule fired (recorded in c->d) or the expression is
+ * not a ref view (then *is_ref is false and nothing is recorded). */
+bool index_view(IndexCtx *c, Expr *e, View **out, bool *is_ref);
+/* Records rule `id` when it belongs to the phase being checked. */
+bool index_fire(IndexCtx *c, DiagId id, Loc at, ...);
+
+/* The shape an NDIndexer produces (SPEC §3.1.7). */
+int index_result_shape(const NDIndexer *ix, int64_t *shape);
+/* Python reprs used in messages. */
+void fmt_shape(char *buf, size_t n, int rank, const int64_t *shape);
+void fmt_dims(char *buf, size_t n, int rank, const int64_t *shape); /* 2, 16 */
+void fmt_indexer(char *buf, size_t n, const NDIndexer *ix);
+void fmt_transforms(char *buf, size_t n, const View *v, int from, int to);
+void fmt_aval(char *buf, size_t n, const AVal *a);
+void fmt_ref_aval(char *buf, size_t n, const View *v);
+
+#endif

@@ -1,0 +1,202 @@
+/* memory/dtype.c -- dtype facts, conversions and the narrow float formats.
+ *
+ * Narrow floats are rounded directly from double with round-to-nearest-even
+ * (no detour through float32, which would round twice). */
+#include "dtype.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+  const char *name;
+  int size;
+  DtypeKind kind;
+} info[DT_COUNT] = {
+#define X(e, n, s, k) [DT_##e] = {n, s, k},
+    DTYPES(X)
+#undef X
+};
+
+const char *dtype_name(Dtype t) { return info[t].name; }
+int dtype_size(Dtype t) { return info[t].size; }
+DtypeKind dtype_kind(Dtype t) { return info[t].kind; }
+int dtype_bits(Dtype t) { return info[t].size * 8; }
+bool dtype_is_int(Dtype t) { return info[t].kind == DK_INT || info[t].kind == DK_UINT; }
+bool dtype_is_float(Dtype t) { return info[t].kind == DK_FLOAT; }
+
+bool dtype_lookup(const char *name, Dtype *out) {
+  for (int t = 0; t < DT_COUNT; t++)
+    if (strcmp(info[t].name, name) == 0) {
+      *out = (Dtype)t;
+      return true;
+    }
+  return false;
+}
+
+/* Rounds x to a binary format with `mant` explicit fraction bits and
+ * exponent range [emin, emax] (of the normalised 1.f form), nearest even,
+ * overflowing to infinity and gradually underflowing to subnormals. */
+static double round_format(double x, int mant, int emin, int emax) {
+  if (isnan(x) || isinf(x) || x == 0) return x;
+  int e;
+  frexp(x, &e); /* x = m * 2^e, 0.5 <= |m| < 1 => unbiased exponent e-1 */
+  int exp = e - 1;
+  if (exp < emin) exp = emin; /* subnormal: fixed quantum */
+  double quantum = ldexp(1.0, exp - mant);
+  double r = nearbyint(x / quantum) * quantum; /* default mode: nearest even */
+  double maxv = ldexp(2.0 - ldexp(1.0, -mant), emax);
+  if (fabs(r) > maxv) return copysign(INFINITY, x);
+  return r;
+}
+
+static double fit_float(Dtype t, double x) {
+  if (t == DT_FLOAT32) return (double)(float)x;
+  if (t == DT_BFLOAT16) return round_format(x, 7, -126, 127);
+  if (t == DT_FLOAT16) return round_format(x, 10, -14, 15);
+  return x;
+}
+
+static int64_t fit_int(Dtype t, int64_t v) {
+  switch (info[t].size) {
+  case 1: return info[t].kind == DK_UINT ? (int64_t)(uint8_t)v : (int64_t)(int8_t)v;
+  case 2: return info[t].kind == DK_UINT ? (int64_t)(uint16_t)v : (int64_t)(int16_t)v;
+  case 4: return info[t].kind == DK_UINT ? (int64_t)(uint32_t)v : (int64_t)(int32_t)v;
+  default: return v;
+  }
+}
+
+Cell dtype_fit(Dtype t, Cell c) {
+  switch (info[t].kind) {
+  case DK_FLOAT: c.f = fit_float(t, c.f); break;
+  case DK_BOOL: c.i = c.i != 0; break;
+  case DK_INT:
+  case DK_UINT: c.i = fit_int(t, c.i); break;
+  }
+  return c;
+}
+
+/* Float to integer: truncate toward zero, saturate, NaN gives 0. */
+static int64_t float_to_int(Dtype to, double f) {
+  if (isnan(f)) return 0;
+  int bits = dtype_bits(to);
+  double lo, hi;
+  if (info[to].kind == DK_UINT) {
+    lo = 0;
+    hi = bits == 64 ? 18446744073709551615.0 : ldexp(1.0, bits) - 1;
+  } else {
+    lo = -ldexp(1.0, bits - 1);
+    hi = ldexp(1.0, bits - 1) - 1;
+  }
+  if (f <= lo) return (int64_t)lo;
+  if (f >= hi) return bits == 64 && info[to].kind == DK_UINT ? (int64_t)UINT64_MAX : (int64_t)hi;
+  return (int64_t)trunc(f);
+}
+
+Cell dtype_convert(Dtype from, Dtype to, Cell c) {
+  Cell r;
+  bool ff = info[from].kind == DK_FLOAT, tf = info[to].kind == DK_FLOAT;
+  if (ff && tf) r.f = c.f;
+  else if (ff && info[to].kind == DK_BOOL) r.i = c.f != 0;
+  else if (ff) r.i = float_to_int(to, c.f);
+  else if (tf) r.f = info[from].kind == DK_UINT && info[from].size == 8 ? (double)(uint64_t)c.i : (double)c.i;
+  else r.i = c.i;
+  return dtype_fit(to, r);
+}
+
+uint16_t dtype_f32_to_bf16(float f) {
+  float r = (float)round_format(f, 7, -126, 127);
+  uint32_t u;
+  memcpy(&u, &r, 4);
+  if (isnan(f)) return 0x7fc0;
+  return (uint16_t)(u >> 16);
+}
+
+float dtype_bf16_to_f32(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t dtype_f32_to_f16(float f) {
+  double r = round_format(f, 10, -14, 15);
+  uint16_t sign = signbit(r) ? 0x8000 : 0;
+  if (isnan(r)) return 0x7e00;
+  if (isinf(r)) return sign | 0x7c00;
+  double a = fabs(r);
+  if (a == 0) return sign;
+  int e;
+  frexp(a, &e);
+  int exp = e - 1;
+  if (exp < -14) return sign | (uint16_t)(a / ldexp(1.0, -24)); /* subnormal */
+  uint16_t frac = (uint16_t)((a / ldexp(1.0, exp) - 1.0) * 1024.0);
+  return sign | (uint16_t)((exp + 15) << 10) | frac;
+}
+
+float dtype_f16_to_f32(uint16_t h) {
+  int sign = h >> 15, exp = (h >> 10) & 31, frac = h & 1023;
+  double v;
+  if (exp == 0) v = ldexp(frac, -24);
+  else if (exp == 31) v = frac ? NAN : INFINITY;
+  else v = ldexp(1024 + frac, exp - 25);
+  return (float)(sign ? -v : v);
+}
+
+void dtype_store(Dtype t, Cell c, uint8_t *b) {
+  c = dtype_fit(t, c);
+  uint64_t u = (uint64_t)c.i;
+  if (t == DT_FLOAT32) {
+    float f = (float)c.f;
+    uint32_t w;
+    memcpy(&w, &f, 4);
+    u = w;
+  } else if (t == DT_FLOAT64) {
+    memcpy(&u, &c.f, 8);
+  } else if (t == DT_BFLOAT16) {
+    u = dtype_f32_to_bf16((float)c.f);
+  } else if (t == DT_FLOAT16) {
+    u = dtype_f32_to_f16((float)c.f);
+  }
+  for (int k = 0; k < info[t].size; k++) b[k] = (uint8_t)(u >> (8 * k));
+}
+
+Cell dtype_load(Dtype t, const uint8_t *b) {
+  uint64_t u = 0;
+  for (int k = 0; k < info[t].size; k++) u |= (uint64_t)b[k] << (8 * k);
+  Cell c;
+  c.i = (int64_t)u;
+  if (t == DT_FLOAT32) {
+    uint32_t w = (uint32_t)u;
+    float f;
+    memcpy(&f, &w, 4);
+    c.f = f;
+  } else if (t == DT_FLOAT64) {
+    memcpy(&c.f, &u, 8);
+  } else if (t == DT_BFLOAT16) {
+    c.f = dtype_bf16_to_f32((uint16_t)u);
+  } else if (t == DT_FLOAT16) {
+    c.f = dtype_f16_to_f32((uint16_t)u);
+  } else {
+    c = dtype_fit(t, c);
+  }
+  return c;
+}
+
+int dtype_format(Dtype t, Cell c, char *buf, size_t n) {
+  if (info[t].kind == DK_BOOL) return snprintf(buf, n, "%s", c.i ? "true" : "false");
+  if (info[t].kind == DK_UINT) return snprintf(buf, n, "%llu", (unsigned long long)c.i);
+  if (info[t].kind == DK_INT) return snprintf(buf, n, "%lld", (long long)c.i);
+  if (isnan(c.f)) return snprintf(buf, n, "nan");
+  if (isinf(c.f)) return snprintf(buf, n, c.f > 0 ? "inf" : "-inf");
+  for (int prec = 1; prec < 18; prec++) { /* shortest text that reads back */
+    snprintf(buf, n, "%.*g", prec, c.f);
+    if (fit_float(t, strtod(buf, NULL)) == c.f) break;
+  }
+  if (!strpbrk(buf, ".eEn")) {
+    size_t len = strlen(buf);
+    if (len + 2 < n) memcpy(buf + len, ".0", 3);
+  }
+  return (int)strlen(buf);
+}

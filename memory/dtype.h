@@ -1,0 +1,73 @@
+/* memory/dtype.h -- element types and their arithmetic.
+ *
+ * Every dtype of the program format is declared once in DTYPES below; the
+ * enum, the name table and the per-type facts all expand from it.  Values
+ * travel through the simulator as a 64-bit "cell" per lane: integers are
+ * kept sign- or zero-extended, floats as a double, so one scalar path
+ * serves every dtype; narrowing to the stored width (with bfloat16 and
+ * float16 rounding to nearest even) happens only at dtype_store. */
+#ifndef SC_DTYPE_H
+#define SC_DTYPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { DK_INT, DK_UINT, DK_FLOAT, DK_BOOL } DtypeKind;
+
+/* X(ENUM, name, itemsize in bytes, kind) */
+#define DTYPES(X)                                   \
+  X(INT32, "int32", 4, DK_INT)                      \
+  X(UINT32, "uint32", 4, DK_UINT)                   \
+  X(FLOAT32, "float32", 4, DK_FLOAT)                \
+  X(BFLOAT16, "bfloat16", 2, DK_FLOAT)              \
+  X(FLOAT16, "float16", 2, DK_FLOAT)                \
+  X(INT16, "int16", 2, DK_INT)                      \
+  X(UINT16, "uint16", 2, DK_UINT)                   \
+  X(INT8, "int8", 1, DK_INT)                        \
+  X(UINT8, "uint8", 1, DK_UINT)                     \
+  X(BOOL, "bool", 1, DK_BOOL)                       \
+  X(INT64, "int64", 8, DK_INT)                      \
+  X(UINT64, "uint64", 8, DK_UINT)                   \
+  X(FLOAT64, "float64", 8, DK_FLOAT)
+
+typedef enum {
+#define X(e, n, s, k) DT_##e,
+  DTYPES(X)
+#undef X
+  DT_COUNT
+} Dtype;
+
+typedef union {
+  int64_t i; /* integers and bool (0/1), sign/zero-extended */
+  double f;  /* floats, already rounded to the dtype's precision */
+} Cell;
+
+const char *dtype_name(Dtype t);
+int dtype_size(Dtype t);
+DtypeKind dtype_kind(Dtype t);
+bool dtype_is_int(Dtype t);   /* signed or unsigned integer (not bool) */
+bool dtype_is_float(Dtype t);
+int dtype_bits(Dtype t);
+/* Looks a dtype up by its numpy name; false when unknown. */
+bool dtype_lookup(const char *name, Dtype *out);
+
+/* Wraps or rounds a cell to what dtype t can hold (two's complement wrap
+ * for integers, round-to-nearest-even for the narrow floats, 0/1 for bool). */
+Cell dtype_fit(Dtype t, Cell c);
+/* Converts a cell of type `from` to type `to` as astype does: float to
+ * integer truncates toward zero and saturates, NaN gives 0. */
+Cell dtype_convert(Dtype from, Dtype to, Cell c);
+/* Encodes / decodes one element to / from little-endian bytes. */
+void dtype_store(Dtype t, Cell c, uint8_t *bytes);
+Cell dtype_load(Dtype t, const uint8_t *bytes);
+/* float <-> narrow float helpers, exposed for tests. */
+uint16_t dtype_f32_to_bf16(float f);
+float dtype_bf16_to_f32(uint16_t h);
+uint16_t dtype_f32_to_f16(float f);
+float dtype_f16_to_f32(uint16_t h);
+/* Prints a cell as Python would print the numpy scalar (ints plainly,
+ * floats with repr-like shortest form, nan/inf as "nan"/"inf"). */
+int dtype_format(Dtype t, Cell c, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,562 @@
+/* sim/expr.c -- recursive-descent parser for ref and value expressions. */
+#include "expr.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 200 /* nesting bound: deep input is an error, not a stack overflow */
+
+typedef struct {
+  Arena *a;
+  const char *s;
+  size_t pos;
+  Loc at;
+  Diag *d;
+  bool failed;
+  int depth;
+} Parser;
+
+Loc expr_loc_at(const char *text, Loc at, size_t off) {
+  Loc l = at;
+  for (size_t i = 0; i < off && text[i]; i++) {
+    if (text[i] == '\n') {
+      l.line++;
+      l.col = 1;
+    } else {
+      l.col++;
+    }
+  }
+  return l;
+}
+
+static Loc here(Parser *p) { return expr_loc_at(p->s, p->at, p->pos); }
+
+static void fail(Parser *p, const char *fmt, const char *arg) {
+  if (p->failed) return;
+  char msg[600];
+  snprintf(msg, sizeof msg, fmt, arg);
+  diag_set(p->d, D_IN_EXPR, here(p), msg);
+  diag_note(p->d, "in the expression \"%.200s\"", p->s);
+  p->failed = true;
+}
+
+static void skip_ws(Parser *p) {
+  while (p->s[p->pos] && isspace((unsigned char)p->s[p->pos])) p->pos++;
+}
+
+static bool peek_str(Parser *p, const char *t) {
+  skip_ws(p);
+  return strncmp(p->s + p->pos, t, strlen(t)) == 0;
+}
+
+static bool is_ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Accepts punctuation t (not a prefix of a longer operator in `longer`). */
+static bool accept(Parser *p, const char *t) {
+  if (!peek_str(p, t)) return false;
+  p->pos += strlen(t);
+  return true;
+}
+
+static bool accept_kw(Parser *p, const char *kw) {
+  skip_ws(p);
+  size_t n = strlen(kw);
+  if (strncmp(p->s + p->pos, kw, n) || is_ident_char(p->s[p->pos + n])) return false;
+  p->pos += n;
+  return true;
+}
+
+static void expect(Parser *p, const char *t, const char *what) {
+  if (!accept(p, t)) fail(p, "expected %s", what);
+}
+
+static Expr *node(Parser *p, ExprKind k, Loc l) {
+  Expr *e = arena_alloc(p->a, sizeof *e);
+  e->kind = k;
+  e->loc = l;
+  return e;
+}
+
+static Expr *parse_expr(Parser *p);
+
+/* A growable argument list in the arena. */
+typedef struct {
+  Expr **v;
+  const char **kw;
+  int n, cap;
+} ArgList;
+
+static void args_push(Parser *p, ArgList *l, Expr *e, const char *kw) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 4;
+    Expr **v = arena_alloc(p->a, sizeof *v * cap);
+    const char **k = arena_alloc(p->a, sizeof *k * cap);
+    if (l->n) {
+      memcpy(v, l->v, sizeof *v * l->n);
+      memcpy(k, l->kw, sizeof *k * l->n);
+    }
+    l->v = v;
+    l->kw = k;
+    l->cap = cap;
+  }
+  l->v[l->n] = e;
+  l->kw[l->n++] = kw;
+}
+
+static char *ident(Parser *p) {
+  skip_ws(p);
+  size_t b = p->pos;
+  if (!isalpha((unsigned char)p->s[b]) && p->s[b] != '_') return NULL;
+  while (is_ident_char(p->s[p->pos])) p->pos++;
+  size_t n = p->pos - b;
+  char *r = arena_alloc(p->a, n + 1);
+  memcpy(r, p->s + b, n);
+  return r;
+}
+
+/* args := [arg (',' arg)*] up to `close`; keyword args allowed when kw. */
+static void parse_args(Parser *p, ArgList *l, const char *close, bool kw) {
+  if (accept(p, close)) return;
+  do {
+    if (peek_str(p, close)) break; /* trailing comma */
+    const char *name = NULL;
+    size_t save = p->pos;
+    char *id = kw ? ident(p) : NULL;
+    if (id && accept(p, "=") && !peek_str(p, "=")) name = id;
+    else p->pos = save;
+    Expr *e = parse_expr(p);
+    if (p->failed) return;
+    args_push(p, l, e, name);
+  } while (accept(p, ","));
+  expect(p, close, close[0] == ')' ? "')'" : "']'");
+}
+
+static Expr *parse_number(Parser *p) {
+  Loc l = here(p);
+  const char *b = p->s + p->pos;
+  char *end;
+  size_t n = strspn(b, "0123456789");
+  bool isfloat = b[n] == '.' || b[n] == 'e' || b[n] == 'E' || (n == 0 && b[0] == '.');
+  if (b[0] == '0' && (b[1] == 'x' || b[1] == 'X')) isfloat = false;
+  errno = 0;
+  if (isfloat) {
+    Expr *e = node(p, EX_FLOAT, l);
+    e->fval = strtod(b, &end);
+    p->pos += (size_t)(end - b);
+    return e;
+  }
+  Expr *e = node(p, EX_INT, l);
+  unsigned long long v = strtoull(b, &end, 0);
+  if (errno == ERANGE || v > (unsigned long long)INT64_MAX) fail(p, "integer literal %s is too large (the limit is 2**63 - 1)", "");
+  e->ival = (int64_t)v;
+  p->pos += (size_t)(end - b);
+  if (is_ident_char(p->s[p->pos])) fail(p, "unexpected character after a number%s", "");
+  return e;
+}
+
+static Expr *parse_name_or_call(Parser *p) {
+  Loc l = here(p);
+  char *id = ident(p);
+  /* dotted names: pl.ds, plsc.Indices, jnp.int32 (but not x.at / x.bitcast) */
+  while (p->s[p->pos] == '.' && (!strcmp(id, "pl") || !strcmp(id, "plsc") || !strcmp(id, "jnp") ||
+                                 !strcmp(id, "np") || !strcmp(id, "pltpu") || !strcmp(id, "lax"))) {
+    p->pos++;
+    char *rest = ident(p);
+    if (!rest) {
+      fail(p, "expected a name after '%s.'", id);
+      return NULL;
+    }
+    char *j = arena_alloc(p->a, strlen(id) + strlen(rest) + 2);
+    sprintf(j, "%s.%s", id, rest);
+    id = j;
+  }
+  if (!strcmp(id, "true") || !strcmp(id, "True") || !strcmp(id, "false") || !strcmp(id, "False")) {
+    Expr *e = node(p, EX_BOOL, l);
+    e->ival = id[0] == 't' || id[0] == 'T';
+    return e;
+  }
+  if (!strcmp(id, "None")) return node(p, EX_NONE, l);
+  if (accept(p, "(")) {
+    Expr *e = node(p, EX_CALL, l);
+    e->name = id;
+    ArgList al = {0};
+    parse_args(p, &al, ")", true);
+    e->args = al.v;
+    e->kw = al.kw;
+    e->nargs = al.n;
+    return e;
+  }
+  Expr *e = node(p, EX_NAME, l);
+  e->name = id;
+  return e;
+}
+
+static Expr *parse_primary(Parser *p) {
+  skip_ws(p);
+  Loc l = here(p);
+  char c = p->s[p->pos];
+  if (accept(p, "...")) return node(p, EX_ELLIPSIS, l);
+  if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)p->s[p->pos + 1]))) return parse_number(p);
+  if (isalpha((unsigned char)c) || c == '_') return parse_name_or_call(p);
+  if (accept(p, "(")) {
+    Expr *e = parse_expr(p);
+    if (p->failed) return NULL;
+    if (accept(p, ",")) { /* a tuple: (a, b, ...) */
+      Expr *t = node(p, EX_LIST, l);
+      ArgList al = {0};
+      args_push(p, &al, e, NULL);
+      parse_args(p, &al, ")", false);
+      t->args = al.v;
+      t->nargs = al.n;
+      return t;
+    }
+    expect(p, ")", "')'");
+    return e;
+  }
+  if (accept(p, "[")) {
+    Expr *e = node(p, EX_LIST, l);
+    ArgList al = {0};
+    parse_args(p, &al, "]", false);
+    e->args = al.v;
+    e->nargs = al.n;
+    return e;
+  }
+  if (!c) fail(p, "unexpected end of the expression%s", "");
+  else fail(p, "unexpected character '%.1s'", p->s + p->pos);
+  return NULL;
+}
+
+/* entry := '...' | [expr] ':' [expr] [':' [expr]] | expr */
+static Expr *parse_entry(Parser *p) {
+  skip_ws(p);
+  Loc l = here(p);
+  Expr *lo = NULL;
+  if (!peek_str(p, ":")) {
+    lo = parse_expr(p);
+    if (p->failed || !peek_str(p, ":")) return lo;
+  }
+  Expr *s = node(p, EX_SLICE, l);
+  s->a = lo;
+  accept(p, ":");
+  if (!peek_str(p, ":") && !peek_str(p, ",") && !peek_str(p, "]")) s->b = parse_expr(p);
+  if (accept(p, ":") && !peek_str(p, ",") && !peek_str(p, "]")) s->c = parse_expr(p);
+  return s;
+}
+
+static void parse_subscript(Parser *p, Expr *e) {
+  ArgList al = {0};
+  if (peek_str(p, "]")) {
+    fail(p, "empty subscript: write x[...] for the whole ref%s", "");
+    return;
+  }
+  do {
+    if (peek_str(p, "]")) break;
+    Expr *en = parse_entry(p);
+    if (p->failed) return;
+    args_push(p, &al, en, NULL);
+  } while (accept(p, ","));
+  expect(p, "]", "']'");
+  e->args = al.v;
+  e->nargs = al.n;
+}
+
+static Expr *parse_bitcast(Parser *p, Expr *base, Loc l) {
+  Expr *e = node(p, EX_BITCAST, l);
+  e->a = base;
+  expect(p, "(", "'(' after bitcast");
+  skip_ws(p);
+  Loc tl = here(p);
+  char *id = ident(p);
+  if (id && (!strcmp(id, "jnp") || !strcmp(id, "np")) && accept(p, ".")) id = ident(p);
+  if (!id || !dtype_lookup(id, &e->dtype)) {
+    p->pos = p->pos; /* report at the type name */
+    if (!p->failed) {
+      diag_set(p->d, D_IN_EXPR, tl, "bitcast needs a dtype name such as int16 or float32");
+      p->failed = true;
+    }
+    return NULL;
+  }
+  expect(p, ")", "')'");
+  return e;
+}
+
+static Expr *parse_postfix(Parser *p) {
+  Expr *e = parse_primary(p);
+  while (!p->failed) {
+    skip_ws(p);
+    Loc l = here(p);
+    if (accept(p, "[")) {
+      Expr *s = node(p, EX_SUBSCRIPT, l);
+      s->a = e;
+      parse_subscript(p, s);
+      e = s;
+    } else if (peek_str(p, ".at") && !is_ident_char(p->s[p->pos + 3])) {
+      p->pos += 3;
+      Expr *s = node(p, EX_AT, l);
+      s->a = e;
+      expect(p, "[", "'[' after .at");
+      if (!p->failed) parse_subscript(p, s);
+      e = s;
+    } else if (peek_str(p, ".bitcast") && !is_ident_char(p->s[p->pos + 8])) {
+      p->pos += 8;
+      e = parse_bitcast(p, e, l);
+    } else if (peek_str(p, ".reshape") && !is_ident_char(p->s[p->pos + 8])) {
+      p->pos += 8;
+      Expr *s = node(p, EX_RESHAPE, l);
+      s->a = e;
+      expect(p, "(", "'(' after reshape");
+      ArgList al = {0};
+      if (!p->failed) parse_args(p, &al, ")", false);
+      s->args = al.v;
+      s->nargs = al.n;
+      e = s;
+    } else if (p->s[p->pos] == '.' && isalpha((unsigned char)p->s[p->pos + 1])) {
+      fail(p, "unknown view method: only .at[...], .bitcast(dtype) and .reshape(...) exist%s", "");
+    } else {
+      break;
+    }
+  }
+  return e;
+}
+
+static Expr *parse_unary(Parser *p) {
+  skip_ws(p);
+  Loc l = here(p);
+  ExprOp op = OP_NONE;
+  if (accept(p, "-")) op = OP_NEG;
+  else if (accept(p, "+")) op = OP_POS;
+  else if (accept(p, "~")) op = OP_INVERT;
+  if (op == OP_NONE) return parse_postfix(p);
+  if (++p->depth > MAX_DEPTH) {
+    fail(p, "the expression is nested too deeply (more than %s levels)", "200");
+    return NULL;
+  }
+  Expr *e = node(p, EX_UNARY, l);
+  e->op = op;
+  e->a = parse_unary(p);
+  p->depth--;
+  /* fold literal negation so that -3 is a static literal */
+  if (e->a && op == OP_NEG && e->a->kind == EX_INT) {
+    e->a->ival = -e->a->ival;
+    e->a->loc = l;
+    return e->a;
+  }
+  if (e->a && op == OP_NEG && e->a->kind == EX_FLOAT) {
+    e->a->fval = -e->a->fval;
+    e->a->loc = l;
+    return e->a;
+  }
+  return e;
+}
+
+/* Binary levels, lowest first; each row: operator text, its op. */
+typedef struct {
+  const char *text;
+  ExprOp op;
+} BinOp;
+static const BinOp level_ops[][5] = {
+    {{"or", OP_OR}},
+    {{"and", OP_AND}},
+    {{"==", OP_EQ}, {"!=", OP_NE}, {"<=", OP_LE}, {">=", OP_GE}, {NULL, OP_NONE}},
+    {{"|", OP_BOR}},
+    {{"^", OP_BXOR}},
+    {{"&", OP_BAND}},
+    {{"<<", OP_SHL}, {">>", OP_SHR}},
+    {{"+", OP_ADD}, {"-", OP_SUB}},
+    {{"//", OP_FLOORDIV}, {"*", OP_MUL}, {"/", OP_DIV}, {"%", OP_MOD}},
+};
+enum { LEVEL_CMP = 2, LEVEL_COUNT = 9 };
+
+static ExprOp match_op(Parser *p, int level) {
+  skip_ws(p);
+  const char *s = p->s + p->pos;
+  if (level <= 1) return accept_kw(p, level == 0 ? "or" : "and") ? (level == 0 ? OP_OR : OP_AND) : OP_NONE;
+  for (int i = 0; i < 5 && level_ops[level][i].text; i++) {
+    const char *t = level_ops[level][i].text;
+    size_t n = strlen(t);
+    if (strncmp(s, t, n)) continue;
+    if (n == 1 && (s[1] == t[0] || (t[0] != '=' && s[1] == '=' && level != LEVEL_CMP))) continue;
+    p->pos += n;
+    return level_ops[level][i].op;
+  }
+  if (level == LEVEL_CMP && (s[0] == '<' || s[0] == '>') && s[1] != s[0]) {
+    p->pos++;
+    return s[0] == '<' ? OP_LT : OP_GT;
+  }
+  return OP_NONE;
+}
+
+static Expr *parse_level(Parser *p, int level);
+
+static Expr *parse_operand(Parser *p, int level) {
+  if (level + 1 < LEVEL_COUNT) return parse_level(p, level + 1);
+  return parse_unary(p);
+}
+
+static Expr *parse_not(Parser *p) {
+  skip_ws(p);
+  Loc l = here(p);
+  if (!accept_kw(p, "not")) return parse_level(p, LEVEL_CMP);
+  if (++p->depth > MAX_DEPTH) {
+    fail(p, "the expression is nested too deeply (more than %s levels)", "200");
+    return NULL;
+  }
+  Expr *e = node(p, EX_UNARY, l);
+  e->op = OP_NOT;
+  e->a = parse_not(p);
+  p->depth--;
+  return e;
+}
+
+static Expr *parse_level(Parser *p, int level) {
+  Expr *e = level == 1 ? parse_not(p) : parse_operand(p, level);
+  if (level == 1) { /* 'and' binds operands produced by 'not' */
+    while (!p->failed) {
+      skip_ws(p);
+      Loc l = here(p);
+      if (!accept_kw(p, "and")) break;
+      Expr *b = node(p, EX_BINARY, l);
+      b->op = OP_AND;
+      b->a = e;
+      b->b = parse_not(p);
+      e = b;
+    }
+    return e;
+  }
+  while (!p->failed) {
+    skip_ws(p);
+    Loc l = here(p);
+    ExprOp op = match_op(p, level);
+    if (op == OP_NONE) break;
+    Expr *b = node(p, EX_BINARY, l);
+    b->op = op;
+    b->a = e;
+    b->b = level == 0 ? parse_level(p, 1) : parse_operand(p, level);
+    e = b;
+  }
+  return e;
+}
+
+static Expr *parse_expr(Parser *p) {
+  if (++p->depth > MAX_DEPTH) {
+    fail(p, "the expression is nested too deeply (more than %s levels)", "200");
+    return NULL;
+  }
+  Expr *e = parse_level(p, 0);
+  p->depth--;
+  return e;
+}
+
+Expr *expr_parse(Arena *a, const char *text, Loc at, Diag *d) {
+  Parser p = {a, text, 0, at, d, false, 0};
+  Expr *e = parse_expr(&p);
+  skip_ws(&p);
+  if (!p.failed && p.s[p.pos]) fail(&p, "unexpected '%.1s' after the end of the expression", p.s + p.pos);
+  if (p.failed) return NULL;
+  e->text = arena_strdup(a, text);
+  return e;
+}
+
+const char *expr_op_text(ExprOp op) {
+  switch (op) {
+  case OP_OR: return "or";
+  case OP_AND: return "and";
+  case OP_EQ: return "==";
+  case OP_NE: return "!=";
+  case OP_LT: return "<";
+  case OP_LE: return "<=";
+  case OP_GT: return ">";
+  case OP_GE: return ">=";
+  case OP_BOR: return "|";
+  case OP_BXOR: return "^";
+  case OP_BAND: return "&";
+  case OP_SHL: return "<<";
+  case OP_SHR: return ">>";
+  case OP_ADD: return "+";
+  case OP_SUB: return "-";
+  case OP_MUL: return "*";
+  case OP_DIV: return "/";
+  case OP_FLOORDIV: return "//";
+  case OP_MOD: return "%";
+  case OP_NEG: return "-";
+  case OP_POS: return "+";
+  case OP_INVERT: return "~";
+  case OP_NOT: return "not ";
+  case OP_NONE: break;
+  }
+  return "?";
+}
+
+typedef struct {
+  char *buf;
+  size_t n, len;
+} Out;
+
+static void put(Out *o, const char *s) {
+  size_t k = strlen(s);
+  if (o->len + 1 >= o->n) return;
+  if (k > o->n - 1 - o->len) k = o->n - 1 - o->len;
+  memcpy(o->buf + o->len, s, k);
+  o->len += k;
+  o->buf[o->len] = '\0';
+}
+
+static void print_rec(const Expr *e, Out *o);
+
+static void print_list(Expr *const *v, const char *const *kw, int n, Out *o) {
+  for (int i = 0; i < n; i++) {
+    if (i) put(o, ", ");
+    if (kw && kw[i]) {
+      put(o, kw[i]);
+      put(o, "=");
+    }
+    print_rec(v[i], o);
+  }
+}
+
+static void print_rec(const Expr *e, Out *o) {
+  char t[64];
+  if (!e) return;
+  switch (e->kind) {
+  case EX_INT: snprintf(t, sizeof t, "%lld", (long long)e->ival); put(o, t); break;
+  case EX_FLOAT: snprintf(t, sizeof t, "%.17g", e->fval); put(o, t); break;
+  case EX_BOOL: put(o, e->ival ? "True" : "False"); break;
+  case EX_NAME: put(o, e->name); break;
+  case EX_NONE: put(o, "None"); break;
+  case EX_ELLIPSIS: put(o, "..."); break;
+  case EX_UNARY: put(o, expr_op_text(e->op)); print_rec(e->a, o); break;
+  case EX_BINARY:
+    put(o, "(");
+    print_rec(e->a, o);
+    put(o, " ");
+    put(o, expr_op_text(e->op));
+    put(o, " ");
+    print_rec(e->b, o);
+    put(o, ")");
+    break;
+  case EX_CALL: put(o, e->name); put(o, "("); print_list(e->args, e->kw, e->nargs, o); put(o, ")"); break;
+  case EX_SUBSCRIPT: print_rec(e->a, o); put(o, "["); print_list(e->args, NULL, e->nargs, o); put(o, "]"); break;
+  case EX_AT: print_rec(e->a, o); put(o, ".at["); print_list(e->args, NULL, e->nargs, o); put(o, "]"); break;
+  case EX_BITCAST: print_rec(e->a, o); put(o, ".bitcast("); put(o, dtype_name(e->dtype)); put(o, ")"); break;
+  case EX_RESHAPE: print_rec(e->a, o); put(o, ".reshape("); print_list(e->args, NULL, e->nargs, o); put(o, ")"); break;
+  case EX_LIST: put(o, "["); print_list(e->args, NULL, e->nargs, o); put(o, "]"); break;
+  case EX_SLICE:
+    print_rec(e->a, o);
+    put(o, ":");
+    print_rec(e->b, o);
+    if (e->c) {
+      put(o, ":");
+      print_rec(e->c, o);
+    }
+    break;
+  }
+}
+
+void expr_print(const Expr *e, char *buf, size_t n) {
+  Out o = {buf, n, 0};
+  if (n) buf[0] = '\0';
+  print_rec(e, &o);
+}

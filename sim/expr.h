@@ -1,0 +1,34 @@
+/* sim/expr.h -- the parser of the format's two string languages.
+ *
+ * Grammar (Python's precedence, lowest first):
+ *
+ *   expr    := and ('or' and)*            and  := not ('and' not)*
+ *   not     := 'not' not | cmp            cmp  := bor (CMPOP bor)*
+ *   bor     := bxor ('|' bxor)*           bxor := band ('^' band)*
+ *   band    := shift ('&' shift)*         shift:= sum (('<<'|'>>') sum)*
+ *   sum     := term (('+'|'-') term)*     term := unary (('*'|'/'|'//'|'%') unary)*
+ *   unary   := ('-'|'+'|'~') unary | postfix
+ *   postfix := primary ( '[' subs ']' | '.at' '[' subs ']'
+ *                      | '.bitcast' '(' DTYPE ')' | '.reshape' '(' args ')' )*
+ *   primary := INT | FLOAT | true | false | None | '...' | '(' expr ')'
+ *            | '(' expr ',' ... ')' | '[' args ']' | DOTTED-NAME [ '(' args ')' ]
+ *   subs    := entry (',' entry)* [',']   entry := '...' | [expr] ':' [expr] [':' [expr]] | expr
+ *   args    := [arg (',' arg)*]           arg  := NAME '=' expr | expr
+ *
+ * Positions: every node's Loc is the file position of its first character,
+ * computed from the position of the string's first character in the file. */
+#ifndef SC_EXPR_H
+#define SC_EXPR_H
+
+#include "program.h"
+
+/* Parses `text` (which starts at file position `at`).  Returns the tree, or
+ * NULL with *d set (IN_EXPR, pointing at the offending character). */
+Expr *expr_parse(Arena *a, const char *text, Loc at, Diag *d);
+/* Position of byte `off` of a string that starts at `at`. */
+Loc expr_loc_at(const char *text, Loc at, size_t off);
+/* Writes the expression back as text (for notes and the ISA listing). */
+void expr_print(const Expr *e, char *buf, size_t n);
+const char *expr_op_text(ExprOp op);
+
+#endif

@@ -1,0 +1,965 @@
+/* sim/load.c -- the YAML front end.
+ *
+ * libyaml's document API parses the file; a walk over the node tree then
+ * builds the IR, checking every key against the format's tables (OPS and
+ * FIELDS in program.h, CHIP_PARAMS in chips.h) and every value's type.
+ * The first problem stops the load with an input diagnostic that points at
+ * the offending key or value and, for a misspelt key, names the nearest
+ * valid one.  libyaml's own errors are mapped to one wording here, so our
+ * output never depends on libyaml's phrasing. */
+#include "load.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "expr.h"
+
+typedef struct {
+  Program *p;
+  yaml_document_t *doc;
+  Diag *d;
+  bool failed;
+  int depth;
+  long visits; /* nodes visited: bounds alias bombs */
+} Loader;
+
+#define MAX_VISITS 2000000L
+
+static Loc mark_loc(Loader *L, yaml_mark_t m) {
+  Loc l = {L->p->file, (int)m.line + 1, (int)m.column + 1};
+  return l;
+}
+
+static Loc node_loc(Loader *L, yaml_node_t *n) { return mark_loc(L, n->start_mark); }
+
+static bool fail(Loader *L, DiagId id, Loc at, ...) {
+  if (L->failed) return false;
+  va_list ap;
+  va_start(ap, at);
+  diag_vset(L->d, id, at, ap);
+  va_end(ap);
+  L->failed = true;
+  return false;
+}
+
+static yaml_node_t *get(Loader *L, int idx) {
+  if (++L->visits > MAX_VISITS) {
+    fail(L, D_IN_LIMIT, (Loc){L->p->file, 1, 1}, "the document is too large once YAML aliases are expanded");
+    return NULL;
+  }
+  return yaml_document_get_node(L->doc, idx);
+}
+
+static const char *scalar(yaml_node_t *n) { return (const char *)n->data.scalar.value; }
+static bool is_scalar(yaml_node_t *n) { return n && n->type == YAML_SCALAR_NODE; }
+static bool is_map(yaml_node_t *n) { return n && n->type == YAML_MAPPING_NODE; }
+static bool is_seq(yaml_node_t *n) { return n && n->type == YAML_SEQUENCE_NODE; }
+
+static const char *node_kind(yaml_node_t *n) {
+  if (is_map(n)) return "a mapping";
+  if (is_seq(n)) return "a list";
+  return "a scalar";
+}
+
+/* ---- "did you mean" ------------------------------------------------ */
+static int edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 64 || lb > 64) return 99;
+  int row[65];
+  for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+  for (size_t i = 1; i <= la; i++) {
+    int prev = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= lb; j++) {
+      int cur = row[j];
+      int sub = prev + (a[i - 1] != b[j - 1]);
+      int m = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
+      row[j] = m < sub ? m : sub;
+      prev = cur;
+    }
+  }
+  return row[lb];
+}
+
+const char *load_nearest(const char *word, const char *const *choices, int n) {
+  const char *best = NULL;
+  int bd = 99;
+  for (int i = 0; i < n; i++) {
+    int dd = edit_distance(word, choices[i]);
+    if (dd < bd) {
+      bd = dd;
+      best = choices[i];
+    }
+  }
+  int limit = (int)strlen(word) / 2 + 1;
+  return bd <= (limit > 3 ? 3 : limit) ? best : NULL;
+}
+
+static bool unknown_key(Loader *L, yaml_node_t *key, const char *where, const char *const *valid, int n) {
+  char hint[256] = "";
+  const char *near = load_nearest(scalar(key), valid, n);
+  if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
+  else {
+    size_t len = (size_t)snprintf(hint, sizeof hint, "; valid keys:");
+    for (int i = 0; i < n && len < sizeof hint - 40; i++)
+      len += (size_t)snprintf(hint + len, sizeof hint - len, "%s %s", i ? "," : "", valid[i]);
+  }
+  return fail(L, D_IN_KEY, node_loc(L, key), scalar(key), where, hint);
+}
+
+/* ---- scalars ------------------------------------------------------- */
+static bool parse_int(const char *s, int64_t *out) {
+  if (!*s) return false;
+  errno = 0;
+  char *end;
+  long long v = strtoll(s, &end, 0);
+  if (*end || errno == ERANGE) return false;
+  *out = v;
+  return true;
+}
+
+static bool want_int(Loader *L, yaml_node_t *n, const char *key, int64_t lo, int64_t *out) {
+  int64_t v;
+  if (!is_scalar(n) || !parse_int(scalar(n), &v)) {
+    char what[64];
+    snprintf(what, sizeof what, "an integer, got %s", is_scalar(n) ? "text" : node_kind(n));
+    if (is_scalar(n) && *scalar(n) && strspn(scalar(n), "-0123456789") == strlen(scalar(n)))
+      snprintf(what, sizeof what, "an integer that fits in 64 bits");
+    return fail(L, D_IN_TYPE, node_loc(L, n), key, what);
+  }
+  if (v < lo) {
+    char what[64];
+    snprintf(what, sizeof what, "at least %lld, got %lld", (long long)lo, (long long)v);
+    return fail(L, D_IN_TYPE, node_loc(L, n), key, what);
+  }
+  *out = v;
+  return true;
+}
+
+static bool want_bool(Loader *L, yaml_node_t *n, const char *key, bool *out) {
+  if (is_scalar(n)) {
+    const char *s = scalar(n);
+    if (!strcmp(s, "true") || !strcmp(s, "True")) return *out = true, true;
+    if (!strcmp(s, "false") || !strcmp(s, "False")) return *out = false, true;
+  }
+  return fail(L, D_IN_TYPE, node_loc(L, n), key, "true or false");
+}
+
+static bool want_string(Loader *L, yaml_node_t *n, const char *key, const char **out) {
+  if (!is_scalar(n)) return fail(L, D_IN_TYPE, node_loc(L, n), key, "a string");
+  *out = arena_strdup(&L->p->arena, scalar(n));
+  return true;
+}
+
+static bool is_identifier(const char *s) {
+  if (!*s || !(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'))) return false;
+  for (; *s; s++)
+    if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9'))) return false;
+  return true;
+}
+
+/* Where the text of a scalar starts: quoted scalars start after the quote. */
+static Loc text_loc(Loader *L, yaml_node_t *n) {
+  Loc l = node_loc(L, n);
+  yaml_scalar_style_t st = n->data.scalar.style;
+  if (st == YAML_SINGLE_QUOTED_SCALAR_STYLE || st == YAML_DOUBLE_QUOTED_SCALAR_STYLE) l.col++;
+  if (st == YAML_LITERAL_SCALAR_STYLE || st == YAML_FOLDED_SCALAR_STYLE) {
+    l.line++;
+    l.col = 1;
+  }
+  return l;
+}
+
+/* ---- expressions from YAML nodes ----------------------------------- */
+static Expr *expr_from_node(Loader *L, yaml_node_t *n, const char *key) {
+  if (!n || L->failed) return NULL;
+  if (++L->depth > LOAD_MAX_DEPTH * 4) {
+    fail(L, D_IN_LIMIT, node_loc(L, n), "values are nested too deeply");
+    return NULL;
+  }
+  Expr *e = NULL;
+  if (is_scalar(n)) {
+    if (!*scalar(n)) {
+      fail(L, D_IN_TYPE, node_loc(L, n), key, "an expression, got an empty value");
+    } else {
+      e = expr_parse(&L->p->arena, scalar(n), text_loc(L, n), L->d);
+      if (!e) L->failed = true;
+    }
+  } else if (is_seq(n)) {
+    e = arena_alloc(&L->p->arena, sizeof *e);
+    e->kind = EX_LIST;
+    e->loc = node_loc(L, n);
+    int cnt = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+    e->args = arena_alloc(&L->p->arena, sizeof(Expr *) * (cnt ? cnt : 1));
+    for (int i = 0; i < cnt && !L->failed; i++)
+      e->args[e->nargs++] = expr_from_node(L, get(L, n->data.sequence.items.start[i]), key);
+  } else {
+    fail(L, D_IN_TYPE, node_loc(L, n), key, "an expression (a string, a number or a list), got a mapping");
+  }
+  L->depth--;
+  return L->failed ? NULL : e;
+}
+
+/* ---- chip, kernel, mesh -------------------------------------------- */
+static const char *chip_names_buf[64];
+
+static int chip_names(void) {
+  int n = 0;
+  for (int i = 0; i < chip_count() && n < 64; i++) chip_names_buf[n++] = chip_at(i)->name;
+  return n;
+}
+
+static bool set_chip_name(Loader *L, yaml_node_t *n) {
+  if (!is_scalar(n)) return fail(L, D_IN_TYPE, node_loc(L, n), "chip", "a preset name or a mapping {preset: NAME, ...}");
+  const Chip *c = chip_find(scalar(n));
+  if (!c) {
+    char hint[600];
+    const char *near = load_nearest(scalar(n), chip_names_buf, chip_names());
+    if (near) snprintf(hint, sizeof hint, "unknown chip '%s'; did you mean '%s'? (sc-sim --list-chips lists them)", scalar(n), near);
+    else snprintf(hint, sizeof hint, "unknown chip '%s' (sc-sim --list-chips lists them)", scalar(n));
+    return fail(L, D_IN_VALUE, node_loc(L, n), hint);
+  }
+  L->p->chip = c;
+  L->p->params = c->p;
+  return true;
+}
+
+static bool load_chip(Loader *L, yaml_node_t *n) {
+  L->p->chip_loc = node_loc(L, n);
+  if (!is_map(n)) return set_chip_name(L, n);
+  yaml_node_pair_t *pr;
+  bool have = false;
+  for (pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
+    yaml_node_t *k = get(L, pr->key);
+    if (is_scalar(k) && !strcmp(scalar(k), "preset")) have = set_chip_name(L, get(L, pr->value));
+  }
+  if (L->failed) return false;
+  if (!have) return fail(L, D_IN_MISSING, node_loc(L, n), "the chip mapping", "preset");
+  const char *keys[CP_COUNT + 1];
+  keys[0] = "preset";
+  for (int i = 0; i < CP_COUNT; i++) keys[i + 1] = chip_param_name((ChipParamId)i);
+  for (pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top && !L->failed; pr++) {
+    yaml_node_t *k = get(L, pr->key), *v = get(L, pr->value);
+    if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "chip key", "a string");
+    if (!strcmp(scalar(k), "preset")) continue;
+    ChipParamId id;
+    if (!chip_param_lookup(scalar(k), &id)) return unknown_key(L, k, "chip", keys, CP_COUNT + 1);
+    if (!L->p->chip->has_sc) continue; /* C0 rejects the program anyway */
+    int64_t val;
+    if (!want_int(L, v, scalar(k), 1, &val)) return false;
+    *chip_param_ptr(&L->p->params, id) = val;
+  }
+  return !L->failed;
+}
+
+static bool load_kernel(Loader *L, yaml_node_t *n) {
+  L->p->kernel_loc = node_loc(L, n);
+  if (is_scalar(n) && !strcmp(scalar(n), "vector_subcore")) L->p->kernel = KERNEL_VECTOR;
+  else if (is_scalar(n) && !strcmp(scalar(n), "scalar_subcore")) L->p->kernel = KERNEL_SCALAR;
+  else return fail(L, D_IN_TYPE, node_loc(L, n), "kernel", "vector_subcore or scalar_subcore");
+  return true;
+}
+
+static bool load_mesh(Loader *L, yaml_node_t *n) {
+  static const char *const keys[] = {"cores", "subcores"};
+  L->p->mesh_loc = node_loc(L, n);
+  if (!is_map(n)) return fail(L, D_IN_TYPE, node_loc(L, n), "mesh", "a mapping {cores: N, subcores: M}");
+  for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top && !L->failed; pr++) {
+    yaml_node_t *k = get(L, pr->key), *v = get(L, pr->value);
+    if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "mesh key", "a string");
+    if (!strcmp(scalar(k), "cores")) want_int(L, v, "cores", 1, &L->p->mesh_cores);
+    else if (!strcmp(scalar(k), "subcores")) {
+      if (L->p->kernel == KERNEL_SCALAR)
+        return fail(L, D_IN_VALUE, node_loc(L, k),
+                    "a scalar_subcore mesh has one scalar subcore per SparseCore: remove 'subcores' (mesh: {cores: N})");
+      want_int(L, v, "subcores", 1, &L->p->mesh_subcores);
+    } else return unknown_key(L, k, "mesh", keys, 2);
+  }
+  return !L->failed;
+}
+
+/* ---- refs ----------------------------------------------------------- */
+static bool load_shape(Loader *L, Ref *r, yaml_node_t *n) {
+  if (!is_seq(n)) return fail(L, D_IN_TYPE, node_loc(L, n), "shape", "a list of non-negative integers such as [8] or [] for a scalar");
+  int cnt = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+  if (cnt > MAX_RANK) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "shape has rank %d; sc-sim supports ranks up to %d", cnt, MAX_RANK);
+    return fail(L, D_IN_LIMIT, node_loc(L, n), msg);
+  }
+  r->rank = cnt;
+  r->nelems = 1;
+  for (int i = 0; i < cnt; i++) {
+    yaml_node_t *d = get(L, n->data.sequence.items.start[i]);
+    if (!want_int(L, d, "a shape dimension", 0, &r->shape[i])) return false;
+    if (r->shape[i] && r->nelems > LOAD_MAX_REF_ELEMS / r->shape[i]) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "ref '%s' has more than 2**36 elements; sc-sim's limit for one ref is 2**36", r->name);
+      return fail(L, D_IN_LIMIT, node_loc(L, d), msg);
+    }
+    r->nelems *= r->shape[i];
+  }
+  return true;
+}
+
+static bool scalar_cell(const char *s, Dtype t, Cell *c) {
+  int64_t iv;
+  if (!strcmp(s, "true") || !strcmp(s, "True")) iv = 1;
+  else if (!strcmp(s, "false") || !strcmp(s, "False")) iv = 0;
+  else if (!parse_int(s, &iv)) {
+    char *end;
+    double f = strtod(s, &end);
+    if (*end || !*s) {
+      if (!strcmp(s, "nan")) f = NAN;
+      else if (!strcmp(s, "inf")) f = INFINITY;
+      else if (!strcmp(s, "-inf")) f = -INFINITY;
+      else return false;
+    }
+    c->f = f;
+    *c = dtype_is_float(t) ? dtype_fit(t, *c) : dtype_convert(DT_FLOAT64, t, *c);
+    return true;
+  }
+  c->i = iv;
+  *c = dtype_is_float(t) ? dtype_convert(DT_INT64, t, *c) : dtype_fit(t, *c);
+  return true;
+}
+
+/* Fills init_data from a nested list that must have the ref's shape. */
+static bool load_init_list(Loader *L, Ref *r, yaml_node_t *n, int dim, int64_t *pos) {
+  if (dim == r->rank) {
+    if (!is_scalar(n) || !scalar_cell(scalar(n), r->dtype, &r->init_data[*pos]))
+      return fail(L, D_IN_TYPE, node_loc(L, n), "an init element", "a number (or true/false)");
+    (*pos)++;
+    return true;
+  }
+  int cnt = is_seq(n) ? (int)(n->data.sequence.items.top - n->data.sequence.items.start) : -1;
+  if (cnt != r->shape[dim]) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "init of ref '%s' has the wrong size: dimension %d must have %lld elements, got %s%d",
+             r->name, dim, (long long)r->shape[dim], cnt < 0 ? "a scalar instead of a list" : "", cnt < 0 ? 0 : cnt);
+    if (cnt < 0) snprintf(msg, sizeof msg, "init of ref '%s' has the wrong size: dimension %d must be a list of %lld elements", r->name, dim, (long long)r->shape[dim]);
+    return fail(L, D_IN_VALUE, node_loc(L, n), msg);
+  }
+  for (int i = 0; i < cnt && !L->failed; i++) load_init_list(L, r, get(L, n->data.sequence.items.start[i]), dim + 1, pos);
+  return !L->failed;
+}
+
+static bool load_random(Loader *L, Ref *r, yaml_node_t *n) {
+  static const char *const keys[] = {"random", "low", "high"};
+  r->init = INIT_RANDOM;
+  r->low = 0;
+  r->high = 100;
+  bool seen = false;
+  for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top && !L->failed; pr++) {
+    yaml_node_t *k = get(L, pr->key), *v = get(L, pr->value);
+    if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "init key", "a string");
+    int64_t iv;
+    Cell c;
+    if (!strcmp(scalar(k), "random")) {
+      if (want_int(L, v, "random", 0, &iv)) r->seed = (uint64_t)iv, seen = true;
+    } else if (!strcmp(scalar(k), "low") || !strcmp(scalar(k), "high")) {
+      if (!is_scalar(v) || !scalar_cell(scalar(v), DT_FLOAT64, &c)) return fail(L, D_IN_TYPE, node_loc(L, v), scalar(k), "a number");
+      *(scalar(k)[0] == 'l' ? &r->low : &r->high) = c.f;
+    } else return unknown_key(L, k, "init", keys, 3);
+  }
+  if (!L->failed && !seen) return fail(L, D_IN_MISSING, node_loc(L, n), "a random init", "random");
+  if (!L->failed && !(r->low < r->high)) return fail(L, D_IN_VALUE, node_loc(L, n), "a random init needs low < high");
+  return !L->failed;
+}
+
+static bool load_init(Loader *L, Ref *r, yaml_node_t *n) {
+  if (is_map(n)) return load_random(L, r, n);
+  if (is_seq(n)) {
+    r->init = INIT_LIST;
+    r->init_data = arena_alloc(&L->p->arena, sizeof(Cell) * (size_t)(r->nelems ? r->nelems : 1));
+    int64_t pos = 0;
+    return load_init_list(L, r, n, 0, &pos);
+  }
+  const char *s = scalar(n);
+  if (!strcmp(s, "zeros")) r->init = INIT_ZEROS;
+  else if (!strcmp(s, "iota")) r->init = INIT_IOTA;
+  else if (scalar_cell(s, r->dtype, &r->fill)) r->init = INIT_FILL;
+  else return fail(L, D_IN_TYPE, node_loc(L, n), "init", "zeros, iota, a number, a nested list of the ref's shape, or {random: SEED, low: A, high: B}");
+  return true;
+}
+
+static const char *const ref_keys[] = {"space", "shape", "dtype", "init", "type", "annotated"};
+enum { NREF_KEYS = 6 };
+
+static yaml_node_t *map_get(Loader *L, yaml_node_t *m, const char *key, yaml_node_t **keynode) {
+  for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+    yaml_node_t *k = get(L, pr->key);
+    if (is_scalar(k) && !strcmp(scalar(k), key)) {
+      if (keynode) *keynode = k;
+      return get(L, pr->value);
+    }
+  }
+  return NULL;
+}
+
+static bool ref_space(Loader *L, Ref *r, yaml_node_t *n) {
+  static const char *keys[SP_COUNT];
+  for (int i = 0; i < SP_COUNT; i++) keys[i] = space_key((Space)i);
+  if (is_scalar(n))
+    for (int i = 0; i < SP_COUNT; i++)
+      if (!strcmp(scalar(n), keys[i])) {
+        r->space = (Space)i;
+        if (r->space == SP_VMEM && L->p->kernel == KERNEL_SCALAR)
+          return fail(L, D_IN_VALUE, node_loc(L, n),
+                      "the scalar subcore has no VMEM: a scalar_subcore program cannot declare a vmem ref (use smem or vmem_shared)");
+        return true;
+      }
+  char msg[300];
+  const char *near = is_scalar(n) ? load_nearest(scalar(n), keys, SP_COUNT) : NULL;
+  snprintf(msg, sizeof msg, "space must be one of hbm, vmem, vmem_shared, smem, semaphore%s%s%s", near ? "; did you mean '" : "",
+           near ? near : "", near ? "'?" : "");
+  return fail(L, D_IN_VALUE, node_loc(L, n), msg);
+}
+
+static bool ref_dtype(Loader *L, Ref *r, yaml_node_t *n) {
+  static const char *names[DT_COUNT];
+  for (int i = 0; i < DT_COUNT; i++) names[i] = dtype_name((Dtype)i);
+  if (is_scalar(n) && dtype_lookup(scalar(n), &r->dtype)) return true;
+  char hint[200] = "";
+  const char *near = is_scalar(n) ? load_nearest(scalar(n), names, DT_COUNT) : NULL;
+  if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
+  else snprintf(hint, sizeof hint, " (int32, uint32, float32, bfloat16, float16, int16, uint16, int8, uint8, bool)");
+  return fail(L, D_IN_DTYPE, node_loc(L, n), is_scalar(n) ? scalar(n) : node_kind(n), hint);
+}
+
+static bool ref_keys_ok(Loader *L, yaml_node_t *n, const char *where) {
+  for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
+    yaml_node_t *k = get(L, pr->key);
+    if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "ref key", "a string");
+    bool ok = false;
+    for (int i = 0; i < NREF_KEYS; i++) ok |= !strcmp(scalar(k), ref_keys[i]);
+    if (!ok) return unknown_key(L, k, where, ref_keys, NREF_KEYS);
+  }
+  return true;
+}
+
+static bool load_sem_type(Loader *L, Ref *r, yaml_node_t *n) {
+  if (is_scalar(n) && !strcmp(scalar(n), "dma")) r->sem = SEM_DMA;
+  else if (is_scalar(n) && !strcmp(scalar(n), "regular")) r->sem = SEM_REGULAR;
+  else return fail(L, D_IN_TYPE, node_loc(L, n), "type", "dma or regular");
+  return true;
+}
+
+static Ref *load_ref(Loader *L, yaml_node_t *key, yaml_node_t *n) {
+  Ref *r = arena_alloc(&L->p->arena, sizeof *r);
+  r->name = arena_strdup(&L->p->arena, scalar(key));
+  r->loc = node_loc(L, key);
+  r->annotated = true;
+  char where[160];
+  snprintf(where, sizeof where, "ref '%.100s'", r->name);
+  if (!is_identifier(r->name)) {
+    fail(L, D_IN_VALUE, r->loc, "a ref name must be an identifier (letters, digits and _, not starting with a digit)");
+    return NULL;
+  }
+  if (!is_map(n)) {
+    fail(L, D_IN_TYPE, node_loc(L, n), r->name, "a mapping {space: ..., shape: [...], dtype: ...}");
+    return NULL;
+  }
+  if (!ref_keys_ok(L, n, where)) return NULL;
+  yaml_node_t *kn = NULL, *v;
+  if (!(v = map_get(L, n, "space", NULL))) {
+    fail(L, D_IN_MISSING, node_loc(L, n), where, "space");
+    return NULL;
+  }
+  if (!ref_space(L, r, v)) return NULL;
+  bool sem = r->space == SP_SEMAPHORE;
+  if ((v = map_get(L, n, "shape", NULL))) {
+    if (!load_shape(L, r, v)) return NULL;
+  } else if (!sem) {
+    fail(L, D_IN_MISSING, node_loc(L, n), where, "shape");
+    return NULL;
+  } else {
+    r->nelems = 1;
+  }
+  if ((v = map_get(L, n, "dtype", &kn))) {
+    if (sem) {
+      fail(L, D_IN_VALUE, node_loc(L, kn), "a semaphore ref has no dtype: remove 'dtype' (give 'type: dma' or 'type: regular')");
+      return NULL;
+    }
+    if (!ref_dtype(L, r, v)) return NULL;
+  } else if (!sem) {
+    fail(L, D_IN_MISSING, node_loc(L, n), where, "dtype");
+    return NULL;
+  } else {
+    r->dtype = DT_INT32;
+  }
+  if ((v = map_get(L, n, "type", &kn))) {
+    if (!sem) {
+      fail(L, D_IN_VALUE, node_loc(L, kn), "'type' is only for semaphore refs (space: semaphore)");
+      return NULL;
+    }
+    if (!load_sem_type(L, r, v)) return NULL;
+  } else if (sem) {
+    r->sem = SEM_DMA;
+  }
+  if ((v = map_get(L, n, "init", &kn))) {
+    if (sem) {
+      fail(L, D_IN_VALUE, node_loc(L, kn), "semaphores start at 0 and take no init");
+      return NULL;
+    }
+    if (!load_init(L, r, v)) return NULL;
+  }
+  if ((v = map_get(L, n, "annotated", &kn))) {
+    if (!want_bool(L, v, "annotated", &r->annotated)) return NULL;
+    if (!r->annotated && r->space != SP_HBM) {
+      fail(L, D_IN_VALUE, node_loc(L, kn), "'annotated: false' models an operand without a memory space, which resolves to HBM: use it only with space: hbm");
+      return NULL;
+    }
+  }
+  return r;
+}
+
+static bool load_refs(Loader *L, yaml_node_t *n) {
+  if (!is_map(n)) return fail(L, D_IN_TYPE, node_loc(L, n), "refs", "a mapping of ref names to refs");
+  int cnt = (int)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+  L->p->refs = arena_alloc(&L->p->arena, sizeof(Ref *) * (cnt ? cnt : 1));
+  for (int i = 0; i < cnt && !L->failed; i++) {
+    yaml_node_pair_t *pr = &n->data.mapping.pairs.start[i];
+    yaml_node_t *k = get(L, pr->key);
+    if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "ref name", "a string");
+    Ref *prev = program_ref(L->p, scalar(k));
+    if (prev) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "duplicate ref name '%.100s' (first defined at line %d): rename one of them", prev->name, prev->loc.line);
+      return fail(L, D_IN_DUP, node_loc(L, k), msg);
+    }
+    if (!strcmp(scalar(k), "core") || !strcmp(scalar(k), "subcore"))
+      return fail(L, D_IN_VALUE, node_loc(L, k), "'core' and 'subcore' name the subcore's coordinates and cannot name a ref");
+    Ref *r = load_ref(L, k, get(L, pr->value));
+    if (!r) return false;
+    r->index = L->p->nrefs;
+    L->p->refs[L->p->nrefs++] = r;
+  }
+  return !L->failed;
+}
+
+/* ---- operations ---------------------------------------------------- */
+static bool load_body(Loader *L, yaml_node_t *n, Body *b, const char *what);
+
+static const char *op_names[OPK_COUNT];
+
+static int find_op(const char *key) {
+  for (int i = 0; i < OPK_COUNT; i++)
+    if (!strcmp(op_key((OpKind)i), key)) return i;
+  return -1;
+}
+
+static int find_field(const char *key) {
+  for (int i = 0; i < FLD_COUNT; i++)
+    if (!strcmp(field_key((FieldId)i), key)) return i;
+  return -1;
+}
+
+static bool load_expr_list(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
+  int cnt = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+  op->list[f] = arena_alloc(&L->p->arena, sizeof(Expr *) * (cnt ? cnt : 1));
+  op->nlist[f] = cnt;
+  for (int i = 0; i < cnt && !L->failed; i++)
+    op->list[f][i] = expr_from_node(L, get(L, v->data.sequence.items.start[i]), field_key(f));
+  return !L->failed;
+}
+
+static bool load_field(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
+  const char *key = field_key(f);
+  op->nlist[f] = -1;
+  switch (field_kind(f)) {
+  case FK_EXPR: return (op->e[f] = expr_from_node(L, v, key)) != NULL;
+  case FK_NAME:
+    if (!is_scalar(v) || !is_identifier(scalar(v))) return fail(L, D_IN_TYPE, node_loc(L, v), key, "a name (an identifier)");
+    op->name[f] = arena_strdup(&L->p->arena, scalar(v));
+    op->nloc[f] = node_loc(L, v);
+    return true;
+  case FK_LIST:
+    if (!is_seq(v)) return fail(L, D_IN_TYPE, node_loc(L, v), key, f == FLD_RANGE ? "a list [lo, hi] or [lo, hi, step]" : "a list");
+    return load_expr_list(L, op, f, v);
+  case FK_EXPR_OR_LIST:
+    if (is_seq(v)) return load_expr_list(L, op, f, v);
+    return (op->e[f] = expr_from_node(L, v, key)) != NULL;
+  case FK_BODY: return load_body(L, v, f == FLD_BODY ? &op->body : &op->els, key);
+  }
+  return false;
+}
+
+static bool load_fields(Loader *L, Op *op, yaml_node_t *m) {
+  unsigned allowed = op_required(op->kind) | op_optional(op->kind);
+  const char *valid[FLD_COUNT];
+  int nvalid = 0;
+  for (int i = 0; i < FLD_COUNT; i++)
+    if (allowed & (1u << i)) valid[nvalid++] = field_key((FieldId)i);
+  char where[64];
+  snprintf(where, sizeof where, "operation '%s'", op_key(op->kind));
+  for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top && !L->failed; pr++) {
+    yaml_node_t *k = get(L, pr->key);
+    if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "field name", "a string");
+    int f = find_field(scalar(k));
+    if (f < 0 || !(allowed & (1u << f))) return unknown_key(L, k, where, valid, nvalid);
+    if (op->has & (1u << f)) return fail(L, D_IN_DUP, node_loc(L, k), "a field is given twice");
+    op->has |= 1u << f;
+    op->floc[f] = node_loc(L, k);
+    load_field(L, op, (FieldId)f, get(L, pr->value));
+  }
+  if (L->failed) return false;
+  unsigned missing = op_required(op->kind) & ~op->has;
+  for (int i = 0; i < FLD_COUNT; i++)
+    if (missing & (1u << i)) return fail(L, D_IN_MISSING, op->loc, where, field_key((FieldId)i));
+  return true;
+}
+
+static bool check_op_shape(Loader *L, Op *op) {
+  if (op->kind == OPK_LOOP && (op->nlist[FLD_RANGE] < 2 || op->nlist[FLD_RANGE] > 3))
+    return fail(L, D_IN_TYPE, op->floc[FLD_RANGE], "range", "[lo, hi] or [lo, hi, step]");
+  if (op->kind == OPK_EXPECT && !(op->has & (F(VALUE) | F(REF))))
+    return fail(L, D_IN_MISSING, op->loc, "operation 'expect'", "value' or 'ref");
+  if (op->kind == OPK_EXPECT && (op->has & F(VALUE)) && (op->has & F(REF)))
+    return fail(L, D_IN_VALUE, op->floc[FLD_REF], "expect takes 'value' or 'ref', not both");
+  if (op->kind == OPK_SYNC_COPY && op->nlist[FLD_SRC] != op->nlist[FLD_DST])
+    return fail(L, D_IN_VALUE, op->floc[FLD_DST], "sync_copy: src and dst must both be single ref expressions or lists of the same length");
+  if ((op->kind == OPK_ASYNC_COPY || op->kind == OPK_WAIT) && (op->nlist[FLD_SRC] >= 0 || op->nlist[FLD_DST] >= 0))
+    return fail(L, D_IN_TYPE, op->floc[op->nlist[FLD_SRC] >= 0 ? FLD_SRC : FLD_DST], "src/dst", "one ref expression (only sync_copy copies lists)");
+  return true;
+}
+
+static bool load_wait(Loader *L, Op *op, yaml_node_t *v) {
+  if (is_scalar(v)) {
+    if (!is_identifier(scalar(v))) return fail(L, D_IN_TYPE, node_loc(L, v), "wait", "a descriptor name or {src, dst, sem}");
+    op->wait_desc = arena_strdup(&L->p->arena, scalar(v));
+    op->nloc[FLD_NAME] = node_loc(L, v);
+    return true;
+  }
+  if (!is_map(v)) return fail(L, D_IN_TYPE, node_loc(L, v), "wait", "a descriptor name or {src, dst, sem}");
+  if (!load_fields(L, op, v)) return false;
+  for (int f = FLD_SRC; f <= FLD_SEM; f++)
+    if (!(op->has & (1u << f))) return fail(L, D_IN_MISSING, op->loc, "operation 'wait'", field_key((FieldId)f));
+  return true;
+}
+
+static Op *load_op(Loader *L, yaml_node_t *n) {
+  if (!is_map(n) || n->data.mapping.pairs.top == n->data.mapping.pairs.start) {
+    fail(L, D_IN_TYPE, node_loc(L, n), "a body item", "a mapping whose key names the operation, such as {swap: {ref: ..., value: ...}}");
+    return NULL;
+  }
+  yaml_node_pair_t *pr = n->data.mapping.pairs.start;
+  yaml_node_t *k = get(L, pr->key), *v = get(L, pr->value);
+  if (!is_scalar(k)) {
+    fail(L, D_IN_TYPE, node_loc(L, k), "an operation name", "a string");
+    return NULL;
+  }
+  int kind = find_op(scalar(k));
+  if (kind < 0) {
+    for (int i = 0; i < OPK_COUNT; i++) op_names[i] = op_key((OpKind)i);
+    unknown_key(L, k, "the body (not an operation)", op_names, OPK_COUNT);
+    return NULL;
+  }
+  if (pr + 1 < n->data.mapping.pairs.top) {
+    yaml_node_t *k2 = get(L, pr[1].key);
+    char msg[300];
+    snprintf(msg, sizeof msg, "an operation item has one key, the operation; put '%.60s' inside the mapping of '%s'",
+             is_scalar(k2) ? scalar(k2) : "?", scalar(k));
+    fail(L, D_IN_VALUE, node_loc(L, k2), msg);
+    return NULL;
+  }
+  Op *op = arena_alloc(&L->p->arena, sizeof *op);
+  op->kind = (OpKind)kind;
+  op->loc = node_loc(L, k);
+  op->id = L->p->nops++;
+  for (int i = 0; i < FLD_COUNT; i++) op->nlist[i] = -1;
+  if (L->p->nops > LOAD_MAX_OPS) {
+    fail(L, D_IN_LIMIT, op->loc, "the program has more than 100000 operations");
+    return NULL;
+  }
+  if (op->kind == OPK_WAIT) return load_wait(L, op, v) ? op : NULL;
+  if (op->kind == OPK_BARRIER && is_scalar(v) && !*scalar(v)) return op; /* barrier: (null) */
+  if (!is_map(v)) {
+    char what[128];
+    snprintf(what, sizeof what, "a mapping of its fields, got %s", node_kind(v));
+    fail(L, D_IN_TYPE, node_loc(L, v), scalar(k), what);
+    return NULL;
+  }
+  if (!load_fields(L, op, v) || !check_op_shape(L, op)) return NULL;
+  return op;
+}
+
+static bool load_body(Loader *L, yaml_node_t *n, Body *b, const char *what) {
+  if (!is_seq(n)) return fail(L, D_IN_TYPE, node_loc(L, n), what, "a list of operations");
+  if (++L->depth > LOAD_MAX_DEPTH) return fail(L, D_IN_LIMIT, node_loc(L, n), "loop and when bodies are nested more than 64 deep");
+  int cnt = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+  b->ops = arena_alloc(&L->p->arena, sizeof(Op *) * (cnt ? cnt : 1));
+  for (int i = 0; i < cnt && !L->failed; i++) {
+    Op *op = load_op(L, get(L, n->data.sequence.items.start[i]));
+    if (op) b->ops[b->n++] = op;
+  }
+  L->depth--;
+  return !L->failed;
+}
+
+/* ---- expectations -------------------------------------------------- */
+static bool load_expect_error(Loader *L, yaml_node_t *n) {
+  static const char *const keys[] = {"type", "message"};
+  Program *p = L->p;
+  if (!is_map(n)) return fail(L, D_IN_TYPE, node_loc(L, n), "error", "a mapping {type: ..., message: ...}");
+  p->expect_error = true;
+  for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top && !L->failed; pr++) {
+    yaml_node_t *k = get(L, pr->key), *v = get(L, pr->value);
+    if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "error key", "a string");
+    if (!strcmp(scalar(k), "type")) want_string(L, v, "type", &p->expect_error_type);
+    else if (!strcmp(scalar(k), "message")) want_string(L, v, "message", &p->expect_error_message);
+    else return unknown_key(L, k, "expect.error", keys, 2);
+  }
+  if (!L->failed && !p->expect_error_message) return fail(L, D_IN_MISSING, node_loc(L, n), "expect.error", "message");
+  return !L->failed;
+}
+
+static bool load_expect_refs(Loader *L, yaml_node_t *n) {
+  Program *p = L->p;
+  if (!is_map(n)) return fail(L, D_IN_TYPE, node_loc(L, n), "refs", "a mapping of ref (instance) names to values");
+  int cnt = (int)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+  p->expect_ref_names = arena_alloc(&p->arena, sizeof(char *) * (cnt ? cnt : 1));
+  p->expect_ref_values = arena_alloc(&p->arena, sizeof(Expr *) * (cnt ? cnt : 1));
+  p->expect_ref_locs = arena_alloc(&p->arena, sizeof(Loc) * (cnt ? cnt : 1));
+  for (int i = 0; i < cnt && !L->failed; i++) {
+    yaml_node_pair_t *pr = &n->data.mapping.pairs.start[i];
+    yaml_node_t *k = get(L, pr->key);
+    if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "expect.refs key", "a ref instance name");
+    char base[256];
+    snprintf(base, sizeof base, "%s", scalar(k));
+    char *at = strchr(base, '@');
+    if (at) *at = '\0';
+    if (!program_ref(p, base)) {
+      char msg[400];
+      snprintf(msg, sizeof msg, "expect.refs names '%.100s', which is not a ref (instances are name, name@C or name@C.S)", scalar(k));
+      return fail(L, D_IN_VALUE, node_loc(L, k), msg);
+    }
+    p->expect_ref_names[i] = arena_strdup(&p->arena, scalar(k));
+    p->expect_ref_locs[i] = node_loc(L, k);
+    p->expect_ref_values[i] = expr_from_node(L, get(L, pr->value), scalar(k));
+    p->nexpect_refs++;
+  }
+  return !L->failed;
+}
+
+static bool load_expect(Loader *L, yaml_node_t *n) {
+  static const char *const keys[] = {"error", "refs", "cycles"};
+  L->p->expect_loc = node_loc(L, n);
+  if (!is_map(n)) return fail(L, D_IN_TYPE, node_loc(L, n), "expect", "a mapping with error, refs or cycles");
+  for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top && !L->failed; pr++) {
+    yaml_node_t *k = get(L, pr->key), *v = get(L, pr->value);
+    if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "expect key", "a string");
+    if (!strcmp(scalar(k), "error")) load_expect_error(L, v);
+    else if (!strcmp(scalar(k), "refs")) load_expect_refs(L, v);
+    else if (!strcmp(scalar(k), "cycles")) {
+      yaml_node_t *mx;
+      if (!is_map(v) || !(mx = map_get(L, v, "max", NULL))) return fail(L, D_IN_TYPE, node_loc(L, v), "cycles", "a mapping {max: N}");
+      L->p->expect_cycles = true;
+      want_int(L, mx, "max", 0, &L->p->expect_cycles_max);
+    } else return unknown_key(L, k, "expect", keys, 3);
+  }
+  return !L->failed;
+}
+
+/* ---- names: every use must follow a binding ------------------------ */
+typedef struct {
+  const char **v;
+  int n, cap;
+} NameSet;
+
+static bool names_has(NameSet *s, const char *n) {
+  for (int i = s->n - 1; i >= 0; i--)
+    if (!strcmp(s->v[i], n)) return true;
+  return false;
+}
+
+static void names_add(Loader *L, NameSet *s, const char *n) {
+  if (!n || names_has(s, n)) return;
+  if (s->n == s->cap) {
+    int cap = s->cap ? s->cap * 2 : 16;
+    const char **v = arena_alloc(&L->p->arena, sizeof *v * cap);
+    if (s->n) memcpy(v, s->v, sizeof *v * s->n);
+    s->v = v;
+    s->cap = cap;
+  }
+  s->v[s->n++] = n;
+}
+
+static bool check_names_expr(Loader *L, NameSet *s, const Expr *e) {
+  if (!e || L->failed) return !L->failed;
+  Dtype t;
+  if (e->kind == EX_NAME && !names_has(s, e->name) && !program_ref(L->p, e->name) && !dtype_lookup(e->name, &t)) {
+    const char *near = load_nearest(e->name, s->v, s->n);
+    char hint[160] = "";
+    if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
+    else snprintf(hint, sizeof hint, " (bind it with let or out first)");
+    return fail(L, D_IN_NAME, e->loc, e->name, hint);
+  }
+  check_names_expr(L, s, e->a);
+  check_names_expr(L, s, e->b);
+  check_names_expr(L, s, e->c);
+  for (int i = 0; i < e->nargs; i++) check_names_expr(L, s, e->args[i]);
+  return !L->failed;
+}
+
+static bool check_names_body(Loader *L, NameSet *s, const Body *b);
+
+static bool check_names_op(Loader *L, NameSet *s, Op *op) {
+  for (int f = 0; f < FLD_COUNT; f++) {
+    if (f == FLD_BODY || f == FLD_ELSE) continue;
+    check_names_expr(L, s, op->e[f]);
+    for (int i = 0; i < op->nlist[f]; i++) check_names_expr(L, s, op->list[f][i]);
+  }
+  if (op->wait_desc && !names_has(s, op->wait_desc)) {
+    char hint[160];
+    snprintf(hint, sizeof hint, " (name a descriptor that an earlier async_copy gave with out:)");
+    return fail(L, D_IN_NAME, op->nloc[FLD_NAME], op->wait_desc, hint);
+  }
+  if (op->kind == OPK_LOOP) names_add(L, s, op->name[FLD_VAR]);
+  check_names_body(L, s, &op->body);
+  check_names_body(L, s, &op->els);
+  names_add(L, s, op->name[FLD_OUT]);
+  names_add(L, s, op->name[FLD_NAME]);
+  return !L->failed;
+}
+
+static bool check_names_body(Loader *L, NameSet *s, const Body *b) {
+  for (int i = 0; i < b->n && !L->failed; i++) check_names_op(L, s, b->ops[i]);
+  return !L->failed;
+}
+
+static bool check_names(Loader *L) {
+  NameSet s = {0};
+  names_add(L, &s, "core");
+  names_add(L, &s, "subcore");
+  if (!check_names_body(L, &s, &L->p->body)) return false;
+  for (int i = 0; i < L->p->nexpect_refs; i++) check_names_expr(L, &s, L->p->expect_ref_values[i]);
+  return !L->failed;
+}
+
+/* ---- top level ------------------------------------------------------ */
+static const char *const top_keys[] = {"version", "name", "chip", "kernel", "mesh", "layout_passes", "refs", "body", "lowered", "expect"};
+enum { NTOP = 10 };
+
+static bool load_top_key(Loader *L, const char *key, yaml_node_t *k, yaml_node_t *v) {
+  Program *p = L->p;
+  int64_t ver;
+  if (!strcmp(key, "version")) {
+    if (!want_int(L, v, "version", 1, &ver)) return false;
+    if (ver != 1) return fail(L, D_IN_VALUE, node_loc(L, v), "this sc-sim reads format version 1 only");
+    p->version = 1;
+    return true;
+  }
+  if (!strcmp(key, "name")) return want_string(L, v, "name", &p->name);
+  if (!strcmp(key, "layout_passes")) return want_bool(L, v, "layout_passes", &p->layout_passes);
+  if (!strcmp(key, "lowered")) {
+    p->lowered_loc = text_loc(L, v);
+    return want_string(L, v, "lowered", &p->lowered);
+  }
+  if (!strcmp(key, "mesh")) return load_mesh(L, v);
+  if (!strcmp(key, "refs")) return load_refs(L, v);
+  if (!strcmp(key, "body")) return load_body(L, v, &p->body, "body");
+  if (!strcmp(key, "expect")) return load_expect(L, v);
+  if (!strcmp(key, "chip") || !strcmp(key, "kernel")) return true; /* done first */
+  return unknown_key(L, k, "the program", top_keys, NTOP);
+}
+
+/* chip and kernel come first whatever their position: refs and mesh
+ * depend on them. */
+static bool load_top(Loader *L, yaml_node_t *root) {
+  Program *p = L->p;
+  if (!is_map(root)) return fail(L, D_IN_TYPE, node_loc(L, root), "the program", "a mapping with version, chip, refs and body");
+  yaml_node_t *v;
+  if ((v = map_get(L, root, "chip", NULL)) && !load_chip(L, v)) return false;
+  if ((v = map_get(L, root, "kernel", NULL)) && !load_kernel(L, v)) return false;
+  bool seen[NTOP] = {0};
+  for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top && !L->failed; pr++) {
+    yaml_node_t *k = get(L, pr->key);
+    if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "a top-level key", "a string");
+    for (int i = 0; i < NTOP; i++)
+      if (!strcmp(scalar(k), top_keys[i])) {
+        if (seen[i]) return fail(L, D_IN_DUP, node_loc(L, k), "a top-level key is given twice");
+        seen[i] = true;
+      }
+    load_top_key(L, scalar(k), k, get(L, pr->value));
+  }
+  if (L->failed) return false;
+  if (!seen[7]) return fail(L, D_IN_MISSING, node_loc(L, root), "the program", "body");
+  if (!seen[6]) return fail(L, D_IN_MISSING, node_loc(L, root), "the program", "refs");
+  if (!p->mesh_cores) p->mesh_cores = p->params.num_cores;
+  if (!p->mesh_subcores) p->mesh_subcores = p->kernel == KERNEL_SCALAR ? 1 : p->params.num_subcores;
+  return check_names(L);
+}
+
+static bool yaml_error(Loader *L, yaml_parser_t *yp) {
+  Loc at = {L->p->file, (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1};
+  char msg[512];
+  const char *problem = yp->problem ? yp->problem : "unreadable input";
+  if (yp->error == YAML_READER_ERROR)
+    snprintf(msg, sizeof msg, "the file is not valid UTF-8 text (%s)", problem);
+  else
+    snprintf(msg, sizeof msg, "YAML syntax error: %s%s%s", problem, yp->context ? " " : "", yp->context ? yp->context : "");
+  if (yp->error == YAML_READER_ERROR) at.line = 1, at.col = 1;
+  return fail(L, D_IN_YAML, at, msg);
+}
+
+bool load_program_text(const char *path, const char *text, size_t len, Program *p, Diag *d) {
+  Loader L = {p, NULL, d, false, 0, 0};
+  p->file = path;
+  p->version = 1;
+  p->layout_passes = true;
+  p->kernel = KERNEL_VECTOR;
+  p->chip = chip_find("tpu7x");
+  p->params = p->chip->p;
+  const char *slash = strrchr(path, '/');
+  p->name = slash ? slash + 1 : path;
+  yaml_parser_t yp;
+  yaml_document_t doc;
+  if (!yaml_parser_initialize(&yp)) return fail(&L, D_IN_FILE, (Loc){path, 0, 0}, "cannot initialise the YAML parser");
+  yaml_parser_set_input_string(&yp, (const unsigned char *)text, len);
+  bool ok = yaml_parser_load(&yp, &doc);
+  if (!ok) {
+    yaml_error(&L, &yp);
+    yaml_parser_delete(&yp);
+    return false;
+  }
+  L.doc = &doc;
+  yaml_node_t *root = yaml_document_get_root_node(&doc);
+  if (!root) ok = fail(&L, D_IN_FILE, (Loc){path, 1, 1}, "the file is empty: a program needs at least refs and body");
+  else ok = load_top(&L, root);
+  yaml_document_delete(&doc);
+  yaml_parser_delete(&yp);
+  return ok && !L.failed;
+}
+
+bool load_program(const char *path, Program *p, Diag *d) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    char msg[600];
+    snprintf(msg, sizeof msg, "cannot open '%.400s': %s", path, strerror(errno));
+    p->file = path;
+    diag_set(d, D_IN_FILE, (Loc){path, 0, 0}, msg);
+    return false;
+  }
+  char *buf = malloc(LOAD_MAX_FILE_BYTES + 1);
+  size_t n = buf ? fread(buf, 1, LOAD_MAX_FILE_BYTES + 1, f) : 0;
+  bool err = ferror(f);
+  fclose(f);
+  bool ok;
+  if (!buf || err) {
+    diag_set(d, D_IN_FILE, (Loc){path, 0, 0}, "cannot read the file");
+    ok = false;
+  } else if (n > LOAD_MAX_FILE_BYTES) {
+    diag_set(d, D_IN_LIMIT, (Loc){path, 0, 0}, "the file is larger than 64 MiB, sc-sim's limit for a program");
+    ok = false;
+  } else {
+    ok = load_program_text(path, buf, n, p, d);
+  }
+  free(buf);
+  return ok;
+}

@@ -1,0 +1,250 @@
+/* sim/program.h -- the program IR: what sim/load builds from program.yaml
+ * and what the checker, the lowering and the reference interpreter read.
+ *
+ * Every node carries its Loc.  All nodes live in one Arena owned by the
+ * Program and freed by program_free; nothing in the IR is freed alone.
+ *
+ * The two string languages of the format (ref expressions and value
+ * expressions) share one Expr tree: a ref expression is a NAME with postfix
+ * SUBSCRIPT / AT / BITCAST / RESHAPE nodes, and whether a name denotes a ref
+ * or a value is decided by the checker, which knows the bindings. */
+#ifndef SC_PROGRAM_H
+#define SC_PROGRAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../lowering/diag.h"
+#include "../memory/dtype.h"
+#include "chips.h"
+
+#define MAX_RANK 8
+
+/* ---- arena ---------------------------------------------------------- */
+typedef struct ArenaBlock ArenaBlock;
+typedef struct {
+  ArenaBlock *head;
+  size_t used; /* bytes handed out, for the size limit */
+} Arena;
+void *arena_alloc(Arena *a, size_t n); /* zeroed; aborts only on OOM */
+char *arena_strdup(Arena *a, const char *s);
+void arena_free(Arena *a);
+
+/* ---- memory spaces ------------------------------------------------- */
+/* X(ENUM, program key, repr (!r), str) -- SPEC §0.3 */
+#define SPACES(X)                                   \
+  X(HBM, "hbm", "HBM", "hbm")                       \
+  X(VMEM, "vmem", "VMEM", "vmem")                   \
+  X(VMEM_SHARED, "vmem_shared", "VMEM_SHARED", "vmem_shared") \
+  X(SMEM, "smem", "SMEM", "smem")                   \
+  X(SEMAPHORE, "semaphore", "SEMAPHORE", "semaphore_mem")
+
+typedef enum {
+#define X(e, k, r, s) SP_##e,
+  SPACES(X)
+#undef X
+  SP_COUNT
+} Space;
+const char *space_key(Space s);
+const char *space_repr(Space s);
+const char *space_str(Space s);
+
+/* ---- expressions --------------------------------------------------- */
+typedef enum {
+  EX_INT,      /* ival */
+  EX_FLOAT,    /* fval */
+  EX_BOOL,     /* ival 0/1 */
+  EX_NAME,     /* name */
+  EX_UNARY,    /* op a */
+  EX_BINARY,   /* a op b */
+  EX_CALL,     /* name(args...), kw[i] non-NULL for keyword args */
+  EX_SUBSCRIPT,/* a[args...] */
+  EX_AT,       /* a.at[args...] */
+  EX_BITCAST,  /* a.bitcast(dtype) */
+  EX_RESHAPE,  /* a.reshape(args...) */
+  EX_LIST,     /* [args...] (YAML list or bracket literal) */
+  EX_SLICE,    /* a:b:c inside a subscript; each may be NULL */
+  EX_ELLIPSIS, /* ... */
+  EX_NONE      /* None */
+} ExprKind;
+
+typedef enum {
+  OP_NONE,
+  /* binary, lowest precedence first */
+  OP_OR, OP_AND, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
+  OP_BOR, OP_BXOR, OP_BAND, OP_SHL, OP_SHR, OP_ADD, OP_SUB,
+  OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD,
+  /* unary */
+  OP_NEG, OP_POS, OP_INVERT, OP_NOT
+} ExprOp;
+
+typedef struct Expr Expr;
+struct Expr {
+  ExprKind kind;
+  Loc loc;
+  ExprOp op;
+  int64_t ival;
+  double fval;
+  const char *name; /* NAME, CALL (dotted callee) */
+  Expr *a, *b, *c;  /* operands; slice parts */
+  Expr **args;      /* CALL args, subscript entries, list items, reshape dims */
+  const char **kw;  /* CALL keyword names (NULL entries for positional) */
+  int nargs;
+  Dtype dtype;      /* BITCAST target */
+  const char *text; /* the whole source string of a top-level expression */
+};
+
+/* ---- refs ---------------------------------------------------------- */
+typedef enum { INIT_UNDEF, INIT_ZEROS, INIT_IOTA, INIT_FILL, INIT_LIST, INIT_RANDOM } InitKind;
+typedef enum { SEM_NONE, SEM_DMA, SEM_REGULAR } SemType;
+
+typedef struct {
+  const char *name;
+  Loc loc;
+  int index; /* position in Program.refs */
+  Space space;
+  Dtype dtype;
+  int rank;
+  int64_t shape[MAX_RANK];
+  int64_t nelems;
+  SemType sem;
+  bool annotated; /* false: declared without a memory space (prints None) */
+  InitKind init;
+  Cell fill;              /* INIT_FILL */
+  Cell *init_data;        /* INIT_LIST, nelems cells (already fitted) */
+  uint64_t seed;          /* INIT_RANDOM */
+  double low, high;       /* INIT_RANDOM */
+} Ref;
+
+/* ---- operations ---------------------------------------------------- */
+/* X(ENUM, key, required fields, optional fields) -- field bits below */
+#define OPS(X)                                                                  \
+  X(GET, "get", F(REF) | F(OUT), 0)                                             \
+  X(SET, "set", F(REF) | F(VALUE), 0)                                           \
+  X(SWAP, "swap", F(REF) | F(VALUE), F(OUT))                                    \
+  X(ADDUPDATE, "addupdate", F(REF) | F(VALUE), 0)                               \
+  X(LOAD_EXPANDED, "load_expanded", F(REF) | F(MASK) | F(OUT), 0)               \
+  X(STORE_COMPRESSED, "store_compressed", F(REF) | F(VALUE) | F(MASK), 0)       \
+  X(ADDUPDATE_COMPRESSED, "addupdate_compressed", F(REF) | F(VALUE) | F(MASK), 0) \
+  X(LOAD_GATHER, "load_gather", F(REF) | F(INDICES) | F(OUT), F(MASK))          \
+  X(STORE_SCATTER, "store_scatter", F(REF) | F(INDICES) | F(VALUE), F(MASK))    \
+  X(ADDUPDATE_SCATTER, "addupdate_scatter", F(REF) | F(INDICES) | F(VALUE), F(MASK)) \
+  X(ASYNC_COPY, "async_copy", F(SRC) | F(DST) | F(SEM) | F(OUT), F(PRIORITY) | F(ADD)) \
+  X(WAIT, "wait", 0, F(SRC) | F(DST) | F(SEM))                                  \
+  X(SYNC_COPY, "sync_copy", F(SRC) | F(DST), F(ADD))                            \
+  X(SEMAPHORE_SIGNAL, "semaphore_signal", F(SEM), F(INC) | F(CORE) | F(SUBCORE)) \
+  X(SEMAPHORE_WAIT, "semaphore_wait", F(SEM), F(VALUE))                         \
+  X(FETCH_AND_ADD, "fetch_and_add", F(REF) | F(VALUE) | F(SUBCORE) | F(OUT), 0) \
+  X(BARRIER, "barrier", 0, 0)                                                   \
+  X(LET, "let", F(NAME) | F(VALUE), 0)                                          \
+  X(LOOP, "loop", F(VAR) | F(RANGE) | F(BODY), 0)                               \
+  X(WHEN, "when", F(COND) | F(BODY), F(ELSE))                                   \
+  X(EXPECT, "expect", F(EQUALS), F(VALUE) | F(REF))
+
+/* X(ENUM, key, kind) -- the fields an operation can have */
+#define FIELDS(X)                 \
+  X(REF, "ref", FK_EXPR)          \
+  X(VALUE, "value", FK_EXPR)      \
+  X(OUT, "out", FK_NAME)          \
+  X(MASK, "mask", FK_EXPR)        \
+  X(INDICES, "indices", FK_LIST)  \
+  X(SRC, "src", FK_EXPR_OR_LIST)  \
+  X(DST, "dst", FK_EXPR_OR_LIST)  \
+  X(SEM, "sem", FK_EXPR)          \
+  X(PRIORITY, "priority", FK_EXPR)\
+  X(ADD, "add", FK_EXPR)          \
+  X(INC, "inc", FK_EXPR)          \
+  X(CORE, "core", FK_EXPR)        \
+  X(SUBCORE, "subcore", FK_EXPR)  \
+  X(NAME, "name", FK_NAME)        \
+  X(VAR, "var", FK_NAME)          \
+  X(RANGE, "range", FK_LIST)      \
+  X(BODY, "body", FK_BODY)        \
+  X(COND, "cond", FK_EXPR)        \
+  X(ELSE, "else", FK_BODY)        \
+  X(EQUALS, "equals", FK_EXPR)
+
+typedef enum { FK_EXPR, FK_NAME, FK_LIST, FK_EXPR_OR_LIST, FK_BODY } FieldKind;
+
+typedef enum {
+#define X(e, k, kind) FLD_##e,
+  FIELDS(X)
+#undef X
+  FLD_COUNT
+} FieldId;
+#define F(e) (1u << FLD_##e)
+
+typedef enum {
+#define X(e, k, req, opt) OPK_##e,
+  OPS(X)
+#undef X
+  OPK_COUNT
+} OpKind;
+
+typedef struct Op Op;
+typedef struct {
+  Op **ops;
+  int n;
+} Body;
+
+struct Op {
+  OpKind kind;
+  Loc loc;                   /* the operation's key */
+  unsigned has;              /* F(...) bits present */
+  Loc floc[FLD_COUNT];       /* each field's key */
+  Expr *e[FLD_COUNT];        /* FK_EXPR fields */
+  Expr **list[FLD_COUNT];    /* FK_LIST and list-form FK_EXPR_OR_LIST */
+  int nlist[FLD_COUNT];      /* length; -1 when the field is a single expr */
+  const char *name[FLD_COUNT]; /* FK_NAME fields */
+  Loc nloc[FLD_COUNT];       /* the name value's position */
+  Body body, els;
+  const char *wait_desc;     /* wait: the descriptor's name (short form) */
+  int id;                    /* program-order number, 0-based, unique */
+};
+
+const char *op_key(OpKind k);
+unsigned op_required(OpKind k);
+unsigned op_optional(OpKind k);
+const char *field_key(FieldId f);
+FieldKind field_kind(FieldId f);
+
+/* ---- the program --------------------------------------------------- */
+typedef enum { KERNEL_VECTOR, KERNEL_SCALAR } KernelKind;
+
+typedef struct {
+  const char *file; /* path as given */
+  const char *name;
+  int version;
+  const Chip *chip;
+  Loc chip_loc;
+  ChipParams params; /* the preset's values with overrides applied */
+  KernelKind kernel;
+  Loc kernel_loc;
+  int64_t mesh_cores, mesh_subcores; /* subcores is 1 on scalar kernels */
+  Loc mesh_loc;
+  bool layout_passes;
+  Ref **refs;
+  int nrefs;
+  Body body;
+  int nops; /* operations in the whole tree */
+  const char *lowered; /* the user's lowering text, or NULL */
+  Loc lowered_loc;
+  /* expectations */
+  bool expect_error;
+  const char *expect_error_type, *expect_error_message;
+  Loc expect_loc;
+  int nexpect_refs;
+  const char **expect_ref_names;
+  Expr **expect_ref_values;
+  Loc *expect_ref_locs;
+  bool expect_cycles;
+  int64_t expect_cycles_max;
+  Arena arena;
+} Program;
+
+/* Finds a ref by name; NULL when none. */
+Ref *program_ref(const Program *p, const char *name);
+void program_free(Program *p);
+
+#endif
