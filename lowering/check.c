@@ -198,6 +198,7 @@ static bool eval_binary(Checker *c, Expr *e, AVal *out) {
   if (!eval_value(c, e->a, &a) || !eval_value(c, e->b, &b)) return false;
   *out = scalar_av(DT_INT32, false);
   if (!bshape(c, e->loc, &a, &b, out) || !promote(c, e->loc, &a, &b, &out->dtype, &out->weak)) return false;
+  e->oty = out->dtype;
   bool isfloat = dtype_is_float(out->dtype);
   if (isfloat && (e->op == OP_BAND || e->op == OP_BOR || e->op == OP_BXOR || e->op == OP_SHL || e->op == OP_SHR))
     return input_error(c, e->loc, "bitwise operators need integer or bool operands");
@@ -320,6 +321,7 @@ static bool eval_where_minmax(Checker *c, Expr *e, AVal *out) {
   if (!eval_value(c, e->args[k], &a) || !eval_value(c, e->args[k + 1], &b)) return false;
   *out = scalar_av(DT_INT32, false);
   if (!bshape(c, e->loc, &a, &b, out) || !promote(c, e->loc, &a, &b, &out->dtype, &out->weak)) return false;
+  e->oty = out->dtype;
   if (w) {
     if (m.dtype != DT_BOOL) return input_error(c, e->args[0]->loc, "where's mask must be bool");
     AVal t = *out;
@@ -388,7 +390,21 @@ static bool eval_name(Checker *c, Expr *e, AVal *out) {
   return input_error(c, e->loc, msg);
 }
 
+static bool eval_node(IndexCtx *ix, Expr *e, AVal *out);
+
+/* Evaluates and records the type on the node for the lowering. */
 static bool eval(IndexCtx *ix, Expr *e, AVal *out) {
+  bool ok = eval_node(ix, e, out);
+  if (ok) {
+    e->ty = out->dtype;
+    e->weak = out->weak;
+    e->is_ref = out->kind == AV_REF;
+    e->view = out->kind == AV_REF ? out->view : NULL;
+  }
+  return ok;
+}
+
+static bool eval_node(IndexCtx *ix, Expr *e, AVal *out) {
   Checker *c = (Checker *)ix;
   memset(out, 0, sizeof *out);
   switch (e->kind) {
@@ -775,14 +791,6 @@ static bool check_gather_scatter(Checker *c, Op *op) {
 }
 
 /* ---- DMAs (SPEC §4.H, §4.I, §4.M) ------------------------------------ */
-typedef struct {
-  bool indirect;
-  bool gather;           /* offsets on the source */
-  const IxEntry *off;    /* the offsets entry */
-  int off_tr;            /* index of the transform carrying it */
-  int src_rank, dst_rank;
-  int64_t src_shape[MAX_RANK], dst_shape[MAX_RANK]; /* after transforms, offsets as full slice */
-} DmaPlan;
 
 static bool is_candidate(const NDIndexer *ix) {
   const IxEntry *e = &ix->e[0];
@@ -880,6 +888,7 @@ static bool prepare_indexed(Checker *c, Loc at, const View *idx, const View *oth
     pl->indirect = true;
     pl->off = &idx->tr[f]->idx->e[0];
     pl->off_tr = f;
+    pl->flat = index_without_offsets(c->ix.arena, idx, f);
   }
   return apply_transforms(c, at, idx, f);
 }
@@ -1003,6 +1012,8 @@ static bool check_async_copy(Checker *c, Op *op) {
   if (sem->rank && fire(c, D_H4, op->loc, shape_str(c, sem->rank, sem->shape))) return false;
   DmaPlan pl;
   if (!prepare_dma(c, op->loc, src, dst, add, true, &pl) || !verify_start(c, op->loc, src, dst, &pl, prio)) return false;
+  op->dma = arena_alloc(c->ix.arena, sizeof pl);
+  memcpy(op->dma, &pl, sizeof pl);
   Desc *d = arena_alloc(c->ix.arena, sizeof *d);
   *d = (Desc){op, src, dst, sem};
   AVal out;
@@ -1036,6 +1047,11 @@ static bool check_wait(Checker *c, Op *op) {
   if (sem->ref->sem == SEM_REGULAR && fire(c, D_H8, op->loc)) return false;
   DmaPlan pl;
   if (!prepare_dma(c, op->loc, src, dst, false, false, &pl)) return false;
+  op->dma = arena_alloc(c->ix.arena, sizeof pl);
+  memcpy(op->dma, &pl, sizeof pl);
+  op->view[FLD_SRC] = src;
+  op->view[FLD_DST] = dst;
+  op->view[FLD_SEM] = sem;
   if (pl.indirect && c->p->kernel == KERNEL_SCALAR && fire(c, D_M_IND1, op->loc, "wait", "Wait")) return false;
   if (!pl.indirect && sem->rank && fire(c, D_M_WAIT1, op->loc)) return false;
   return true;
@@ -1058,6 +1074,12 @@ static bool check_sync_copy(Checker *c, Op *op) {
     if (!prepare_dma(c, op->loc, src[i], dst[i], add, true, &pl[i]) || !verify_start(c, op->loc, src[i], dst[i], &pl[i], 0))
       return false;
   }
+  DmaPlan *plans = arena_alloc(c->ix.arena, sizeof *plans * (size_t)n);
+  memcpy(plans, pl, sizeof *plans * (size_t)n);
+  op->dma = plans;
+  op->views[FLD_SRC] = arena_alloc(c->ix.arena, sizeof(void *) * (size_t)n);
+  op->views[FLD_DST] = arena_alloc(c->ix.arena, sizeof(void *) * (size_t)n);
+  for (int i = 0; i < n; i++) op->views[FLD_SRC][i] = src[i], op->views[FLD_DST][i] = dst[i];
   for (int i = 0; i < n; i++) {
     DmaPlan w;
     if (!prepare_dma(c, op->loc, src[i], dst[i], false, false, &w)) return false;
@@ -1239,10 +1261,9 @@ static bool check_mesh(Checker *c) {
 
 bool check_program(Program *p, Diag *d) {
   static const char phases[] = "TLV";
-  Arena scratch = {0};
   Checker c;
   memset(&c, 0, sizeof c);
-  c.ix.arena = &scratch;
+  c.ix.arena = &p->arena; /* views and plans stay with the program for the lowering */
   c.ix.d = d;
   c.ix.eval = eval;
   c.p = p;
@@ -1253,6 +1274,5 @@ bool check_program(Program *p, Diag *d) {
     c.nenv = 0;
     ok = check_body(&c, &p->body);
   }
-  arena_free(&scratch);
   return ok && !c.ix.failed;
 }

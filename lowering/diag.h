@@ -139,7 +139,10 @@ typedef enum {
   X(IN_NAME, "input-undefined", DC_INPUT, 0, "", "'%s' is used before it is defined%s")        \
   X(IN_EXPR, "input-expression", DC_INPUT, 0, "", "%s")                                        \
   X(IN_FILE, "input-file", DC_INPUT, 0, "", "%s")                                              \
-  X(IN_LIMIT, "input-limit", DC_INPUT, 0, "", "%s")
+  X(IN_LIMIT, "input-limit", DC_INPUT, 0, "", "%s")                                          \
+  X(RUN_FAULT, "fault", DC_FAULT, 0, "", "fault: %s: %s")                                     \
+  X(RUN_EXPECT, "expect", DC_VERIFY, 0, "", "expect failed: %s")                              \
+  X(RUN_MISMATCH, "mismatch", DC_VERIFY, 0, "", "mismatch: %s")
 
 typedef enum {
 #define X(e, id, cls, ph, ty, tmpl) D_##e,

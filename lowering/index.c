@@ -551,3 +551,28 @@ bool index_view(IndexCtx *c, Expr *e, View **out, bool *is_ref) {
   if (ok) (*out)->expr = e;
   return ok;
 }
+
+View *index_without_offsets(Arena *a, const View *v, int off_tr) {
+  View *w = arena_alloc(a, sizeof *w);
+  *w = *v;
+  Transform *t = arena_alloc(a, sizeof *t);
+  *t = *v->tr[off_tr];
+  NDIndexer *ix = arena_alloc(a, sizeof *ix);
+  *ix = *t->idx;
+  ix->e[0].kind = IX_SLICE;
+  ix->e[0].start = 0;
+  ix->e[0].start_e = ix->e[0].size_e = NULL;
+  ix->e[0].size = ix->shape[0];
+  ix->e[0].stride = 1;
+  ix->e[0].start_static = ix->e[0].size_static = true;
+  for (int d = 1; d < ix->n; d++)
+    if (ix->e[d].kind == IX_INT && ix->int_rank) ix->e[d].kind = IX_INT;
+  ix->int_rank = 0;
+  t->idx = ix;
+  t->rank = index_result_shape(ix, t->shape);
+  w->tr[off_tr] = t;
+  w->rank = t->rank;
+  memcpy(w->shape, t->shape, sizeof w->shape);
+  return w;
+}
+

@@ -88,6 +88,18 @@ struct Desc {
   View *src, *dst, *sem;
 };
 
+/* How a DMA's views were split (SPEC §4.I): whether it is indirect, which
+ * entry carries the offsets, and the shapes the copy moves. */
+typedef struct {
+  bool indirect;
+  bool gather;           /* offsets on the source */
+  const IxEntry *off;    /* the offsets entry */
+  int off_tr;            /* index of the transform carrying it */
+  View *flat;            /* the indexed view with the offsets taken as a full dim-0 slice */
+  int src_rank, dst_rank;
+  int64_t src_shape[MAX_RANK], dst_shape[MAX_RANK]; /* after transforms, offsets as full slice */
+} DmaPlan;
+
 /* Callbacks into the checker: evaluate a sub-expression to its abstract
  * value (false: a diagnostic was recorded, stop). */
 typedef struct IndexCtx IndexCtx;
@@ -104,6 +116,9 @@ struct IndexCtx {
  * Returns false when a rule fired (recorded in c->d) or the expression is
  * not a ref view (then *is_ref is false and nothing is recorded). */
 bool index_view(IndexCtx *c, Expr *e, View **out, bool *is_ref);
+/* The view with the offsets entry of transform off_tr taken as a full
+ * slice of dimension 0 (what an indirect DMA's offsets index). */
+View *index_without_offsets(Arena *a, const View *v, int off_tr);
 /* Records rule `id` when it belongs to the phase being checked. */
 bool index_fire(IndexCtx *c, DiagId id, Loc at, ...);
 

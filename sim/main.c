@@ -7,6 +7,8 @@
 #include "../lowering/check.h"
 #include "chips.h"
 #include "load.h"
+#include "run.h"
+#include "verify.h"
 
 #define SC_SIM_VERSION "0.1.0"
 
@@ -84,7 +86,8 @@ static void json_diag(const Diag *d, const char *status, int code) {
 
 static int report(const Options *o, const Diag *d) {
   int code = exit_for(d);
-  if (o->json) json_diag(d, code == EXIT_REJECTED ? "rejected" : "invalid", code);
+  static const char *status[] = {"ok", "rejected", "invalid", "mismatch", "fault"};
+  if (o->json) json_diag(d, status[code], code);
   else print_diag(d);
   return code;
 }
@@ -138,6 +141,27 @@ static void summary(const Program *p) {
   }
 }
 
+/* Runs an accepted program: reference, verification, expectations. */
+static int run_program(Program *p, const Options *o) {
+  RunResult ref;
+  RunLimits lim = {0, NULL};
+  Diag d;
+  int code = EXIT_OK;
+  if (!reference_run(p, &lim, &ref)) {
+    verify_fault_diag(&ref, &d);
+    code = report(o, &d);
+  } else if (!verify_expect_refs(p, &ref, &d)) {
+    code = report(o, &d);
+  } else if (o->json) {
+    printf("{\"status\": \"ok\", \"exit\": 0}\n");
+  } else {
+    summary(p);
+    printf("%s: ok: %llu operations on %d subcore(s)\n", p->name, (unsigned long long)ref.ops, ref.nsub);
+  }
+  run_result_free(&ref);
+  return code;
+}
+
 /* An expect.error program passes when the rejection matches it. */
 static int expected_error(const Program *p, const Diag *d, const Options *o) {
   bool type_ok = !p->expect_error_type || !strcmp(p->expect_error_type, diag_type(d->id));
@@ -168,10 +192,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s:%d:%d: error: expected a rejection (%s), but the program was accepted\n", p.file,
             p.expect_loc.line, p.expect_loc.col, p.expect_error_message);
     code = EXIT_MISMATCH;
-  } else {
+  } else if (!strcmp(o.cmd, "check")) {
     if (o.json) printf("{\"status\": \"ok\", \"exit\": 0}\n");
-    else summary(&p);
     code = EXIT_OK;
+  } else {
+    code = run_program(&p, &o);
   }
   program_free(&p);
   return code;

@@ -93,6 +93,12 @@ struct Expr {
   int nargs;
   Dtype dtype;      /* BITCAST target */
   const char *text; /* the whole source string of a top-level expression */
+  /* Filled by the checker for accepted programs (types at trace time): */
+  Dtype ty;         /* the value's dtype */
+  Dtype oty;        /* BINARY, where/min/max: the dtype operands promote to */
+  bool weak;
+  bool is_ref;      /* evaluates to a ref view */
+  void *view;       /* when is_ref: the checker's View (lowering/index.h) */
 };
 
 /* ---- refs ---------------------------------------------------------- */
@@ -200,6 +206,12 @@ struct Op {
   Loc nloc[FLD_COUNT];       /* the name value's position */
   Body body, els;
   const char *wait_desc;     /* wait: the descriptor's name (short form) */
+  /* Filled by the checker for accepted programs: the View of each ref
+   * field (sync_copy lists: one per item) and, for DMAs, whether the copy
+   * is indirect and on which side (lowering/index.h, lowering/check.c). */
+  void *view[FLD_COUNT];
+  void **views[FLD_COUNT];
+  void *dma;                 /* async_copy / wait / sync_copy: DmaPlan(s) */
   int id;                    /* program-order number, 0-based, unique */
 };
 

@@ -1,0 +1,42 @@
+/* isa/value.h -- runtime values and the lane arithmetic both the engine and
+ * the reference interpreter use (SPEC §9.3: integers wrap, // floors, %
+ * takes the divisor's sign, / is true division, shifts past the width give
+ * 0 (or -1 for >> of a negative signed value), floats round to the dtype).
+ *
+ * A Value is a dense row-major array of lanes with a per-lane defined flag
+ * (SPEC §7.6); a scalar has rank 0 and one lane. */
+#ifndef SC_VALUE_H
+#define SC_VALUE_H
+
+#include "../sim/program.h"
+
+typedef struct {
+  Dtype dtype;
+  int rank;
+  int64_t shape[MAX_RANK];
+  int64_t n;       /* lanes */
+  Cell *v;
+  uint8_t *def;    /* 1 where the lane is defined */
+  int64_t cap;     /* lanes allocated */
+} Value;
+
+/* Shapes v (allocating as needed; lanes undefined). */
+void val_shape(Value *v, Dtype t, int rank, const int64_t *shape);
+void val_scalar(Value *v, Dtype t, Cell c);
+void val_copy(Value *dst, const Value *src);
+void val_free(Value *v);
+bool val_all_defined(const Value *v);
+/* Lane i of a value broadcast to n lanes (a scalar repeats). */
+static inline int64_t val_lane(const Value *v, int64_t i) { return v->n == 1 ? 0 : i; }
+
+typedef enum { ALU_OK, ALU_DIVZERO } AluStatus;
+/* One lane of a binary op: operands already of dtype `in`; the result is of
+ * dtype `out` (bool for comparisons, float32 for / of integers). */
+AluStatus alu_binary(ExprOp op, Dtype in, Dtype out, Cell a, Cell b, Cell *r);
+Cell alu_unary(ExprOp op, Dtype t, Cell a);
+/* Converts a lane between dtypes as a weakly typed literal or astype does. */
+Cell alu_convert(Dtype from, Dtype to, Cell c);
+bool alu_truthy(Dtype t, Cell c);
+bool alu_equal(Dtype t, Cell a, Cell b); /* bitwise-meaningful equality (nan == nan) */
+
+#endif

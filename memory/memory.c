@@ -1,0 +1,135 @@
+/* memory/memory.c -- instances, their shadow state and their inits. */
+#include "memory.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define MAP_THRESHOLD (1u << 20) /* larger regions come from mmap */
+
+static bool alloc_region(Region *r, size_t size) {
+  r->size = size;
+  size_t n = size ? size : 1;
+  if (n >= MAP_THRESHOLD) {
+    void *b = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *d = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (b == MAP_FAILED || d == MAP_FAILED) {
+      if (b != MAP_FAILED) munmap(b, n);
+      if (d != MAP_FAILED) munmap(d, n);
+      return false;
+    }
+    r->bytes = b;
+    r->defined = d;
+    r->mapped = true;
+    return true;
+  }
+  r->bytes = calloc(1, n);
+  r->defined = calloc(1, n);
+  return r->bytes && r->defined;
+}
+
+static uint64_t splitmix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+Cell mem_random(const RegionSpec *s, int core, int subcore, int64_t i) {
+  uint64_t h = splitmix(s->seed);
+  h = splitmix(h ^ (uint64_t)(core + 1));
+  h = splitmix(h ^ ((uint64_t)(subcore + 1) << 20));
+  h = splitmix(h ^ (uint64_t)i);
+  double u = (double)(h >> 11) / 9007199254740992.0; /* [0, 1) */
+  double v = s->low + u * (s->high - s->low);
+  Cell c;
+  if (dtype_is_float(s->dtype)) c.f = v;
+  else if (s->dtype == DT_BOOL) c.i = u < 0.5 ? 0 : 1;
+  else {
+    c.i = (int64_t)floor(v);
+    return dtype_convert(DT_INT64, s->dtype, c);
+  }
+  return dtype_fit(s->dtype, c);
+}
+
+static void init_region(Region *r, const RegionSpec *s) {
+  int sz = dtype_size(s->dtype);
+  if (s->init == 0) return; /* undefined: shadow stays 0 */
+  if (s->init == 1) { /* zeros: calloc / mmap already zeroed the bytes */
+    memset(r->defined, 1, r->size);
+    return;
+  }
+  for (int64_t i = 0; i < s->nelems; i++) {
+    Cell c;
+    switch (s->init) {
+    case 2: c = dtype_is_float(s->dtype) ? dtype_convert(DT_INT64, s->dtype, (Cell){.i = i}) : dtype_fit(s->dtype, (Cell){.i = i}); break;
+    case 3: c = s->fill; break;
+    case 4: c = s->data[i]; break;
+    default: c = mem_random(s, r->core, r->subcore, i); break;
+    }
+    dtype_store(s->dtype, c, r->bytes + i * sz);
+  }
+  memset(r->defined, 1, r->size);
+}
+
+static int count_for(InstScope sc, int cores, int subcores) {
+  return sc == INST_GLOBAL ? 1 : sc == INST_PER_CORE ? cores : cores * subcores;
+}
+
+bool mem_init(MemSystem *m, const RegionSpec *specs, int nrefs, int cores, int subcores) {
+  memset(m, 0, sizeof *m);
+  m->nrefs = nrefs;
+  m->cores = cores;
+  m->subcores = subcores;
+  m->specs = specs;
+  m->inst = calloc((size_t)(nrefs ? nrefs : 1), sizeof *m->inst);
+  if (!m->inst) return false;
+  for (int r = 0; r < nrefs; r++) {
+    int n = count_for(specs[r].scope, cores, subcores);
+    m->inst[r] = calloc((size_t)n, sizeof(Region));
+    if (!m->inst[r]) return false;
+    for (int i = 0; i < n; i++) {
+      Region *g = &m->inst[r][i];
+      g->dtype = specs[r].dtype;
+      g->name = specs[r].name;
+      g->core = specs[r].scope == INST_GLOBAL ? -1 : specs[r].scope == INST_PER_CORE ? i : i / subcores;
+      g->subcore = specs[r].scope == INST_PER_SUBCORE ? i % subcores : -1;
+      if (!alloc_region(g, (size_t)specs[r].nelems * (size_t)dtype_size(specs[r].dtype))) return false;
+      init_region(g, &specs[r]);
+    }
+  }
+  return true;
+}
+
+void mem_free(MemSystem *m) {
+  for (int r = 0; r < m->nrefs && m->inst; r++) {
+    if (!m->inst[r]) continue;
+    int n = count_for(m->specs[r].scope, m->cores, m->subcores);
+    for (int i = 0; i < n; i++) {
+      Region *g = &m->inst[r][i];
+      if (g->mapped) {
+        munmap(g->bytes, g->size);
+        munmap(g->defined, g->size);
+      } else {
+        free(g->bytes);
+        free(g->defined);
+      }
+    }
+    free(m->inst[r]);
+  }
+  free(m->inst);
+  m->inst = NULL;
+}
+
+int mem_instance_count(const MemSystem *m, int ref) { return count_for(m->specs[ref].scope, m->cores, m->subcores); }
+Region *mem_instance(MemSystem *m, int ref, int i) { return &m->inst[ref][i]; }
+
+Region *mem_region(MemSystem *m, int ref, int core, int subcore) {
+  switch (m->specs[ref].scope) {
+  case INST_GLOBAL: return &m->inst[ref][0];
+  case INST_PER_CORE: return &m->inst[ref][core];
+  case INST_PER_SUBCORE: return &m->inst[ref][core * m->subcores + subcore];
+  }
+  return NULL;
+}

@@ -1,0 +1,62 @@
+/* memory/memory.h -- the memory spaces of one chip as a table of regions.
+ *
+ * Each ref of a program has one instance per place that holds it (SPEC
+ * §1.3, PROGRAM_FORMAT.md "Refs"): hbm once, vmem_shared once per
+ * SparseCore, vmem, smem and semaphores once per subcore.  An instance is a
+ * Region: its bytes and a shadow byte per byte saying whether it holds a
+ * defined value (SPEC §7.9, §9.1).  Large regions are reserved with mmap
+ * and no swap reservation, so a multi-gigabyte HBM ref costs only the pages
+ * a kernel touches. */
+#ifndef SC_MEMORY_H
+#define SC_MEMORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtype.h"
+
+typedef enum { INST_GLOBAL, INST_PER_CORE, INST_PER_SUBCORE } InstScope;
+
+/* What memory/ needs to know of a ref. */
+typedef struct {
+  const char *name;
+  InstScope scope;
+  Dtype dtype;
+  int64_t nelems;
+  int init;            /* 0 undefined, 1 zeros, 2 iota, 3 fill, 4 list, 5 random */
+  Cell fill;
+  const Cell *data;    /* init list, nelems cells */
+  uint64_t seed;
+  double low, high;
+} RegionSpec;
+
+typedef struct {
+  uint8_t *bytes;
+  uint8_t *defined;    /* 1 where the byte holds a defined value */
+  size_t size;         /* bytes */
+  bool mapped;
+  Dtype dtype;
+  const char *name;
+  int core, subcore;   /* -1 where the scope does not have them */
+} Region;
+
+typedef struct {
+  int nrefs, cores, subcores;
+  const RegionSpec *specs;
+  Region **inst;       /* inst[ref]: array of instances */
+} MemSystem;
+
+/* Builds every instance and applies the inits; false on allocation failure. */
+bool mem_init(MemSystem *m, const RegionSpec *specs, int nrefs, int cores, int subcores);
+void mem_free(MemSystem *m);
+/* The instance of `ref` seen by subcore (core, subcore). */
+Region *mem_region(MemSystem *m, int ref, int core, int subcore);
+int mem_instance_count(const MemSystem *m, int ref);
+Region *mem_instance(MemSystem *m, int ref, int i);
+/* The documented generator of `init: {random: SEED}`: splitmix64 over
+ * SEED, the instance's core and subcore and the element index, mapped
+ * uniformly into [low, high) (integers: floor). */
+Cell mem_random(const RegionSpec *s, int core, int subcore, int64_t i);
+
+#endif

@@ -1,0 +1,1148 @@
+/* sim/reference.c -- the reference interpreter: SPEC §5, §7 and §9 applied
+ * to the program body directly, element by element.
+ *
+ * It is deliberately simple and shares nothing with the engine but the IR
+ * (with the checker's types and views) and the lane arithmetic of
+ * isa/value.c.  Every view element is located by walking the view's
+ * transforms back to the underlying ref, checking each level's bounds
+ * (§9.2); DMAs are applied at their wait (§7.10); subcores take turns, each
+ * running until it blocks on a barrier, a semaphore or a DMA wait. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lowering/index.h"
+#include "run.h"
+
+#define MAX_FRAMES (64 + 4)
+#define MAX_PIECES 16
+
+typedef struct {
+  const char *name;
+  Value v;
+} Bind;
+
+typedef struct {
+  const Body *body;
+  int pc;
+  const Op *loop; /* a loop frame: the loop op */
+  int64_t i, hi, step;
+} Frame;
+
+typedef struct {
+  int64_t off; /* byte offset in the region */
+  int n;       /* bytes */
+} Piece;
+
+typedef struct Pending {
+  struct Pending *next;
+  const Op *op;     /* the async_copy or sync_copy */
+  Region *sem;      /* the semaphore's region and element */
+  int64_t sem_off;
+  int64_t bytes;    /* what the wait consumes */
+  Region *src, *dst;
+  Dtype dtype;      /* element type moved */
+  bool add;
+  int64_t n;        /* elements */
+  Piece *sp, *dp;   /* one piece list per element, MAX_PIECES each */
+  int *nsp, *ndp;
+} Pending;
+
+typedef struct {
+  int core, subcore, idx;
+  Frame fr[MAX_FRAMES];
+  int depth;
+  Bind *env;
+  int nenv, capenv;
+  bool done;
+  int barrier_gen; /* barriers passed */
+  bool at_barrier;
+  Pending *pending;
+} Sub;
+
+typedef struct {
+  const Program *p;
+  RunResult *r;
+  Sub *subs;
+  int nsub;
+  uint64_t max_ops;
+  int *arrived; /* per core: subcores waiting at the barrier */
+} Ref_;
+
+/* ---- environment ----------------------------------------------------- */
+static Value *env_get(Sub *s, const char *name) {
+  for (int i = s->nenv - 1; i >= 0; i--)
+    if (!strcmp(s->env[i].name, name)) return &s->env[i].v;
+  return NULL;
+}
+
+static void env_set(Sub *s, const char *name, const Value *v) {
+  if (!name) return;
+  Value *slot = env_get(s, name);
+  if (!slot) {
+    if (s->nenv == s->capenv) {
+      int cap = s->capenv ? s->capenv * 2 : 16;
+      Bind *b = realloc(s->env, sizeof *b * (size_t)cap);
+      if (!b) abort();
+      memset(b + s->capenv, 0, sizeof *b * (size_t)(cap - s->capenv));
+      s->env = b;
+      s->capenv = cap;
+    }
+    s->env[s->nenv].name = name;
+    slot = &s->env[s->nenv++].v;
+  }
+  val_copy(slot, v);
+}
+
+/* ---- faults ---------------------------------------------------------- */
+static bool fault(Ref_ *R, Sub *s, const Op *op, FaultKind k, const char *fmt, const char *a, const char *b) {
+  char buf[600];
+  snprintf(buf, sizeof buf, fmt, a, b);
+  run_fault(R->r, k, op ? op->loc : (Loc){R->p->file, 0, 0}, s->core, s->subcore, op ? op->id : -1, "%s", buf);
+  return false;
+}
+
+/* ---- expressions ----------------------------------------------------- */
+static bool ev(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out);
+
+static bool ev_binary(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value a = {0}, b = {0};
+  bool ok = ev(R, s, op, e->a, &a) && ev(R, s, op, e->b, &b);
+  if (ok) {
+    const Value *big = a.n >= b.n ? &a : &b;
+    val_shape(out, e->ty, big->rank, big->shape);
+    for (int64_t i = 0; i < out->n && ok; i++) {
+      int64_t ia = val_lane(&a, i), ib = val_lane(&b, i);
+      Cell x = alu_convert(a.dtype, e->oty, a.v[ia]), y = alu_convert(b.dtype, e->oty, b.v[ib]);
+      out->def[i] = a.def[ia] && b.def[ib];
+      if (!out->def[i]) continue;
+      if (alu_binary(e->op, e->oty, e->ty, x, y, &out->v[i]) == ALU_DIVZERO)
+        ok = fault(R, s, op, FAULT_DIVZERO, "integer division by zero in '%s'%s", e->text ? e->text : "expression", "");
+    }
+  }
+  val_free(&a);
+  val_free(&b);
+  return ok;
+}
+
+static bool ev_unary(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value a = {0};
+  if (!ev(R, s, op, e->a, &a)) return val_free(&a), false;
+  val_shape(out, e->ty, a.rank, a.shape);
+  for (int64_t i = 0; i < a.n; i++) {
+    out->def[i] = a.def[i];
+    out->v[i] = alu_unary(e->op, e->ty, alu_convert(a.dtype, e->op == OP_NOT ? a.dtype : e->ty, a.v[i]));
+    if (e->op == OP_NOT) out->v[i] = alu_unary(OP_NOT, a.dtype, a.v[i]);
+  }
+  val_free(&a);
+  return true;
+}
+
+static bool ev_select(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  bool w = !strcmp(e->name, "where");
+  Value m = {0}, a = {0}, b = {0};
+  bool ok = (!w || ev(R, s, op, e->args[0], &m)) && ev(R, s, op, e->args[w], &a) && ev(R, s, op, e->args[w + 1], &b);
+  if (ok) {
+    const Value *big = &a;
+    if (b.n > big->n) big = &b;
+    if (w && m.n > big->n) big = &m;
+    val_shape(out, e->ty, big->rank, big->shape);
+    for (int64_t i = 0; i < out->n; i++) {
+      int64_t ia = val_lane(&a, i), ib = val_lane(&b, i);
+      Cell x = alu_convert(a.dtype, e->oty, a.v[ia]), y = alu_convert(b.dtype, e->oty, b.v[ib]);
+      if (w) {
+        int64_t im = val_lane(&m, i);
+        bool pick = alu_truthy(m.dtype, m.v[im]);
+        out->v[i] = pick ? x : y;
+        out->def[i] = m.def[im] && (pick ? a.def[ia] : b.def[ib]);
+      } else {
+        Cell lt;
+        alu_binary(OP_LT, e->oty, DT_BOOL, x, y, &lt);
+        bool first = e->name[1] == 'i' ? lt.i : !lt.i; /* min keeps the smaller */
+        if (dtype_is_float(e->oty) && (x.f != x.f || y.f != y.f)) out->v[i].f = x.f != x.f ? x.f : y.f;
+        else out->v[i] = first ? x : y;
+        out->def[i] = a.def[ia] && b.def[ib];
+      }
+    }
+  }
+  val_free(&m);
+  val_free(&a);
+  val_free(&b);
+  return ok;
+}
+
+static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  if (!strcmp(e->name, "iota")) {
+    int64_t n = e->args[0]->ival;
+    if (e->args[0]->kind != EX_INT) {
+      Value t = {0};
+      ev(R, s, op, e->args[0], &t);
+      n = t.v[0].i;
+      val_free(&t);
+    }
+    val_shape(out, DT_INT32, 1, &n);
+    for (int64_t i = 0; i < n; i++) out->v[i].i = i, out->def[i] = 1;
+    return true;
+  }
+  if (!strcmp(e->name, "full")) {
+    Value v = {0}, d = {0};
+    int64_t shape[MAX_RANK];
+    int rank = 0;
+    const Expr *sh = e->args[0];
+    const Expr *const *dims = sh->kind == EX_LIST ? (const Expr *const *)sh->args : &sh;
+    int nd = sh->kind == EX_LIST ? sh->nargs : 1;
+    for (int i = 0; i < nd; i++) {
+      ev(R, s, op, dims[i], &d);
+      shape[rank++] = d.v[0].i;
+    }
+    if (!ev(R, s, op, e->args[1], &v)) return val_free(&v), val_free(&d), false;
+    val_shape(out, e->ty, rank, shape);
+    for (int64_t i = 0; i < out->n; i++) out->v[i] = alu_convert(v.dtype, e->ty, v.v[0]), out->def[i] = v.def[0];
+    val_free(&v);
+    val_free(&d);
+    return true;
+  }
+  if (!strcmp(e->name, "astype")) {
+    Value v = {0};
+    if (!ev(R, s, op, e->args[0], &v)) return val_free(&v), false;
+    val_shape(out, e->ty, v.rank, v.shape);
+    for (int64_t i = 0; i < v.n; i++) out->v[i] = alu_convert(v.dtype, e->ty, v.v[i]), out->def[i] = v.def[i];
+    val_free(&v);
+    return true;
+  }
+  return ev_select(R, s, op, e, out);
+}
+
+static bool ev_list(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value item = {0};
+  for (int k = 0; k < e->nargs; k++) {
+    if (!ev(R, s, op, e->args[k], &item)) return val_free(&item), false;
+    if (k == 0) {
+      int64_t shape[MAX_RANK];
+      shape[0] = e->nargs;
+      memcpy(shape + 1, item.shape, sizeof(int64_t) * (size_t)item.rank);
+      val_shape(out, e->ty, item.rank + 1, shape);
+    }
+    for (int64_t i = 0; i < item.n; i++) {
+      out->v[k * item.n + i] = alu_convert(item.dtype, e->ty, item.v[i]);
+      out->def[k * item.n + i] = item.def[i];
+    }
+  }
+  val_free(&item);
+  return true;
+}
+
+static bool ev_element(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value base = {0}, k = {0};
+  if (!ev(R, s, op, e->a, &base)) return val_free(&base), false;
+  int64_t off = 0, stride = base.n;
+  for (int d = 0; d < e->nargs; d++) {
+    ev(R, s, op, e->args[d], &k);
+    int64_t i = k.v[0].i;
+    if (i < 0) i += base.shape[d];
+    stride /= base.shape[d] ? base.shape[d] : 1;
+    off += i * stride;
+  }
+  val_shape(out, base.dtype, base.rank - e->nargs, base.shape + e->nargs);
+  memcpy(out->v, base.v + off, sizeof(Cell) * (size_t)out->n);
+  memcpy(out->def, base.def + off, (size_t)out->n);
+  val_free(&base);
+  val_free(&k);
+  return true;
+}
+
+static bool ev(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  switch (e->kind) {
+  case EX_INT: val_scalar(out, DT_INT64, (Cell){.i = e->ival}); return true;
+  case EX_FLOAT: val_scalar(out, DT_FLOAT64, (Cell){.f = e->fval}); return true;
+  case EX_BOOL: val_scalar(out, DT_BOOL, (Cell){.i = e->ival}); return true;
+  case EX_NAME: {
+    if (!strcmp(e->name, "core") || !strcmp(e->name, "subcore")) {
+      Value *b = env_get(s, e->name);
+      if (!b) return val_scalar(out, DT_INT32, (Cell){.i = e->name[0] == 'c' ? s->core : s->subcore}), true;
+    }
+    Value *b = env_get(s, e->name);
+    if (!b) return fault(R, s, op, FAULT_UNINIT, "'%s' was bound only on a branch that did not run%s", e->name, "");
+    val_copy(out, b);
+    return true;
+  }
+  case EX_UNARY: return ev_unary(R, s, op, e, out);
+  case EX_BINARY: return ev_binary(R, s, op, e, out);
+  case EX_CALL: return ev_call(R, s, op, e, out);
+  case EX_LIST: return ev_list(R, s, op, e, out);
+  case EX_SUBSCRIPT: return ev_element(R, s, op, e, out);
+  case EX_AT: case EX_BITCAST: case EX_RESHAPE: case EX_SLICE: case EX_ELLIPSIS: case EX_NONE: break;
+  }
+  return fault(R, s, op, FAULT_UNINIT, "'%s' cannot be evaluated as a value%s", e->text ? e->text : "?", "");
+}
+
+/* A scalar that must be defined (an index, a bound, a condition). */
+static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
+  Value t = {0};
+  bool ok = ev(R, s, op, e, &t);
+  if (ok && !t.def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
+  if (ok) *v = dtype_is_float(t.dtype) ? (int64_t)t.v[0].f : t.v[0].i;
+  val_free(&t);
+  return ok;
+}
+
+/* ---- views ------------------------------------------------------------- */
+/* A view with its dynamic starts and sizes evaluated: lvl[k] is the shape
+ * after k transforms (lvl[0] the ref's shape). */
+typedef struct {
+  const View *v;
+  Region *reg;
+  int64_t start[MAX_TRANSFORMS][MAX_RANK];
+  int64_t size[MAX_TRANSFORMS][MAX_RANK];
+  int rank[MAX_TRANSFORMS + 1];
+  int64_t lvl[MAX_TRANSFORMS + 1][MAX_RANK];
+  Dtype dt[MAX_TRANSFORMS + 1];
+  int64_t n; /* elements of the view */
+  const Op *op;
+  char oob[400];
+} RV;
+
+static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
+  memset(rv, 0, sizeof *rv);
+  rv->v = v;
+  rv->op = op;
+  rv->reg = run_region(R->r, v->ref, core, subcore);
+  rv->rank[0] = v->ref->rank;
+  memcpy(rv->lvl[0], v->ref->shape, sizeof rv->lvl[0]);
+  rv->dt[0] = v->ref->dtype;
+  for (int k = 0; k < v->ntr; k++) {
+    const Transform *t = v->tr[k];
+    rv->dt[k + 1] = t->dtype;
+    rv->rank[k + 1] = t->rank;
+    memcpy(rv->lvl[k + 1], t->shape, sizeof rv->lvl[0]);
+    if (t->kind != TR_INDEX) continue;
+    int ns = 0;
+    for (int d = 0; d < t->idx->n; d++) {
+      const IxEntry *e = &t->idx->e[d];
+      rv->start[k][d] = e->start;
+      rv->size[k][d] = e->size;
+      if (e->start_e && !ev_int(R, s, op, e->start_e, &rv->start[k][d])) return false;
+      if (e->kind == IX_SLICE && e->size_e && !ev_int(R, s, op, e->size_e, &rv->size[k][d])) return false;
+      if (e->kind == IX_SLICE) ns++;
+    }
+    /* dynamic sizes: rebuild this level's shape from the slice sizes */
+    int r = 0;
+    for (int d = 0; d < t->idx->n; d++)
+      if (t->idx->e[d].kind == IX_SLICE) rv->lvl[k + 1][r++] = rv->size[k][d];
+    if (t->idx->int_rank == 0 && r == ns) rv->rank[k + 1] = r;
+  }
+  rv->n = 1;
+  for (int d = 0; d < rv->rank[v->ntr]; d++) rv->n *= rv->lvl[v->ntr][d];
+  return true;
+}
+
+static void unflat(int64_t flat, int rank, const int64_t *shape, int64_t *idx) {
+  for (int d = rank - 1; d >= 0; d--) {
+    int64_t n = shape[d] ? shape[d] : 1;
+    idx[d] = flat % n;
+    flat /= n;
+  }
+}
+
+static int64_t flat_of(int rank, const int64_t *shape, const int64_t *idx) {
+  int64_t f = 0;
+  for (int d = 0; d < rank; d++) f = f * shape[d] + idx[d];
+  return f;
+}
+
+static bool oob(RV *rv, int level, int d, int64_t i) {
+  const View *v = rv->v;
+  snprintf(rv->oob, sizeof rv->oob, "index %lld of dimension %d is outside [0, %lld) %s of '%s' (%s '%s')", (long long)i, d,
+           (long long)rv->lvl[level][d], level ? "at a view level" : "of the ref", v->expr && v->expr->text ? v->expr->text : v->ref->name,
+           space_key(v->ref->space), v->ref->name);
+  return false;
+}
+
+/* Maps an index at `level` to byte pieces of the region (see the file
+ * comment); [lo, lo+nb) is the byte range wanted within that element. */
+static bool locate(RV *rv, int level, const int64_t *idx, int lo, int nb, Piece *out, int *np) {
+  if (level == 0) {
+    if (*np >= MAX_PIECES) return false;
+    int64_t f = flat_of(rv->rank[0], rv->lvl[0], idx);
+    out[(*np)++] = (Piece){f * dtype_size(rv->dt[0]) + lo, nb};
+    return true;
+  }
+  const Transform *t = rv->v->tr[level - 1];
+  int64_t parent[MAX_RANK];
+  int pr = rv->rank[level - 1];
+  switch (t->kind) {
+  case TR_INDEX: {
+    const NDIndexer *ix = t->idx;
+    int nint = 0, first = -1, last = -1;
+    for (int d = 0; d < ix->n; d++)
+      if (ix->e[d].kind != IX_SLICE) nint++, last = d, first = first < 0 ? d : first;
+    bool contiguous = nint == 0 || last - first + 1 == nint;
+    int pos = contiguous && nint ? first : 0, si = 0, ci;
+    for (int d = 0; d < ix->n; d++) {
+      const IxEntry *e = &ix->e[d];
+      if (e->kind == IX_SLICE) {
+        ci = si < pos ? si : si + ix->int_rank;
+        parent[d] = rv->start[level - 1][d] + idx[ci] * e->stride;
+        si++;
+      } else {
+        parent[d] = rv->start[level - 1][d];
+      }
+      if (parent[d] < 0 || parent[d] >= rv->lvl[level - 1][d]) return oob(rv, level - 1, d, parent[d]);
+    }
+    return locate(rv, level - 1, parent, lo, nb, out, np);
+  }
+  case TR_RESHAPE:
+    unflat(flat_of(rv->rank[level], rv->lvl[level], idx), pr, rv->lvl[level - 1], parent);
+    return locate(rv, level - 1, parent, lo, nb, out, np);
+  case TR_BITCAST: {
+    int ob = dtype_size(rv->dt[level - 1]), nbytes = dtype_size(rv->dt[level]);
+    memcpy(parent, idx, sizeof(int64_t) * (size_t)pr);
+    if (ob == nbytes) return locate(rv, level - 1, parent, lo, nb, out, np);
+    int d2 = pr - 2;
+    if (ob > nbytes) { /* narrowing: element i is part i % r of parent i / r */
+      int r = ob / nbytes;
+      parent[d2] = idx[d2] / r;
+      return locate(rv, level - 1, parent, lo + (int)(idx[d2] % r) * nbytes, nb, out, np);
+    }
+    int r = nbytes / ob; /* widening: parts k of rows i*r + k, low part first */
+    for (int k = 0; k < r; k++) {
+      int plo = k * ob, phi = plo + ob;
+      int a = lo > plo ? lo : plo, b = lo + nb < phi ? lo + nb : phi;
+      if (a >= b) continue;
+      parent[d2] = idx[d2] * r + k;
+      if (!locate(rv, level - 1, parent, a - plo, b - a, out, np)) return false;
+    }
+    return true;
+  }
+  }
+  return false;
+}
+
+static bool rv_element(RV *rv, int64_t i, Piece *pc, int *np) {
+  int64_t idx[MAX_RANK];
+  int top = rv->v->ntr;
+  unflat(i, rv->rank[top], rv->lvl[top], idx);
+  *np = 0;
+  return locate(rv, top, idx, 0, dtype_size(rv->dt[top]), pc, np);
+}
+
+static bool read_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell *c, uint8_t *def) {
+  uint8_t buf[16];
+  int k = 0;
+  bool d = true;
+  for (int i = 0; i < np; i++)
+    for (int j = 0; j < pc[i].n; j++, k++) {
+      buf[k] = g->bytes[pc[i].off + j];
+      d &= g->defined[pc[i].off + j] != 0;
+    }
+  *c = dtype_load(t, buf);
+  *def = d;
+  return true;
+}
+
+static void write_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell c) {
+  uint8_t buf[16];
+  dtype_store(t, c, buf);
+  int k = 0;
+  for (int i = 0; i < np; i++)
+    for (int j = 0; j < pc[i].n; j++, k++) {
+      g->bytes[pc[i].off + j] = buf[k];
+      g->defined[pc[i].off + j] = 1;
+    }
+}
+
+static bool view_oob(Ref_ *R, Sub *s, RV *rv) {
+  return fault(R, s, rv->op, FAULT_OOB, "%s%s", rv->oob, "");
+}
+
+static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
+  int top = rv->v->ntr;
+  val_shape(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
+  Piece pc[MAX_PIECES];
+  int np;
+  for (int64_t i = 0; i < rv->n; i++) {
+    if (!rv_element(rv, i, pc, &np)) return view_oob(R, s, rv);
+    read_pieces(rv->reg, rv->dt[top], pc, np, &out->v[i], &out->def[i]);
+  }
+  return true;
+}
+
+static bool view_write_lane(Ref_ *R, Sub *s, RV *rv, int64_t i, Cell c) {
+  Piece pc[MAX_PIECES];
+  int np;
+  if (!rv_element(rv, i, pc, &np)) return view_oob(R, s, rv);
+  write_pieces(rv->reg, rv->dt[rv->v->ntr], pc, np, c);
+  return true;
+}
+
+/* ---- plain and masked accesses (SPEC §5.1-§5.3) ------------------------ */
+static bool resolve_field(Ref_ *R, Sub *s, const Op *op, FieldId f, RV *rv) {
+  return rv_resolve(R, s, op, (const View *)op->e[f]->view, s->core, s->subcore, rv);
+}
+
+static bool store_value(Ref_ *R, Sub *s, const Op *op, RV *rv, const Value *x, bool add) {
+  Dtype t = rv->dt[rv->v->ntr];
+  Value old = {0};
+  bool ok = view_read(R, s, rv, &old);
+  for (int64_t i = 0; ok && i < rv->n; i++) {
+    int64_t xi = val_lane(x, i);
+    bool def = x->def[xi] && (!add || old.def[i]);
+    if (!def) {
+      char lane[32];
+      snprintf(lane, sizeof lane, "%lld", (long long)i);
+      ok = fault(R, s, op, FAULT_UNINIT, "lane %s of the stored value is undefined%s", lane, add ? " (or the memory it adds to)" : "");
+      break;
+    }
+    Cell c = alu_convert(x->dtype, t, x->v[xi]);
+    if (add) alu_binary(OP_ADD, t, t, old.v[i], c, &c);
+    ok = view_write_lane(R, s, rv, i, c);
+  }
+  val_free(&old);
+  return ok;
+}
+
+static bool log_new(Ref_ *R, Sub *s, const Op *op, RV *rv) {
+  Value after = {0};
+  bool ok = view_read(R, s, rv, &after);
+  if (ok) run_log(&R->r->logs[s->idx], op->id, EV_NEW, &after);
+  val_free(&after);
+  return ok;
+}
+
+static bool do_get(Ref_ *R, Sub *s, const Op *op) {
+  RV rv;
+  Value v = {0};
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, &v);
+  if (ok) {
+    run_log(&R->r->logs[s->idx], op->id, EV_LOADED, &v);
+    env_set(s, op->name[FLD_OUT], &v);
+  }
+  val_free(&v);
+  return ok;
+}
+
+static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
+  RV rv;
+  Value x = {0}, old = {0};
+  bool add = op->kind == OPK_ADDUPDATE;
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && ev(R, s, op, op->e[FLD_VALUE], &x) && view_read(R, s, &rv, &old);
+  if (ok) run_log(&R->r->logs[s->idx], op->id, EV_OLD, &old);
+  ok = ok && store_value(R, s, op, &rv, &x, add) && log_new(R, s, op, &rv);
+  if (ok && op->kind == OPK_SWAP) env_set(s, op->name[FLD_OUT], &old);
+  val_free(&x);
+  val_free(&old);
+  return ok;
+}
+
+static bool eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *m) {
+  if (!ev(R, s, op, e, m)) return false;
+  for (int64_t i = 0; i < m->n; i++)
+    if (!m->def[i]) return fault(R, s, op, FAULT_UNINIT, "lane %s of the mask is undefined%s", "?", "");
+  return true;
+}
+
+/* load_expanded: out[p_k] = M[k]; store_compressed: M[k] = x[p_k] with the
+ * old value expanded the same way; the add form adds. */
+static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
+  RV rv;
+  Value m = {0}, x = {0}, mem = {0}, out = {0};
+  bool load = op->kind == OPK_LOAD_EXPANDED, add = op->kind == OPK_ADDUPDATE_COMPRESSED;
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && eval_mask(R, s, op, op->e[FLD_MASK], &m) &&
+            (load || ev(R, s, op, op->e[FLD_VALUE], &x)) && view_read(R, s, &rv, &mem);
+  if (ok) {
+    Dtype t = rv.v->ref->dtype; /* §8.3: the underlying ref's dtype */
+    val_shape(&out, load ? t : mem.dtype, mem.rank, mem.shape);
+    for (int64_t i = 0, k = 0; i < m.n; i++) {
+      if (!alu_truthy(m.dtype, m.v[i])) continue;
+      out.v[i] = mem.v[k];
+      out.def[i] = mem.def[k];
+      if (!load) {
+        if (!x.def[i]) {
+          ok = fault(R, s, op, FAULT_UNINIT, "lane %s of the stored value is undefined%s", "selected", "");
+          break;
+        }
+        Cell c = alu_convert(x.dtype, mem.dtype, x.v[i]);
+        if (add) {
+          if (!mem.def[k]) {
+            ok = fault(R, s, op, FAULT_UNINIT, "the memory an add updates is undefined%s%s", "", "");
+            break;
+          }
+          alu_binary(OP_ADD, mem.dtype, mem.dtype, mem.v[k], c, &c);
+        }
+        if (!(ok = view_write_lane(R, s, &rv, k, c))) break;
+      }
+      k++;
+    }
+  }
+  if (ok) {
+    run_log(&R->r->logs[s->idx], op->id, load ? EV_LOADED : EV_OLD, &out);
+    if (load) env_set(s, op->name[FLD_OUT], &out);
+    else ok = log_new(R, s, op, &rv);
+  }
+  val_free(&m);
+  val_free(&x);
+  val_free(&mem);
+  val_free(&out);
+  return ok;
+}
+
+/* ---- register gather / scatter (SPEC §5.4) ----------------------------- */
+static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
+  RV rv;
+  bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
+  int ni = op->nlist[FLD_INDICES];
+  Value idx[MAX_RANK] = {{0}}, m = {0}, x = {0}, out = {0};
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv);
+  for (int d = 0; ok && d < ni; d++) ok = ev(R, s, op, op->list[FLD_INDICES][d], &idx[d]);
+  if (ok && (op->has & F(MASK))) ok = eval_mask(R, s, op, op->e[FLD_MASK], &m);
+  if (ok && !gather) ok = ev(R, s, op, op->e[FLD_VALUE], &x);
+  int64_t n = ni ? idx[0].n : 0;
+  Dtype t = rv.dt[rv.v->ntr];
+  if (ok) val_shape(&out, t, 1, &n);
+  for (int64_t k = 0; ok && k < n; k++) {
+    if ((op->has & F(MASK)) && !alu_truthy(m.dtype, m.v[k])) continue;
+    int64_t at[MAX_RANK], flat = 0;
+    for (int d = 0; d < ni; d++) {
+      if (!idx[d].def[k]) {
+        ok = fault(R, s, op, FAULT_UNINIT, "an index lane is undefined%s%s", "", "");
+        break;
+      }
+      at[d] = idx[d].v[k].i;
+      if (at[d] < 0 || at[d] >= rv.lvl[rv.v->ntr][d]) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "lane %lld indexes %lld in dimension %d of size %lld", (long long)k, (long long)at[d], d,
+                 (long long)rv.lvl[rv.v->ntr][d]);
+        ok = fault(R, s, op, FAULT_OOB, "%s%s", gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", msg);
+        break;
+      }
+      flat = flat * rv.lvl[rv.v->ntr][d] + at[d];
+    }
+    if (!ok) break;
+    Piece pc[MAX_PIECES];
+    int np;
+    if (!rv_element(&rv, flat, pc, &np)) {
+      ok = view_oob(R, s, &rv);
+      break;
+    }
+    Cell cur;
+    uint8_t def;
+    read_pieces(rv.reg, t, pc, np, &cur, &def);
+    if (gather) {
+      out.v[k] = cur, out.def[k] = def;
+      continue;
+    }
+    if (!x.def[k] || (add && !def)) {
+      ok = fault(R, s, op, FAULT_UNINIT, "a scattered lane (or the memory it adds to) is undefined%s%s", "", "");
+      break;
+    }
+    Cell c = alu_convert(x.dtype, t, x.v[k]);
+    if (add) alu_binary(OP_ADD, t, t, cur, c, &c);
+    write_pieces(rv.reg, t, pc, np, c);
+  }
+  if (ok && gather) {
+    run_log(&R->r->logs[s->idx], op->id, EV_LOADED, &out);
+    env_set(s, op->name[FLD_OUT], &out);
+  }
+  for (int d = 0; d < ni; d++) val_free(&idx[d]);
+  val_free(&m);
+  val_free(&x);
+  val_free(&out);
+  return ok;
+}
+
+/* ---- DMAs (SPEC §5.5, §5.6, §7.5, §7.10) -------------------------------- */
+enum { ST_FAULT = 0, ST_OK = 1, ST_BLOCKED = 2 };
+
+static bool read_offsets(Ref_ *R, Sub *s, const Op *op, const IxEntry *e, Value *o) {
+  if (e->kind == IX_REF) {
+    RV rv;
+    return rv_resolve(R, s, op, e->idx.view, s->core, s->subcore, &rv) && view_read(R, s, &rv, o);
+  }
+  return ev(R, s, op, e->e, o);
+}
+
+static int64_t view_bytes(const RV *rv) { return rv->n * dtype_size(rv->dt[rv->v->ntr]); }
+
+static bool pend_alloc(Pending *pd, int64_t n) {
+  pd->n = n;
+  pd->sp = calloc((size_t)(n ? n : 1) * MAX_PIECES, sizeof(Piece));
+  pd->dp = calloc((size_t)(n ? n : 1) * MAX_PIECES, sizeof(Piece));
+  pd->nsp = calloc((size_t)(n ? n : 1), sizeof(int));
+  pd->ndp = calloc((size_t)(n ? n : 1), sizeof(int));
+  return pd->sp && pd->dp && pd->nsp && pd->ndp;
+}
+
+static void pend_free(Pending *pd) {
+  free(pd->sp);
+  free(pd->dp);
+  free(pd->nsp);
+  free(pd->ndp);
+  free(pd);
+}
+
+/* Element i of the copy: src element si of sv, dst element di of dv. */
+static bool pend_pair(Ref_ *R, Sub *s, Pending *pd, int64_t i, RV *sv, int64_t si, RV *dv, int64_t di) {
+  if (!rv_element(sv, si, pd->sp + i * MAX_PIECES, &pd->nsp[i])) return view_oob(R, s, sv);
+  if (!rv_element(dv, di, pd->dp + i * MAX_PIECES, &pd->ndp[i])) return view_oob(R, s, dv);
+  return true;
+}
+
+/* Indirect copies: row r of the plain side pairs with row o[r] of the
+ * indexed side; filtered rows (o[r] == ignored_value) are skipped. */
+static bool pend_indirect(Ref_ *R, Sub *s, const Op *op, Pending *pd, const DmaPlan *pl, RV *sv, RV *dv) {
+  Value o = {0};
+  int64_t ignored = 0;
+  bool filtered = pl->off->filtered && pl->off->ignored_e;
+  if (!read_offsets(R, s, op, pl->off, &o) || (filtered && !ev_int(R, s, op, pl->off->ignored_e, &ignored)))
+    return val_free(&o), false;
+  RV *iv = pl->gather ? sv : dv, *pv = pl->gather ? dv : sv;
+  int64_t rows = pv->rank[pv->v->ntr] ? pv->lvl[pv->v->ntr][0] : 1, z = iv->lvl[iv->v->ntr][0];
+  int64_t row = rows ? pv->n / rows : 0, k = 0;
+  bool ok = pend_alloc(pd, pv->n);
+  for (int64_t r = 0; ok && r < rows && r < o.n; r++) {
+    if (!o.def[r]) {
+      ok = fault(R, s, op, FAULT_UNINIT, "offset %s of the DMA is undefined%s", "lane", "");
+      break;
+    }
+    int64_t at = o.v[r].i;
+    if (filtered && at == ignored) continue;
+    if (at < 0 || at >= z) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "DMA offset %lld (row %lld) is outside [0, %lld) of the indexed ref '%s'", (long long)at,
+               (long long)r, (long long)z, iv->v->ref->name);
+      ok = fault(R, s, op, FAULT_OOB, "%s%s", msg, "");
+      break;
+    }
+    for (int64_t j = 0; ok && j < row; j++, k++)
+      ok = pl->gather ? pend_pair(R, s, pd, k, sv, at * row + j, dv, r * row + j)
+                      : pend_pair(R, s, pd, k, sv, r * row + j, dv, at * row + j);
+  }
+  pd->n = k;
+  val_free(&o);
+  return ok;
+}
+
+static void apply_pending(Pending *pd) {
+  int sz = dtype_size(pd->dtype);
+  for (int64_t i = 0; i < pd->n; i++) {
+    Cell c, cur;
+    uint8_t def, cdef;
+    read_pieces(pd->src, pd->dtype, pd->sp + i * MAX_PIECES, pd->nsp[i], &c, &def);
+    if (pd->add) {
+      read_pieces(pd->dst, pd->dtype, pd->dp + i * MAX_PIECES, pd->ndp[i], &cur, &cdef);
+      alu_binary(OP_ADD, pd->dtype, pd->dtype, cur, c, &c);
+      def = def && cdef;
+    }
+    if (def) write_pieces(pd->dst, pd->dtype, pd->dp + i * MAX_PIECES, pd->ndp[i], c);
+    else { /* DMAs copy definedness (§9.1) */
+      const Piece *p = pd->dp + i * MAX_PIECES;
+      for (int k = 0; k < pd->ndp[i]; k++) memset(pd->dst->defined + p[k].off, 0, (size_t)p[k].n);
+    }
+    (void)sz;
+  }
+}
+
+static bool sem_locate(Ref_ *R, Sub *s, const Op *op, const View *sv, int core, int subcore, Region **g, int64_t *off) {
+  RV rv;
+  Piece pc[MAX_PIECES];
+  int np;
+  if (!rv_resolve(R, s, op, sv, core, subcore, &rv)) return false;
+  if (!rv_element(&rv, 0, pc, &np)) return view_oob(R, s, &rv);
+  *g = rv.reg;
+  *off = pc[0].off;
+  return true;
+}
+
+static int64_t sem_get(Region *g, int64_t off) { return dtype_load(DT_INT32, g->bytes + off).i; }
+static void sem_add(Region *g, int64_t off, int64_t d) {
+  dtype_store(DT_INT32, (Cell){.i = sem_get(g, off) + d}, g->bytes + off);
+}
+
+/* Starts one copy; `sem` NULL for sync_copy (applied at once). */
+static bool dma_start(Ref_ *R, Sub *s, const Op *op, const View *src, const View *dst, const DmaPlan *pl, bool add,
+                      const View *sem) {
+  const View *sv = pl->indirect && pl->gather ? pl->flat : src;
+  const View *dv = pl->indirect && !pl->gather ? pl->flat : dst;
+  RV srv, drv;
+  if (!rv_resolve(R, s, op, sv, s->core, s->subcore, &srv) || !rv_resolve(R, s, op, dv, s->core, s->subcore, &drv)) return false;
+  Pending *pd = calloc(1, sizeof *pd);
+  if (!pd) abort();
+  pd->op = op;
+  pd->src = srv.reg;
+  pd->dst = drv.reg;
+  pd->dtype = srv.dt[sv->ntr];
+  pd->add = add;
+  bool ok;
+  if (pl->indirect) {
+    ok = pend_indirect(R, s, op, pd, pl, &srv, &drv);
+    pd->bytes = view_bytes(pl->gather ? &drv : &srv);
+  } else {
+    ok = pend_alloc(pd, srv.n);
+    for (int64_t i = 0; ok && i < srv.n; i++) ok = pend_pair(R, s, pd, i, &srv, i, &drv, i);
+    pd->bytes = view_bytes(&drv);
+  }
+  if (ok && sem) ok = sem_locate(R, s, op, sem, s->core, s->subcore, &pd->sem, &pd->sem_off);
+  if (!ok || !sem) {
+    if (ok) apply_pending(pd);
+    pend_free(pd);
+    return ok;
+  }
+  sem_add(pd->sem, pd->sem_off, pd->bytes);
+  Pending **tail = &s->pending;
+  while (*tail) tail = &(*tail)->next;
+  *tail = pd;
+  return true;
+}
+
+static int do_async_copy(Ref_ *R, Sub *s, const Op *op) {
+  int64_t add = 0;
+  if ((op->has & F(ADD)) && !ev_int(R, s, op, op->e[FLD_ADD], &add)) return ST_FAULT;
+  return dma_start(R, s, op, op->e[FLD_SRC]->view, op->e[FLD_DST]->view, op->dma, add, op->e[FLD_SEM]->view) ? ST_OK : ST_FAULT;
+}
+
+static int do_sync_copy(Ref_ *R, Sub *s, const Op *op) {
+  int64_t add = 0;
+  if ((op->has & F(ADD)) && !ev_int(R, s, op, op->e[FLD_ADD], &add)) return ST_FAULT;
+  int n = op->nlist[FLD_SRC] < 0 ? 1 : op->nlist[FLD_SRC];
+  const DmaPlan *pl = op->dma;
+  for (int i = 0; i < n; i++)
+    if (!dma_start(R, s, op, op->views[FLD_SRC][i], op->views[FLD_DST][i], &pl[i], add, NULL)) return ST_FAULT;
+  return ST_OK;
+}
+
+/* A wait consumes the bytes of its own views from its semaphore, then the
+ * oldest pending copy it names (its descriptor, or its semaphore) lands. */
+static int do_wait(Ref_ *R, Sub *s, const Op *op) {
+  const View *src = op->view[FLD_SRC], *dst = op->view[FLD_DST], *sem = op->view[FLD_SEM];
+  const DmaPlan *pl = op->dma;
+  const View *sv = pl->indirect && pl->gather ? pl->flat : src;
+  const View *dv = pl->indirect && !pl->gather ? pl->flat : dst;
+  RV srv, drv;
+  Region *g;
+  int64_t off;
+  if (!rv_resolve(R, s, op, sv, s->core, s->subcore, &srv) || !rv_resolve(R, s, op, dv, s->core, s->subcore, &drv) ||
+      !sem_locate(R, s, op, sem, s->core, s->subcore, &g, &off))
+    return ST_FAULT;
+  int64_t need = pl->indirect ? view_bytes(pl->gather ? &drv : &srv) : view_bytes(&drv);
+  if (sem_get(g, off) < need) return ST_BLOCKED;
+  sem_add(g, off, -need);
+  const Op *desc = NULL;
+  if (op->wait_desc) {
+    for (Pending *p = s->pending; p; p = p->next)
+      if (p->op->name[FLD_OUT] && !strcmp(p->op->name[FLD_OUT], op->wait_desc) && p->sem == g && p->sem_off == off) {
+        desc = p->op;
+        break;
+      }
+  }
+  for (Pending **pp = &s->pending; *pp; pp = &(*pp)->next) {
+    Pending *p = *pp;
+    if (p->sem != g || p->sem_off != off || (desc && p->op != desc)) continue;
+    apply_pending(p);
+    *pp = p->next;
+    pend_free(p);
+    break;
+  }
+  return ST_OK;
+}
+
+/* ---- cross-subcore primitives (SPEC §5.7) ------------------------------ */
+static int target_of(Ref_ *R, Sub *s, const Op *op, FieldId f, int dflt, int limit, int *out) {
+  int64_t v = dflt;
+  if ((op->has & (1u << f)) && !ev_int(R, s, op, op->e[f], &v)) return ST_FAULT;
+  if (v < 0 || v >= limit) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "%lld", (long long)v);
+    fault(R, s, op, FAULT_OOB, "target %s is outside the mesh (%s)", msg, field_key(f));
+    return ST_FAULT;
+  }
+  *out = (int)v;
+  return ST_OK;
+}
+
+static int do_semaphore(Ref_ *R, Sub *s, const Op *op) {
+  int core = s->core, sub = s->subcore;
+  int64_t amount = 1;
+  Region *g;
+  int64_t off;
+  if (op->kind == OPK_SEMAPHORE_SIGNAL) {
+    if (target_of(R, s, op, FLD_CORE, s->core, (int)R->p->mesh_cores, &core) != ST_OK ||
+        target_of(R, s, op, FLD_SUBCORE, s->subcore, (int)R->p->mesh_subcores, &sub) != ST_OK)
+      return ST_FAULT;
+    if ((op->has & F(INC)) && !ev_int(R, s, op, op->e[FLD_INC], &amount)) return ST_FAULT;
+  } else if ((op->has & F(VALUE)) && !ev_int(R, s, op, op->e[FLD_VALUE], &amount)) {
+    return ST_FAULT;
+  }
+  if (!sem_locate(R, s, op, op->e[FLD_SEM]->view, core, sub, &g, &off)) return ST_FAULT;
+  if (op->kind == OPK_SEMAPHORE_SIGNAL) {
+    sem_add(g, off, amount);
+    return ST_OK;
+  }
+  if (sem_get(g, off) < amount) return ST_BLOCKED;
+  sem_add(g, off, -amount);
+  return ST_OK;
+}
+
+static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
+  int target;
+  if (target_of(R, s, op, FLD_SUBCORE, 0, (int)R->p->mesh_subcores, &target) != ST_OK) return ST_FAULT;
+  RV rv;
+  Value x = {0}, old = {0};
+  bool ok = rv_resolve(R, s, op, op->e[FLD_REF]->view, s->core, target, &rv) && ev(R, s, op, op->e[FLD_VALUE], &x) &&
+            view_read(R, s, &rv, &old);
+  if (ok && (!old.def[0] || !x.def[0])) ok = fault(R, s, op, FAULT_UNINIT, "fetch_and_add on an undefined value%s%s", "", "");
+  if (ok) {
+    Cell c;
+    alu_binary(OP_ADD, DT_INT32, DT_INT32, old.v[0], alu_convert(x.dtype, DT_INT32, x.v[0]), &c);
+    ok = view_write_lane(R, s, &rv, 0, c);
+    run_log(&R->r->logs[s->idx], op->id, EV_OLD, &old);
+    env_set(s, op->name[FLD_OUT], &old);
+  }
+  val_free(&x);
+  val_free(&old);
+  return ok ? ST_OK : ST_FAULT;
+}
+
+/* All vector subcores of the core arrive, then all leave. */
+static int do_barrier(Ref_ *R, Sub *s) {
+  if (!s->at_barrier) {
+    s->at_barrier = true;
+    s->barrier_gen++;
+    R->arrived[s->core]++;
+  }
+  int total = (int)R->p->mesh_subcores, passed = 0;
+  for (int i = 0; i < R->nsub; i++) {
+    Sub *o = &R->subs[i];
+    if (o->core == s->core && (o->barrier_gen > s->barrier_gen || (o->barrier_gen == s->barrier_gen && o->at_barrier))) passed++;
+  }
+  if (passed < total) return ST_BLOCKED;
+  s->at_barrier = false;
+  return ST_OK;
+}
+
+/* ---- expect ------------------------------------------------------------ */
+static int do_expect(Ref_ *R, Sub *s, const Op *op) {
+  Value a = {0}, e = {0};
+  bool ok;
+  if (op->has & F(REF)) {
+    RV rv;
+    ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, &a);
+  } else {
+    ok = ev(R, s, op, op->e[FLD_VALUE], &a);
+  }
+  ok = ok && ev(R, s, op, op->e[FLD_EQUALS], &e);
+  for (int64_t i = 0; ok && i < a.n; i++) {
+    int64_t ie = val_lane(&e, i);
+    if (!a.def[i] || !e.def[ie]) {
+      char lane[32];
+      snprintf(lane, sizeof lane, "%lld", (long long)i);
+      ok = fault(R, s, op, FAULT_UNINIT, "expect checks lane %s, which is undefined%s", lane, "");
+      break;
+    }
+    Cell want = alu_convert(e.dtype, a.dtype, e.v[ie]);
+    if (!alu_equal(a.dtype, a.v[i], want)) {
+      char got[64], exp[64], msg[200];
+      dtype_format(a.dtype, a.v[i], got, sizeof got);
+      dtype_format(a.dtype, want, exp, sizeof exp);
+      snprintf(msg, sizeof msg, "lane %lld is %s, expected %s", (long long)i, got, exp);
+      ok = fault(R, s, op, FAULT_EXPECT, "%s%s", msg, "");
+    }
+  }
+  val_free(&a);
+  val_free(&e);
+  return ok ? ST_OK : ST_FAULT;
+}
+
+/* ---- control flow and the scheduler ------------------------------------ */
+static int push(Ref_ *R, Sub *s, const Op *op, const Body *b) {
+  if (s->depth >= MAX_FRAMES) return fault(R, s, op, FAULT_LIMIT, "bodies nest too deeply%s%s", "", ""), ST_FAULT;
+  Frame *f = &s->fr[s->depth++];
+  memset(f, 0, sizeof *f);
+  f->body = b;
+  return ST_OK;
+}
+
+static int do_loop(Ref_ *R, Sub *s, const Op *op) {
+  int64_t lo, hi, step = 1;
+  if (!ev_int(R, s, op, op->list[FLD_RANGE][0], &lo) || !ev_int(R, s, op, op->list[FLD_RANGE][1], &hi)) return ST_FAULT;
+  if (op->nlist[FLD_RANGE] == 3 && !ev_int(R, s, op, op->list[FLD_RANGE][2], &step)) return ST_FAULT;
+  if (step == 0) return fault(R, s, op, FAULT_LIMIT, "loop step is zero%s%s", "", ""), ST_FAULT;
+  if (step > 0 ? lo >= hi : lo <= hi) return ST_OK;
+  if (push(R, s, op, &op->body) != ST_OK) return ST_FAULT;
+  Frame *f = &s->fr[s->depth - 1];
+  f->loop = op;
+  f->i = lo;
+  f->hi = hi;
+  f->step = step;
+  Value v = {0};
+  val_scalar(&v, DT_INT32, (Cell){.i = lo});
+  env_set(s, op->name[FLD_VAR], &v);
+  val_free(&v);
+  return ST_OK;
+}
+
+static int do_when(Ref_ *R, Sub *s, const Op *op) {
+  const Expr *c = op->e[FLD_COND];
+  int64_t v;
+  if (c->kind == EX_BOOL) v = c->ival;
+  else if (!ev_int(R, s, op, c, &v)) return ST_FAULT;
+  const Body *b = v ? &op->body : &op->els;
+  return b->n ? push(R, s, op, b) : ST_OK;
+}
+
+static int do_let(Ref_ *R, Sub *s, const Op *op) {
+  if (op->e[FLD_VALUE]->is_ref) return ST_OK; /* a view alias: uses carry their own views */
+  Value v = {0};
+  bool ok = ev(R, s, op, op->e[FLD_VALUE], &v);
+  if (ok) env_set(s, op->name[FLD_NAME], &v);
+  val_free(&v);
+  return ok ? ST_OK : ST_FAULT;
+}
+
+static int exec_op(Ref_ *R, Sub *s, const Op *op) {
+  switch (op->kind) {
+  case OPK_GET: return do_get(R, s, op) ? ST_OK : ST_FAULT;
+  case OPK_SET:
+  case OPK_SWAP:
+  case OPK_ADDUPDATE: return do_swap(R, s, op) ? ST_OK : ST_FAULT;
+  case OPK_LOAD_EXPANDED:
+  case OPK_STORE_COMPRESSED:
+  case OPK_ADDUPDATE_COMPRESSED: return do_expand_compress(R, s, op) ? ST_OK : ST_FAULT;
+  case OPK_LOAD_GATHER:
+  case OPK_STORE_SCATTER:
+  case OPK_ADDUPDATE_SCATTER: return do_gather_scatter(R, s, op) ? ST_OK : ST_FAULT;
+  case OPK_ASYNC_COPY: return do_async_copy(R, s, op);
+  case OPK_WAIT: return do_wait(R, s, op);
+  case OPK_SYNC_COPY: return do_sync_copy(R, s, op);
+  case OPK_SEMAPHORE_SIGNAL:
+  case OPK_SEMAPHORE_WAIT: return do_semaphore(R, s, op);
+  case OPK_FETCH_AND_ADD: return do_fetch_and_add(R, s, op);
+  case OPK_BARRIER: return do_barrier(R, s);
+  case OPK_LET: return do_let(R, s, op);
+  case OPK_LOOP: return do_loop(R, s, op);
+  case OPK_WHEN: return do_when(R, s, op);
+  case OPK_EXPECT: return do_expect(R, s, op);
+  case OPK_COUNT: break;
+  }
+  return ST_FAULT;
+}
+
+/* Runs one operation of s (or finishes a loop iteration / a body). */
+static int step(Ref_ *R, Sub *s) {
+  while (s->depth) {
+    Frame *f = &s->fr[s->depth - 1];
+    if (f->pc < f->body->n) break;
+    if (f->loop && (f->step > 0 ? f->i + f->step < f->hi : f->i + f->step > f->hi)) {
+      f->i += f->step;
+      f->pc = 0;
+      Value v = {0};
+      val_scalar(&v, DT_INT32, (Cell){.i = f->i});
+      env_set(s, f->loop->name[FLD_VAR], &v);
+      val_free(&v);
+      continue;
+    }
+    s->depth--;
+  }
+  if (!s->depth) {
+    s->done = true;
+    return ST_OK;
+  }
+  Frame *f = &s->fr[s->depth - 1];
+  const Op *op = f->body->ops[f->pc];
+  int st = exec_op(R, s, op);
+  if (st == ST_OK) {
+    f->pc++; /* f stays valid: pushes only add frames above it */
+    R->r->ops++;
+  }
+  return st;
+}
+
+static void deadlock(Ref_ *R) {
+  char buf[700] = "";
+  size_t len = 0;
+  Sub *first = NULL;
+  for (int i = 0; i < R->nsub && len < sizeof buf - 100; i++) {
+    Sub *s = &R->subs[i];
+    if (s->done) continue;
+    const Frame *f = &s->fr[s->depth - 1];
+    const Op *op = f->body->ops[f->pc];
+    if (!first) first = s;
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%ssubcore %d.%d waits at line %d (%s)", len ? "; " : "", s->core,
+                            s->subcore, op->loc.line, op_key(op->kind));
+  }
+  const Op *op = first->fr[first->depth - 1].body->ops[first->fr[first->depth - 1].pc];
+  run_fault(R->r, FAULT_DEADLOCK, op->loc, first->core, first->subcore, op->id, "no subcore can make progress: %s", buf);
+}
+
+/* At the end every semaphore must be back at zero (SPEC §7.5). */
+static void check_semaphores(Ref_ *R) {
+  for (int r = 0; r < R->p->nrefs && !R->r->faulted; r++) {
+    const Ref *ref = R->p->refs[r];
+    if (ref->space != SP_SEMAPHORE) continue;
+    for (int i = 0; i < mem_instance_count(&R->r->mem, r); i++) {
+      Region *g = mem_instance(&R->r->mem, r, i);
+      for (int64_t k = 0; k < ref->nelems; k++) {
+        int64_t v = sem_get(g, k * 4);
+        if (v)
+          run_fault(R->r, FAULT_SEMAPHORE, ref->loc, g->core, g->subcore, -1,
+                    "semaphore '%s@%d.%d' element %lld holds %lld at the end of the kernel (a DMA or signal was never waited)",
+                    ref->name, g->core, g->subcore, (long long)k, (long long)v);
+      }
+    }
+  }
+}
+
+static void schedule(Ref_ *R) {
+  for (;;) {
+    bool progress = false, all_done = true;
+    for (int i = 0; i < R->nsub && !R->r->faulted; i++) {
+      Sub *s = &R->subs[i];
+      while (!s->done && !R->r->faulted) {
+        int st = step(R, s);
+        if (st == ST_BLOCKED) break;
+        progress = true;
+        if (R->r->ops > R->max_ops) {
+          const Frame *f = &s->fr[s->depth ? s->depth - 1 : 0];
+          run_fault(R->r, FAULT_LIMIT, f->body && f->pc < f->body->n ? f->body->ops[f->pc]->loc : (Loc){R->p->file, 0, 0},
+                    s->core, s->subcore, -1, "the run executed more than %llu operations (--max-ops)", (unsigned long long)R->max_ops);
+        }
+      }
+      all_done &= s->done;
+    }
+    if (R->r->faulted || all_done) return;
+    if (!progress) return deadlock(R);
+  }
+}
+
+bool reference_run(const Program *p, const RunLimits *lim, RunResult *out) {
+  memset(out, 0, sizeof *out);
+  Ref_ R = {p, out, NULL, 0, lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS, NULL};
+  R.nsub = (int)(p->mesh_cores * p->mesh_subcores);
+  out->nsub = R.nsub;
+  out->logs = calloc((size_t)R.nsub, sizeof *out->logs);
+  R.subs = calloc((size_t)R.nsub, sizeof *R.subs);
+  R.arrived = calloc((size_t)p->mesh_cores, sizeof(int));
+  if (!out->logs || !R.subs || !R.arrived || !run_mem_init(p, &out->mem)) {
+    run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs");
+  } else {
+    for (int i = 0; i < R.nsub; i++) {
+      Sub *s = &R.subs[i];
+      s->idx = i;
+      s->core = i / (int)p->mesh_subcores;
+      s->subcore = i % (int)p->mesh_subcores;
+      push(&R, s, NULL, &p->body);
+    }
+    schedule(&R);
+    if (!out->faulted) check_semaphores(&R);
+  }
+  for (int i = 0; i < R.nsub && R.subs; i++) {
+    for (int k = 0; k < R.subs[i].capenv; k++) val_free(&R.subs[i].env[k].v);
+    free(R.subs[i].env);
+    for (Pending *pd = R.subs[i].pending, *nx; pd; pd = nx) {
+      nx = pd->next;
+      pend_free(pd);
+    }
+  }
+  free(R.subs);
+  free(R.arrived);
+  return !out->faulted;
+}

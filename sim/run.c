@@ -1,0 +1,83 @@
+/* sim/run.c -- helpers shared by the engine's and the reference's results. */
+#include "run.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *fault_name(FaultKind k) {
+  switch (k) {
+#define X(e, n) \
+  case FAULT_##e: return n;
+    FAULT_KINDS(X)
+#undef X
+  case FAULT_NONE: break;
+  }
+  return "none";
+}
+
+RegionSpec *run_region_specs(const Program *p) {
+  RegionSpec *s = arena_alloc((Arena *)&p->arena, sizeof *s * (size_t)(p->nrefs ? p->nrefs : 1));
+  for (int i = 0; i < p->nrefs; i++) {
+    const Ref *r = p->refs[i];
+    s[i].name = r->name;
+    s[i].scope = r->space == SP_HBM ? INST_GLOBAL : r->space == SP_VMEM_SHARED ? INST_PER_CORE : INST_PER_SUBCORE;
+    s[i].dtype = r->dtype;
+    s[i].nelems = r->nelems;
+    s[i].init = r->space == SP_SEMAPHORE ? 1 : (int)r->init;
+    s[i].fill = r->fill;
+    s[i].data = r->init_data;
+    s[i].seed = r->seed;
+    s[i].low = r->low;
+    s[i].high = r->high;
+  }
+  return s;
+}
+
+bool run_mem_init(const Program *p, MemSystem *m) {
+  return mem_init(m, run_region_specs(p), p->nrefs, (int)p->mesh_cores, (int)p->mesh_subcores);
+}
+
+void run_log(EventLog *l, int op, EventKind k, const Value *v) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 64;
+    Event *e = realloc(l->ev, sizeof *e * (size_t)cap);
+    if (!e) abort();
+    memset(e + l->cap, 0, sizeof *e * (size_t)(cap - l->cap));
+    l->ev = e;
+    l->cap = cap;
+  }
+  Event *e = &l->ev[l->n++];
+  e->op = op;
+  e->kind = k;
+  val_copy(&e->val, v);
+}
+
+void run_result_free(RunResult *r) {
+  for (int i = 0; i < r->nsub && r->logs; i++) {
+    for (int k = 0; k < r->logs[i].cap; k++) val_free(&r->logs[i].ev[k].val);
+    free(r->logs[i].ev);
+  }
+  free(r->logs);
+  mem_free(&r->mem);
+  memset(r, 0, sizeof *r);
+}
+
+void run_fault(RunResult *r, FaultKind k, Loc at, int core, int subcore, int op, const char *fmt, ...) {
+  if (r->faulted) return;
+  r->faulted = true;
+  r->fault.kind = k;
+  r->fault.loc = at;
+  r->fault.core = core;
+  r->fault.subcore = subcore;
+  r->fault.op = op;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->fault.details, sizeof r->fault.details, fmt, ap);
+  va_end(ap);
+}
+
+Region *run_region(RunResult *r, const Ref *ref, int core, int subcore) {
+  return mem_region(&r->mem, ref->index, core, subcore);
+}

@@ -1,0 +1,85 @@
+/* sim/run.h -- what one execution of a program produces, whoever ran it
+ * (the engine or the reference interpreter): the final memory, a log of
+ * every value a memory operation returned or left behind, per subcore, and
+ * the fault that stopped the run, if any. */
+#ifndef SC_RUN_H
+#define SC_RUN_H
+
+#include "../isa/value.h"
+#include "../memory/memory.h"
+#include "program.h"
+
+/* X(ENUM, kind name printed after "fault: ") */
+#define FAULT_KINDS(X) \
+  X(OOB, "oob")        \
+  X(RACE, "race")      \
+  X(UNINIT, "uninit")  \
+  X(DEADLOCK, "deadlock") \
+  X(SEMAPHORE, "semaphore") \
+  X(DIVZERO, "divzero") \
+  X(LIMIT, "limit")    \
+  X(EXPECT, "expect")
+
+typedef enum {
+  FAULT_NONE,
+#define X(e, n) FAULT_##e,
+  FAULT_KINDS(X)
+#undef X
+} FaultKind;
+const char *fault_name(FaultKind k);
+
+typedef struct {
+  FaultKind kind;
+  Loc loc;
+  int core, subcore;
+  int op;            /* the operation's id, -1 when none */
+  char details[768];
+} Fault;
+
+/* What an event records: a loaded value, the old value of a swap, or the
+ * contents of the written view right after a store. */
+typedef enum { EV_LOADED = 'L', EV_OLD = 'O', EV_NEW = 'N' } EventKind;
+
+typedef struct {
+  int op;          /* Op.id */
+  EventKind kind;
+  Value val;
+} Event;
+
+typedef struct {
+  Event *ev;
+  int n, cap;
+} EventLog;
+
+typedef struct {
+  MemSystem mem;
+  int nsub;          /* cores * subcores */
+  EventLog *logs;    /* one per subcore, index core * subcores + subcore */
+  bool faulted;
+  Fault fault;
+  uint64_t ops;      /* operations executed, all subcores */
+  uint64_t cycles;   /* engine only: simulated cycles */
+} RunResult;
+
+typedef struct {
+  uint64_t max_ops;  /* per run; 0: the default */
+  const char *mutate; /* engine only: a mutant lowering, or NULL */
+} RunLimits;
+
+#define RUN_DEFAULT_MAX_OPS 50000000ULL
+
+/* Builds the region specs of a program (one per ref). */
+RegionSpec *run_region_specs(const Program *p);
+bool run_mem_init(const Program *p, MemSystem *m);
+void run_log(EventLog *l, int op, EventKind k, const Value *v);
+void run_result_free(RunResult *r);
+void run_fault(RunResult *r, FaultKind k, Loc at, int core, int subcore, int op, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+/* The instance of a ref seen from a subcore. */
+Region *run_region(RunResult *r, const Ref *ref, int core, int subcore);
+
+/* The reference interpreter (sim/reference.c): SPEC §5 and §9 applied to
+ * the body directly. */
+bool reference_run(const Program *p, const RunLimits *lim, RunResult *out);
+
+#endif

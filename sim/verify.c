@@ -1,0 +1,214 @@
+/* sim/verify.c -- comparisons of runs and expectations. */
+#include "verify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const Op *find_op(const Body *b, int id) {
+  for (int i = 0; i < b->n; i++) {
+    const Op *op = b->ops[i];
+    if (op->id == id) return op;
+    const Op *r = find_op(&op->body, id);
+    if (!r) r = find_op(&op->els, id);
+    if (r) return r;
+  }
+  return NULL;
+}
+
+void verify_instance_name(const Ref *ref, const Region *g, char *buf, size_t n) {
+  if (ref->space == SP_HBM) snprintf(buf, n, "%s", ref->name);
+  else if (ref->space == SP_VMEM_SHARED) snprintf(buf, n, "%s@%d", ref->name, g->core);
+  else snprintf(buf, n, "%s@%d.%d", ref->name, g->core, g->subcore);
+}
+
+void verify_fault_diag(const RunResult *r, Diag *d) {
+  if (r->fault.kind == FAULT_EXPECT) diag_set(d, D_RUN_EXPECT, r->fault.loc, r->fault.details);
+  else diag_set(d, D_RUN_FAULT, r->fault.loc, fault_name(r->fault.kind), r->fault.details);
+  diag_note(d, "on subcore %d.%d", r->fault.core, r->fault.subcore);
+}
+
+static void cell_text(Dtype t, Cell c, bool def, char *buf, size_t n) {
+  if (!def) snprintf(buf, n, "undefined");
+  else dtype_format(t, c, buf, n);
+}
+
+static const char *kind_text(EventKind k) {
+  return k == EV_LOADED ? "loaded value" : k == EV_OLD ? "old value" : "memory after the store";
+}
+
+static bool mismatch_event(const Program *p, int sub, const Event *a, const Event *b, int64_t lane, Diag *d) {
+  const Op *op = find_op(&p->body, a->op);
+  char ra[64], rb[64], msg[700];
+  if (lane < 0) {
+    snprintf(msg, sizeof msg, "the lowering's %s of '%s' differs in shape from the reference on subcore %d.%d",
+             kind_text(a->kind), op ? op_key(op->kind) : "?", sub / (int)p->mesh_subcores, sub % (int)p->mesh_subcores);
+  } else {
+    cell_text(a->val.dtype, a->val.v[lane], a->val.def[lane], ra, sizeof ra);
+    cell_text(b->val.dtype, b->val.v[lane], b->val.def[lane], rb, sizeof rb);
+    snprintf(msg, sizeof msg, "%s of '%s' on subcore %d.%d, lane %lld: reference %s, lowering %s", kind_text(a->kind),
+             op ? op_key(op->kind) : "?", sub / (int)p->mesh_subcores, sub % (int)p->mesh_subcores, (long long)lane, ra, rb);
+  }
+  diag_set(d, D_RUN_MISMATCH, op ? op->loc : (Loc){p->file, 0, 0}, msg);
+  return false;
+}
+
+static bool compare_logs(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st) {
+  bool ok = true;
+  for (int s = 0; s < ref->nsub; s++) {
+    const EventLog *a = &ref->logs[s], *b = &eng->logs[s];
+    int n = a->n < b->n ? a->n : b->n;
+    for (int k = 0; k < n; k++) {
+      const Event *x = &a->ev[k], *y = &b->ev[k];
+      if (x->op != y->op || x->kind != y->kind || x->val.n != y->val.n) {
+        st->mismatched++;
+        if (ok) ok = mismatch_event(p, s, x, y, -1, d);
+        continue;
+      }
+      for (int64_t i = 0; i < x->val.n; i++) {
+        if (!x->val.def[i]) continue;
+        Cell yc = alu_convert(y->val.dtype, x->val.dtype, y->val.v[i]);
+        if (y->val.def[i] && alu_equal(x->val.dtype, x->val.v[i], yc)) {
+          st->matched++;
+          continue;
+        }
+        st->mismatched++;
+        if (ok) ok = mismatch_event(p, s, x, y, i, d);
+      }
+    }
+    if (a->n != b->n) {
+      st->mismatched += (uint64_t)(a->n > b->n ? a->n - b->n : b->n - a->n);
+      if (ok) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "subcore %d logged %d memory results in the reference and %d in the lowering", s, a->n, b->n);
+        diag_set(d, D_RUN_MISMATCH, (Loc){p->file, 0, 0}, msg);
+        ok = false;
+      }
+    }
+  }
+  return ok;
+}
+
+static bool compare_memory(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st) {
+  bool ok = true;
+  for (int r = 0; r < p->nrefs; r++) {
+    const Ref *rf = p->refs[r];
+    int sz = dtype_size(rf->dtype);
+    for (int i = 0; i < mem_instance_count(&ref->mem, r); i++) {
+      Region *a = mem_instance((MemSystem *)&ref->mem, r, i), *b = mem_instance((MemSystem *)&eng->mem, r, i);
+      for (int64_t e = 0; e < rf->nelems; e++) {
+        const uint8_t *ab = a->bytes + e * sz, *bb = b->bytes + e * sz;
+        bool adef = true, bdef = true;
+        for (int k = 0; k < sz; k++) adef &= a->defined[e * sz + k] != 0, bdef &= b->defined[e * sz + k] != 0;
+        if (!adef) continue;
+        if (bdef && !memcmp(ab, bb, (size_t)sz)) {
+          st->matched++;
+          continue;
+        }
+        st->mismatched++;
+        if (!ok) continue;
+        char name[160], va[64], vb[64], msg[600];
+        verify_instance_name(rf, a, name, sizeof name);
+        cell_text(rf->dtype, dtype_load(rf->dtype, ab), true, va, sizeof va);
+        cell_text(rf->dtype, dtype_load(rf->dtype, bb), bdef, vb, sizeof vb);
+        snprintf(msg, sizeof msg, "final contents of '%s', element %lld: reference %s, lowering %s", name, (long long)e, va, vb);
+        diag_set(d, D_RUN_MISMATCH, rf->loc, msg);
+        ok = false;
+      }
+    }
+  }
+  return ok;
+}
+
+bool verify_runs(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st) {
+  VerifyStats local = {0, 0};
+  if (!st) st = &local;
+  bool a = compare_logs(p, ref, eng, d, st);
+  Diag d2;
+  bool b = compare_memory(p, ref, eng, a ? d : &d2, st);
+  return a && b;
+}
+
+/* ---- expect.refs ---------------------------------------------------------- */
+/* Flattens a literal expectation into cells of dtype t; returns the count
+ * or -1 when it is not a literal. */
+static int64_t flatten(const Expr *e, Dtype t, Cell *out, int64_t cap, int64_t at) {
+  if (e->kind == EX_LIST) {
+    for (int i = 0; i < e->nargs; i++) {
+      int64_t n = flatten(e->args[i], t, out, cap, at);
+      if (n < 0) return -1;
+      at = n;
+    }
+    return at;
+  }
+  Cell c;
+  if (e->kind == EX_INT || e->kind == EX_BOOL) c = dtype_convert(DT_INT64, t, (Cell){.i = e->ival});
+  else if (e->kind == EX_FLOAT) c = dtype_convert(DT_FLOAT64, t, (Cell){.f = e->fval});
+  else if (e->kind == EX_NAME && (!strcmp(e->name, "nan") || !strcmp(e->name, "inf"))) c = dtype_convert(DT_FLOAT64, t, (Cell){.f = e->name[0] == 'n' ? NAN : INFINITY});
+  else return -1;
+  if (at < cap) out[at] = c;
+  return at + 1;
+}
+
+static bool instance_matches(const char *want, const Ref *ref, const Region *g) {
+  char name[200];
+  if (!strcmp(want, ref->name)) return true; /* a bare name: every instance */
+  verify_instance_name(ref, g, name, sizeof name);
+  return !strcmp(want, name);
+}
+
+static bool check_instance(const Program *p, int k, const Ref *ref, Region *g, Cell *cells, int64_t n, Diag *d) {
+  int sz = dtype_size(ref->dtype);
+  for (int64_t e = 0; e < ref->nelems; e++) {
+    Cell want = cells[n == 1 ? 0 : e];
+    bool def = true;
+    for (int b = 0; b < sz; b++) def &= g->defined[e * sz + b] != 0;
+    Cell got = dtype_load(ref->dtype, g->bytes + e * sz);
+    if (def && alu_equal(ref->dtype, got, want)) continue;
+    char name[160], a[64], b[64], msg[600];
+    verify_instance_name(ref, g, name, sizeof name);
+    cell_text(ref->dtype, got, def, a, sizeof a);
+    dtype_format(ref->dtype, want, b, sizeof b);
+    snprintf(msg, sizeof msg, "expect.refs: '%s' element %lld is %s, expected %s", name, (long long)e, a, b);
+    diag_set(d, D_RUN_EXPECT, p->expect_ref_locs[k], msg);
+    return false;
+  }
+  return true;
+}
+
+bool verify_expect_refs(const Program *p, RunResult *r, Diag *d) {
+  for (int k = 0; k < p->nexpect_refs; k++) {
+    char base[256];
+    snprintf(base, sizeof base, "%s", p->expect_ref_names[k]);
+    char *at = strchr(base, '@');
+    if (at) *at = '\0';
+    const Ref *ref = program_ref(p, base);
+    Cell *cells = calloc((size_t)(ref->nelems ? ref->nelems : 1), sizeof(Cell));
+    int64_t n = flatten(p->expect_ref_values[k], ref->dtype, cells, ref->nelems, 0);
+    if (n != 1 && n != ref->nelems) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "expect.refs: '%s' expects %lld elements, the ref has %lld (give a literal of its shape, or one scalar)",
+               p->expect_ref_names[k], (long long)n, (long long)ref->nelems);
+      diag_set(d, D_IN_VALUE, p->expect_ref_locs[k], msg);
+      free(cells);
+      return false;
+    }
+    bool found = false, ok = true;
+    for (int i = 0; i < mem_instance_count(&r->mem, ref->index) && ok; i++) {
+      Region *g = mem_instance(&r->mem, ref->index, i);
+      if (!instance_matches(p->expect_ref_names[k], ref, g)) continue;
+      found = true;
+      ok = check_instance(p, k, ref, g, cells, n, d);
+    }
+    free(cells);
+    if (!ok) return false;
+    if (!found) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "expect.refs: no instance '%s' in this mesh", p->expect_ref_names[k]);
+      diag_set(d, D_IN_VALUE, p->expect_ref_locs[k], msg);
+      return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,31 @@
+/* sim/verify.h -- engine against reference, and the program's expectations.
+ *
+ * The engine and the reference each produce a RunResult (sim/run.h).  For
+ * every subcore, their logs must agree event by event: each loaded value,
+ * each old value a swap or store returned, and the contents each store left
+ * in its view, lane by lane (a lane the reference leaves undefined is not
+ * compared).  At the end every instance of every ref must agree byte for
+ * byte where the reference's bytes are defined.  The first difference is
+ * reported with the operation, the subcore, the lane and both values. */
+#ifndef SC_VERIFY_H
+#define SC_VERIFY_H
+
+#include "run.h"
+
+/* Counts of compared elements, for sc-sim diff's verdict line. */
+typedef struct {
+  uint64_t matched, mismatched;
+} VerifyStats;
+
+/* Compares the two runs; false with *d set (RUN_MISMATCH) at the first
+ * difference.  When max_report > 0 keeps counting past the first. */
+bool verify_runs(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st);
+/* Checks expect.refs against a run's final memory (RUN_EXPECT on failure). */
+bool verify_expect_refs(const Program *p, RunResult *r, Diag *d);
+/* Turns a run's fault into a diagnostic (RUN_FAULT, or RUN_EXPECT for a
+ * failed in-body expect). */
+void verify_fault_diag(const RunResult *r, Diag *d);
+/* Instance name as PROGRAM_FORMAT.md gives it: x, shared@0, buf@0.1. */
+void verify_instance_name(const Ref *ref, const Region *g, char *buf, size_t n);
+
+#endif
