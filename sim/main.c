@@ -7,6 +7,7 @@
 #include "../lowering/check.h"
 #include "chips.h"
 #include "load.h"
+#include "engine.h"
 #include "run.h"
 #include "verify.h"
 
@@ -15,15 +16,19 @@
 enum { EXIT_OK = 0, EXIT_REJECTED = 1, EXIT_INVALID = 2, EXIT_MISMATCH = 3, EXIT_FAULT = 4 };
 
 typedef struct {
-  const char *cmd; /* run, check */
+  const char *cmd; /* run, check, lower, diff */
   const char *path;
   bool json;
+  Mutant mutant;
+  uint64_t max_ops;
 } Options;
 
 static void usage(FILE *f) {
-  fputs("usage: sc-sim [run] program.yaml [--json]\n"
+  fputs("usage: sc-sim [run] program.yaml [--json] [--mutate NAME] [--max-ops N]\n"
         "       sc-sim check program.yaml [--json]   legality only (exit 0, 1 or 2)\n"
-        "       sc-sim --list-chips | --version | --help\n"
+        "       sc-sim lower program.yaml            print the lowered instructions\n"
+        "       sc-sim diff  program.yaml            reference against the lowering\n"
+        "       sc-sim --list-chips | --list-ops | --list-mutants | --version | --help\n"
         "exit status: 0 ok, 1 rejected by a legality rule, 2 invalid program or\n"
         "invocation, 3 verification failed, 4 fault at run time\n",
         f);
@@ -107,12 +112,40 @@ static void list_chips(void) {
            chip_param_source((ChipParamId)i));
 }
 
+static void list_ops(void) {
+  for (int i = 0; i < I_COUNT; i++) printf("%-28s %s\n", isa_mnemonic((Opcode)i), isa_semantics((Opcode)i));
+}
+
+static void list_mutants(void) {
+  for (int i = 1; i < MUT_COUNT; i++) printf("%-24s %s\n", mutant_name((Mutant)i), mutant_what((Mutant)i));
+}
+
 static bool parse_args(int argc, char **argv, Options *o) {
   o->cmd = "run";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--json")) o->json = true;
-    else if (!o->path && (!strcmp(a, "run") || !strcmp(a, "check")) && !strcmp(o->cmd, "run") && i == 1) o->cmd = a;
+    else if (!strcmp(a, "--mutate") || !strcmp(a, "--max-ops")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "sc-sim: %s needs a value\n", a);
+        return false;
+      }
+      const char *v = argv[++i];
+      if (a[2] == 'm' && a[3] == 'u' && !mutant_lookup(v, &o->mutant)) {
+        fprintf(stderr, "sc-sim: unknown mutant '%s' (sc-sim --list-mutants lists them)\n", v);
+        return false;
+      }
+      if (a[3] == 'a') {
+        char *end;
+        o->max_ops = strtoull(v, &end, 10);
+        if (*end || !o->max_ops) {
+          fprintf(stderr, "sc-sim: --max-ops takes a positive integer, got '%s'\n", v);
+          return false;
+        }
+      }
+    } else if (!o->path && i == 1 &&
+               (!strcmp(a, "run") || !strcmp(a, "check") || !strcmp(a, "lower") || !strcmp(a, "diff")))
+      o->cmd = a;
     else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "sc-sim: unknown option '%s' (sc-sim --help lists them)\n", a);
       return false;
@@ -141,25 +174,50 @@ static void summary(const Program *p) {
   }
 }
 
-/* Runs an accepted program: reference, verification, expectations. */
-static int run_program(Program *p, const Options *o) {
-  RunResult ref;
-  RunLimits lim = {0, NULL};
+/* Both runs fault the same way: the program's fault.  One faults: the
+ * lowering and the reference disagree. */
+static int fault_outcome(const Options *o, RunResult *ref, RunResult *eng) {
   Diag d;
-  int code = EXIT_OK;
-  if (!reference_run(p, &lim, &ref)) {
-    verify_fault_diag(&ref, &d);
-    code = report(o, &d);
-  } else if (!verify_expect_refs(p, &ref, &d)) {
-    code = report(o, &d);
-  } else if (o->json) {
-    printf("{\"status\": \"ok\", \"exit\": 0}\n");
-  } else {
-    summary(p);
-    printf("%s: ok: %llu operations on %d subcore(s)\n", p->name, (unsigned long long)ref.ops, ref.nsub);
+  if (ref->faulted && eng->faulted && ref->fault.kind == eng->fault.kind) {
+    verify_fault_diag(eng, &d);
+    return report(o, &d);
   }
+  const RunResult *f = ref->faulted ? ref : eng;
+  char msg[1000];
+  snprintf(msg, sizeof msg, "the %s stopped with fault %s (%s) and the %s did not stop there", ref->faulted ? "reference" : "lowering",
+           fault_name(f->fault.kind), f->fault.details, ref->faulted ? "lowering" : "reference");
+  diag_set(&d, D_RUN_MISMATCH, f->fault.loc, msg);
+  return report(o, &d);
+}
+
+/* Runs an accepted program: the engine and the reference, verification of
+ * one against the other, then the program's expectations. */
+static int run_program(Program *p, const Options *o) {
+  RunResult ref, eng;
+  RunLimits lim = {o->max_ops, NULL};
+  Code code;
+  Diag d;
+  int code_ = EXIT_OK;
+  lower_program(p, o->mutant, &code, &d);
+  reference_run(p, &lim, &ref);
+  engine_run(p, &code, &lim, &eng);
+  VerifyStats st = {0, 0};
+  if (ref.faulted || eng.faulted) code_ = fault_outcome(o, &ref, &eng);
+  else if (!verify_runs(p, &ref, &eng, &d, &st)) code_ = report(o, &d);
+  else if (!verify_expect_refs(p, &eng, &d)) code_ = report(o, &d);
+  else if (!strcmp(o->cmd, "diff")) printf("diff: %llu matched, %llu mismatched\n", (unsigned long long)st.matched, 0ULL);
+  else if (o->json) printf("{\"status\": \"ok\", \"exit\": 0}\n");
+  else {
+    summary(p);
+    printf("%s: ok: %llu operations on %d subcore(s), %llu values verified against the reference\n", p->name,
+           (unsigned long long)ref.ops, ref.nsub, (unsigned long long)st.matched);
+  }
+  if (code_ == EXIT_MISMATCH && !strcmp(o->cmd, "diff"))
+    printf("diff: %llu matched, %llu mismatched\n", (unsigned long long)st.matched, (unsigned long long)st.mismatched);
   run_result_free(&ref);
-  return code;
+  run_result_free(&eng);
+  lower_free(&code);
+  return code_;
 }
 
 /* An expect.error program passes when the rejection matches it. */
@@ -178,6 +236,8 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout), EXIT_OK;
     if (!strcmp(argv[i], "--version")) return puts("sc-sim " SC_SIM_VERSION), EXIT_OK;
     if (!strcmp(argv[i], "--list-chips")) return list_chips(), EXIT_OK;
+    if (!strcmp(argv[i], "--list-ops")) return list_ops(), EXIT_OK;
+    if (!strcmp(argv[i], "--list-mutants")) return list_mutants(), EXIT_OK;
   }
   Options o = {0};
   if (!parse_args(argc, argv, &o)) return EXIT_INVALID;
@@ -192,6 +252,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s:%d:%d: error: expected a rejection (%s), but the program was accepted\n", p.file,
             p.expect_loc.line, p.expect_loc.col, p.expect_error_message);
     code = EXIT_MISMATCH;
+  } else if (!strcmp(o.cmd, "lower")) {
+    Code c;
+    lower_program(&p, o.mutant, &c, &d);
+    lower_print(&c, stdout);
+    lower_free(&c);
+    code = EXIT_OK;
   } else if (!strcmp(o.cmd, "check")) {
     if (o.json) printf("{\"status\": \"ok\", \"exit\": 0}\n");
     code = EXIT_OK;

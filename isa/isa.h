@@ -1,0 +1,90 @@
+/* isa/isa.h -- sc-sim's instruction set: one instruction per Mosaic op of
+ * SPEC §6, plus the scalar/vector arithmetic and control flow the value
+ * expressions and loops need.
+ *
+ * ISA_OPS declares every instruction once:
+ *   X(ENUM, mnemonic, form, semantics)
+ * The form says which operand slots an instruction uses (the text printer
+ * and parser and the self-check test derive from it):
+ *   D  a destination register      A B C  source registers
+ *   V  a view (memory operand)     W      a second view (DMA destination)
+ *   M  an optional mask register   I      an immediate
+ *   S  a sub-operation (ExprOp)    T      a dtype (and U, the operand dtype)
+ *   J  a jump target               G      log kind (L loaded, O old, N new)
+ *   F  flags (add, filter, priority)
+ *
+ * Registers hold Values (isa/value.h).  Views are compiled memory operands
+ * (lowering/lower.h): a ref, its transform levels, and per level the
+ * register or immediate of every start. */
+#ifndef SC_ISA_H
+#define SC_ISA_H
+
+#include "../sim/program.h"
+
+#define ISA_OPS(X)                                                                                  \
+  X(CONST, "arith.constant", "DIT", "d := imm (ty)")                                             \
+  X(COORD, "sc.coord", "DI", "d := this subcore's core (imm 0) or subcore (imm 1) index")         \
+  X(IOTA, "tpu.iota", "DI", "d := [0, 1, ..., imm-1] (int32)")                                   \
+  X(BINARY, "arith.binary", "DABSTU", "d := a op b, operands converted to U, result T")           \
+  X(UNARY, "arith.unary", "DASTU", "d := op a")                                                 \
+  X(SELECT, "arith.select", "DABCTU", "d := where(a, b, c)")                                    \
+  X(MINMAX, "arith.minmax", "DABITU", "d := min (imm 0) or max (imm 1) of a and b")              \
+  X(CAST, "arith.convert", "DAT", "d := astype(a, T)")                                         \
+  X(BROADCAST, "vector.broadcast", "DAT", "d := full(shape of imm list, a); shape in the view slot") \
+  X(FROM_ELEMENTS, "vector.from_elements", "DT", "d := [regs a..a+imm-1] stacked")              \
+  X(EXTRACT, "vector.extract", "DAI", "d := a[static indices]")                                  \
+  X(MOV, "sc.mov", "DA", "d := a")                                                              \
+  X(LOAD, "memref.load", "DVG", "d := scalar at view (SMEM)")                                    \
+  X(STORE, "memref.store", "VAG", "scalar at view := a")                                         \
+  X(VLOAD, "tpu.vector_load", "DVMG", "d := view (masked: expanded)")                            \
+  X(VSTORE, "tpu.vector_store", "VAMFG", "view := a (masked: compressed; add: +=)")             \
+  X(VLOAD_IDX, "tpu.vector_load_idx", "DVAIMG", "d[k] := view[idx regs a..a+imm-1 at k]")         \
+  X(VSTORE_IDX, "tpu.vector_store_idx", "VAIBMF", "view[idx regs a.. at k] := b[k] (add: +=)")   \
+  X(ENQUEUE_DMA, "tpu.enqueue_dma", "VWBFI", "copy view to view W, signal semaphore view b")     \
+  X(ENQUEUE_INDIRECT_DMA, "tpu.enqueue_indirect_dma", "VWBAFI", "gather/scatter rows by offsets a") \
+  X(WAIT_DMA, "tpu.wait_dma2", "VWB", "wait until semaphore b holds the bytes of the copy, consume") \
+  X(WAIT_INDIRECT_DMA, "tpu.wait_indirect_dma", "VWB", "the same for an indirect copy")         \
+  X(SEM_SIGNAL, "tpu.sem_signal", "VABC", "semaphore view on (core b, subcore c) += a")         \
+  X(SEM_WAIT, "tpu.sem_wait", "VA", "block until semaphore >= a, then subtract a")              \
+  X(BARRIER, "tpu.barrier", "", "block until every vector subcore of the core arrives")          \
+  X(FETCH_AND_ADD, "tpu.fetch_and_add_sync", "DVAB", "d := view on subcore b; view += a (atomic)") \
+  X(FOR, "scf.for", "DABCJ", "d := a; loop while d < b (step c); exit to J")                     \
+  X(ENDFOR, "scf.yield", "DCJ", "d += c; back to J (the FOR)")                                   \
+  X(BRANCH_IF_FALSE, "scf.if", "AJ", "if not a: jump to J")                                      \
+  X(JUMP, "cf.br", "J", "jump to J")                                                             \
+  X(EXPECT, "sc.expect", "AB", "every lane of a equals b (broadcast)")                          \
+  X(EXPECT_VIEW, "sc.expect_view", "VB", "every element of view equals b")
+
+typedef enum {
+#define X(e, m, f, s) I_##e,
+  ISA_OPS(X)
+#undef X
+  I_COUNT
+} Opcode;
+
+typedef struct {
+  Opcode op;
+  int d, a, b, c;    /* registers, -1 when unused */
+  int mask;          /* mask register or -1 */
+  int view, view2;   /* view ids or -1 (memory operand; DMA destination) */
+  int view3, view4;  /* DMA: the semaphore view; the offsets view (or -1) */
+  int rank;          /* BROADCAST shape / EXTRACT indices */
+  int64_t shape[MAX_RANK];
+  int64_t imm;
+  double fimm;       /* CONST of a float */
+  ExprOp sub;
+  Dtype ty, uty;
+  int target;        /* jump target (instruction index) */
+  bool add;
+  char log;          /* 0, 'L', 'O', 'N' */
+  int op_id;         /* the program operation it came from */
+  Loc loc;
+} Instr;
+
+const char *isa_mnemonic(Opcode op);
+const char *isa_form(Opcode op);
+const char *isa_semantics(Opcode op);
+/* Looks up a mnemonic; false when unknown. */
+bool isa_lookup(const char *mnemonic, Opcode *out);
+
+#endif

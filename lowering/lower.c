@@ -1,0 +1,582 @@
+/* lowering/lower.c -- the body to instructions; views to VDescs. */
+#include "lower.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/expr.h"
+
+static const struct {
+  const char *name, *what;
+} mutants[MUT_COUNT] = {
+    [MUT_NONE] = {"none", "the correct lowering"},
+#define X(e, n, w) [MUT_##e] = {n, w},
+    MUTANTS(X)
+#undef X
+};
+
+const char *mutant_name(Mutant m) { return mutants[m].name; }
+const char *mutant_what(Mutant m) { return mutants[m].what; }
+bool mutant_lookup(const char *name, Mutant *out) {
+  for (int i = 0; i < MUT_COUNT; i++)
+    if (!strcmp(mutants[i].name, name)) return *out = (Mutant)i, true;
+  return false;
+}
+
+typedef struct {
+  const char *name;
+  int reg;
+} Name;
+
+typedef struct {
+  Code *c;
+  const Program *p;
+  Name *names;
+  int nnames, capnames;
+  const Op *op; /* the operation being lowered */
+} L;
+
+static int new_reg(L *l) { return l->c->nregs++; }
+
+static Instr *emit(L *l, Opcode op) {
+  Code *c = l->c;
+  if (c->n == c->cap) {
+    c->cap = c->cap ? c->cap * 2 : 256;
+    c->code = realloc(c->code, sizeof *c->code * (size_t)c->cap);
+    if (!c->code) abort();
+  }
+  Instr *in = &c->code[c->n++];
+  memset(in, 0, sizeof *in);
+  in->op = op;
+  in->d = in->a = in->b = in->c = in->mask = -1;
+  in->view = in->view2 = in->view3 = in->view4 = -1;
+  in->op_id = l->op ? l->op->id : -1;
+  in->loc = l->op ? l->op->loc : (Loc){l->p->file, 0, 0};
+  return in;
+}
+
+static int name_reg(L *l, const char *name) {
+  for (int i = 0; i < l->nnames; i++)
+    if (!strcmp(l->names[i].name, name)) return l->names[i].reg;
+  if (l->nnames == l->capnames) {
+    l->capnames = l->capnames ? l->capnames * 2 : 32;
+    l->names = realloc(l->names, sizeof *l->names * (size_t)l->capnames);
+    if (!l->names) abort();
+  }
+  l->names[l->nnames].name = name;
+  return l->names[l->nnames++].reg = new_reg(l);
+}
+
+/* ---- expressions ------------------------------------------------------- */
+static int lower_expr(L *l, const Expr *e);
+
+static int lower_const(L *l, const Expr *e) {
+  Instr *in = emit(l, I_CONST);
+  in->d = new_reg(l);
+  if (e->kind == EX_FLOAT) in->ty = DT_FLOAT64, in->fimm = e->fval;
+  else in->ty = e->kind == EX_BOOL ? DT_BOOL : DT_INT64, in->imm = e->ival;
+  return in->d;
+}
+
+static int lower_call(L *l, const Expr *e) {
+  Instr *in;
+  if (!strcmp(e->name, "iota")) {
+    in = emit(l, I_IOTA);
+    in->imm = e->args[0]->kind == EX_INT ? e->args[0]->ival : 0;
+    in->d = new_reg(l);
+    return in->d;
+  }
+  if (!strcmp(e->name, "astype")) {
+    int a = lower_expr(l, e->args[0]);
+    in = emit(l, I_CAST);
+    in->a = a;
+    in->ty = e->ty;
+    in->d = new_reg(l);
+    return in->d;
+  }
+  if (!strcmp(e->name, "full")) {
+    int a = lower_expr(l, e->args[1]);
+    in = emit(l, I_BROADCAST);
+    in->a = a;
+    in->ty = e->ty;
+    const Expr *sh = e->args[0];
+    in->rank = sh->kind == EX_LIST ? sh->nargs : 1;
+    for (int i = 0; i < in->rank; i++) in->shape[i] = (sh->kind == EX_LIST ? sh->args[i] : sh)->ival;
+    in->d = new_reg(l);
+    return in->d;
+  }
+  bool w = !strcmp(e->name, "where");
+  int m = w ? lower_expr(l, e->args[0]) : -1;
+  int a = lower_expr(l, e->args[w]), b = lower_expr(l, e->args[w + 1]);
+  in = emit(l, w ? I_SELECT : I_MINMAX);
+  if (w) in->a = m, in->b = a, in->c = b;
+  else in->a = a, in->b = b, in->imm = e->name[1] == 'a'; /* max: 1 */
+  in->ty = e->ty;
+  in->uty = e->oty;
+  in->d = new_reg(l);
+  return in->d;
+}
+
+static int lower_list(L *l, const Expr *e) {
+  int regs[1024];
+  int n = e->nargs < 1024 ? e->nargs : 1024;
+  for (int i = 0; i < n; i++) regs[i] = lower_expr(l, e->args[i]);
+  int base = l->c->nregs;
+  for (int i = 0; i < n; i++) {
+    Instr *mv = emit(l, I_MOV);
+    mv->a = regs[i];
+    mv->d = new_reg(l);
+  }
+  Instr *in = emit(l, I_FROM_ELEMENTS);
+  in->a = base;
+  in->imm = n;
+  in->ty = e->ty;
+  in->d = new_reg(l);
+  return in->d;
+}
+
+static int lower_expr(L *l, const Expr *e) {
+  Instr *in;
+  switch (e->kind) {
+  case EX_INT:
+  case EX_FLOAT:
+  case EX_BOOL: return lower_const(l, e);
+  case EX_NAME:
+    if ((!strcmp(e->name, "core") || !strcmp(e->name, "subcore"))) {
+      bool bound = false;
+      for (int i = 0; i < l->nnames; i++) bound |= !strcmp(l->names[i].name, e->name);
+      if (!bound) {
+        in = emit(l, I_COORD);
+        in->imm = e->name[0] == 's';
+        in->d = new_reg(l);
+        return in->d;
+      }
+    }
+    return name_reg(l, e->name);
+  case EX_UNARY: {
+    int a = lower_expr(l, e->a);
+    in = emit(l, I_UNARY);
+    in->a = a;
+    in->sub = e->op;
+    in->ty = e->ty;
+    in->uty = e->a->ty;
+    in->d = new_reg(l);
+    return in->d;
+  }
+  case EX_BINARY: {
+    int a = lower_expr(l, e->a), b = lower_expr(l, e->b);
+    in = emit(l, I_BINARY);
+    in->a = a;
+    in->b = b;
+    in->sub = e->op;
+    in->ty = e->ty;
+    in->uty = e->oty;
+    in->d = new_reg(l);
+    return in->d;
+  }
+  case EX_CALL: return lower_call(l, e);
+  case EX_LIST: return lower_list(l, e);
+  case EX_SUBSCRIPT: {
+    int a = lower_expr(l, e->a);
+    in = emit(l, I_EXTRACT);
+    in->a = a;
+    in->rank = e->nargs;
+    for (int i = 0; i < e->nargs; i++) in->shape[i] = e->args[i]->kind == EX_INT ? e->args[i]->ival : 0;
+    in->d = new_reg(l);
+    return in->d;
+  }
+  case EX_AT: case EX_BITCAST: case EX_RESHAPE: case EX_SLICE: case EX_ELLIPSIS: case EX_NONE: break;
+  }
+  return new_reg(l);
+}
+
+/* ---- views -------------------------------------------------------------- */
+static Operand operand(L *l, int64_t imm, const Expr *dyn) {
+  Operand o = {imm, -1};
+  if (dyn) o.reg = lower_expr(l, dyn);
+  return o;
+}
+
+static int lower_view(L *l, const View *v) {
+  Code *c = l->c;
+  VDesc vd;
+  memset(&vd, 0, sizeof vd);
+  vd.ref = v->ref;
+  vd.src = v;
+  vd.nlev = v->ntr;
+  for (int k = 0; k < v->ntr; k++) {
+    const Transform *t = v->tr[k];
+    Level *lv = &vd.lev[k];
+    lv->kind = t->kind;
+    lv->dtype = t->dtype;
+    lv->rank = t->rank;
+    memcpy(lv->shape, t->shape, sizeof lv->shape);
+    if (t->kind != TR_INDEX) continue;
+    lv->n = t->idx->n;
+    lv->int_rank = t->idx->int_rank;
+    for (int d = 0; d < t->idx->n; d++) {
+      const IxEntry *e = &t->idx->e[d];
+      lv->ek[d] = e->kind;
+      lv->start[d] = operand(l, e->start, e->kind == IX_SLICE || e->kind == IX_INT ? e->start_e : NULL);
+      lv->size[d] = operand(l, e->size, e->kind == IX_SLICE ? e->size_e : NULL);
+      lv->stride[d] = e->stride;
+    }
+  }
+  if (c->mutant == MUT_OFF_BY_ONE_LANE && l->op &&
+      (l->op->kind == OPK_GET || l->op->kind == OPK_SWAP || l->op->kind == OPK_SET) && v->rank > 0 && v->ntr > 0 &&
+      vd.lev[v->ntr - 1].kind == TR_INDEX) {
+    Level *lv = &vd.lev[v->ntr - 1];
+    lv->start[lv->n - 1].imm += 1;
+  }
+  if (c->nviews == c->capviews) {
+    c->capviews = c->capviews ? c->capviews * 2 : 64;
+    c->views = realloc(c->views, sizeof *c->views * (size_t)c->capviews);
+    if (!c->views) abort();
+  }
+  c->views[c->nviews] = vd;
+  return c->nviews++;
+}
+
+static int field_view(L *l, FieldId f) { return lower_view(l, (const View *)l->op->e[f]->view); }
+
+static bool scalar_view(const View *v) { return v->rank == 0; }
+
+/* ---- operations ---------------------------------------------------------- */
+static void lower_body(L *l, const Body *b);
+
+static Instr *mem_load(L *l, int view, bool scalar, int mask, char log) {
+  Instr *in = emit(l, scalar ? I_LOAD : I_VLOAD);
+  in->view = view;
+  in->mask = mask;
+  in->log = log;
+  in->d = new_reg(l);
+  return in;
+}
+
+static void mem_store(L *l, int view, bool scalar, int x, int mask, bool add) {
+  if (scalar && l->c->mutant == MUT_SCALAR_STORE_DROPPED) return;
+  Instr *in = emit(l, scalar ? I_STORE : I_VSTORE);
+  in->view = view;
+  in->a = x;
+  in->mask = mask;
+  in->add = add && l->c->mutant != MUT_ADD_OVERWRITES;
+  in->log = 'N';
+}
+
+static void bind_out(L *l, const char *name, int reg) {
+  if (!name) return;
+  Instr *mv = emit(l, I_MOV);
+  mv->a = reg;
+  mv->d = name_reg(l, name);
+}
+
+static void lower_get(L *l, const Op *op) {
+  const View *v = op->e[FLD_REF]->view;
+  int mask = op->kind == OPK_LOAD_EXPANDED ? lower_expr(l, op->e[FLD_MASK]) : -1;
+  int view = field_view(l, FLD_REF);
+  Instr *in = mem_load(l, view, scalar_view(v), mask, 'L');
+  bind_out(l, op->name[FLD_OUT], in->d);
+}
+
+/* swap, set, addupdate and the compressed forms: load the old value, then
+ * store (SPEC §6). */
+static void lower_swap(L *l, const Op *op) {
+  const View *v = op->e[FLD_REF]->view;
+  bool masked = op->kind == OPK_STORE_COMPRESSED || op->kind == OPK_ADDUPDATE_COMPRESSED;
+  bool add = op->kind == OPK_ADDUPDATE || op->kind == OPK_ADDUPDATE_COMPRESSED;
+  int x = lower_expr(l, op->e[FLD_VALUE]);
+  int mask = masked ? lower_expr(l, op->e[FLD_MASK]) : -1;
+  int view = field_view(l, FLD_REF);
+  bool scalar = scalar_view(v);
+  if (l->c->mutant == MUT_SWAP_STORE_FIRST) mem_store(l, view, scalar, x, mask, add);
+  Instr *old = mem_load(l, view, scalar, mask, 'O');
+  int oldreg = old->d;
+  if (l->c->mutant != MUT_SWAP_STORE_FIRST) mem_store(l, view, scalar, x, mask, add);
+  if (op->kind == OPK_SWAP) bind_out(l, op->name[FLD_OUT], oldreg);
+}
+
+static void lower_gather_scatter(L *l, const Op *op) {
+  bool gather = op->kind == OPK_LOAD_GATHER;
+  int n = op->nlist[FLD_INDICES], idx[MAX_RANK];
+  for (int i = 0; i < n; i++) idx[i] = lower_expr(l, op->list[FLD_INDICES][i]);
+  int base = l->c->nregs;
+  for (int i = 0; i < n; i++) {
+    Instr *mv = emit(l, I_MOV);
+    mv->a = idx[i];
+    mv->d = new_reg(l);
+  }
+  int mask = (op->has & F(MASK)) ? lower_expr(l, op->e[FLD_MASK]) : -1;
+  int x = gather ? -1 : lower_expr(l, op->e[FLD_VALUE]);
+  int view = field_view(l, FLD_REF);
+  Instr *in = emit(l, gather ? I_VLOAD_IDX : I_VSTORE_IDX);
+  in->view = view;
+  in->a = base;
+  in->imm = n;
+  in->mask = mask;
+  in->b = x;
+  in->add = op->kind == OPK_ADDUPDATE_SCATTER && l->c->mutant != MUT_SCATTER_ADD_OVERWRITES;
+  if (gather) {
+    in->d = new_reg(l);
+    in->log = 'L';
+    bind_out(l, op->name[FLD_OUT], in->d);
+  }
+}
+
+/* An indirect copy: the indexed side is its offsets-free view; offsets come
+ * from an index view (view4) or a value register (a). */
+static void dma_operands(L *l, Instr *in, const View *src, const View *dst, const DmaPlan *pl) {
+  in->view = lower_view(l, pl->indirect && pl->gather ? pl->flat : src);
+  in->view2 = lower_view(l, pl->indirect && !pl->gather ? pl->flat : dst);
+  if (!pl->indirect) return;
+  in->imm = pl->gather; /* 1: gather (offsets on the source) */
+  if (pl->off->kind == IX_REF) in->view4 = lower_view(l, pl->off->idx.view);
+  else in->a = lower_expr(l, pl->off->e);
+  if (pl->off->filtered && pl->off->ignored_e) in->c = lower_expr(l, pl->off->ignored_e);
+}
+
+static void lower_async_copy(L *l, const Op *op) {
+  const DmaPlan *pl = op->dma;
+  bool add = (op->has & F(ADD)) && op->e[FLD_ADD]->kind == EX_BOOL && op->e[FLD_ADD]->ival;
+  Instr tmp;
+  memset(&tmp, 0, sizeof tmp);
+  tmp.a = tmp.c = -1;
+  tmp.view4 = -1;
+  dma_operands(l, &tmp, op->e[FLD_SRC]->view, op->e[FLD_DST]->view, pl);
+  int sem = lower_view(l, op->e[FLD_SEM]->view);
+  Instr *in = emit(l, pl->indirect ? I_ENQUEUE_INDIRECT_DMA : I_ENQUEUE_DMA);
+  in->view = tmp.view, in->view2 = tmp.view2, in->view4 = tmp.view4, in->a = tmp.a, in->c = tmp.c, in->imm = tmp.imm;
+  in->view3 = sem;
+  in->add = add;
+}
+
+static void lower_wait(L *l, const Op *op) {
+  const DmaPlan *pl = op->dma;
+  Instr tmp;
+  memset(&tmp, 0, sizeof tmp);
+  tmp.a = tmp.c = -1;
+  tmp.view4 = -1;
+  dma_operands(l, &tmp, op->view[FLD_SRC], op->view[FLD_DST], pl);
+  int sem = lower_view(l, op->view[FLD_SEM]);
+  Instr *in = emit(l, pl->indirect ? I_WAIT_INDIRECT_DMA : I_WAIT_DMA);
+  in->view = tmp.view, in->view2 = tmp.view2, in->imm = tmp.imm;
+  in->view3 = sem;
+}
+
+static void lower_sync_copy(L *l, const Op *op) {
+  const DmaPlan *pl = op->dma;
+  bool add = (op->has & F(ADD)) && op->e[FLD_ADD]->kind == EX_BOOL && op->e[FLD_ADD]->ival;
+  int n = op->nlist[FLD_SRC] < 0 ? 1 : op->nlist[FLD_SRC];
+  for (int i = 0; i < n; i++) {
+    Instr tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.a = tmp.c = -1;
+    tmp.view4 = -1;
+    dma_operands(l, &tmp, op->views[FLD_SRC][i], op->views[FLD_DST][i], &pl[i]);
+    Instr *in = emit(l, pl[i].indirect ? I_ENQUEUE_INDIRECT_DMA : I_ENQUEUE_DMA);
+    in->view = tmp.view, in->view2 = tmp.view2, in->view4 = tmp.view4, in->a = tmp.a, in->c = tmp.c, in->imm = tmp.imm;
+    in->view3 = -1; /* synchronous: complete before the next instruction */
+    in->add = add;
+  }
+}
+
+static int opt_expr(L *l, const Op *op, FieldId f) { return (op->has & (1u << f)) ? lower_expr(l, op->e[f]) : -1; }
+
+static void lower_semaphore(L *l, const Op *op) {
+  bool sig = op->kind == OPK_SEMAPHORE_SIGNAL;
+  int a = opt_expr(l, op, sig ? FLD_INC : FLD_VALUE);
+  int b = sig ? opt_expr(l, op, FLD_CORE) : -1, c = sig ? opt_expr(l, op, FLD_SUBCORE) : -1;
+  int view = field_view(l, FLD_SEM);
+  Instr *in = emit(l, sig ? I_SEM_SIGNAL : I_SEM_WAIT);
+  in->view = view;
+  in->a = a;
+  in->b = b;
+  in->c = c;
+}
+
+static void lower_fetch_and_add(L *l, const Op *op) {
+  int a = lower_expr(l, op->e[FLD_VALUE]), b = lower_expr(l, op->e[FLD_SUBCORE]);
+  int view = field_view(l, FLD_REF);
+  Instr *in = emit(l, I_FETCH_AND_ADD);
+  in->view = view;
+  in->a = a;
+  in->b = b;
+  in->d = new_reg(l);
+  in->log = 'O';
+  bind_out(l, op->name[FLD_OUT], in->d);
+}
+
+static void lower_loop(L *l, const Op *op) {
+  int lo = lower_expr(l, op->list[FLD_RANGE][0]), hi = lower_expr(l, op->list[FLD_RANGE][1]);
+  int step;
+  if (op->nlist[FLD_RANGE] == 3) step = lower_expr(l, op->list[FLD_RANGE][2]);
+  else {
+    Instr *one = emit(l, I_CONST);
+    one->ty = DT_INT64;
+    one->imm = 1;
+    one->d = step = new_reg(l);
+  }
+  int var = name_reg(l, op->name[FLD_VAR]);
+  int head = l->c->n;
+  Instr *f = emit(l, I_FOR);
+  f->d = var, f->a = lo, f->b = hi, f->c = step;
+  lower_body(l, &op->body);
+  l->op = op;
+  Instr *e = emit(l, I_ENDFOR);
+  e->d = var, e->b = hi, e->c = step, e->target = head + 1;
+  l->c->code[head].target = l->c->n;
+}
+
+static void lower_when(L *l, const Op *op) {
+  const Expr *c = op->e[FLD_COND];
+  if (c->kind == EX_BOOL) return lower_body(l, c->ival ? &op->body : &op->els);
+  int cond = lower_expr(l, c);
+  int br = l->c->n;
+  emit(l, I_BRANCH_IF_FALSE)->a = cond;
+  lower_body(l, &op->body);
+  int jmp = -1;
+  if (op->els.n) {
+    l->op = op;
+    jmp = l->c->n;
+    emit(l, I_JUMP);
+  }
+  l->c->code[br].target = l->c->n;
+  lower_body(l, &op->els);
+  if (jmp >= 0) l->c->code[jmp].target = l->c->n;
+}
+
+static void lower_expect(L *l, const Op *op) {
+  int b = lower_expr(l, op->e[FLD_EQUALS]);
+  if (op->has & F(REF)) {
+    int view = field_view(l, FLD_REF);
+    Instr *in = emit(l, I_EXPECT_VIEW);
+    in->view = view;
+    in->b = b;
+    return;
+  }
+  int a = lower_expr(l, op->e[FLD_VALUE]);
+  Instr *in = emit(l, I_EXPECT);
+  in->a = a;
+  in->b = b;
+}
+
+static void lower_op(L *l, const Op *op) {
+  l->op = op;
+  switch (op->kind) {
+  case OPK_GET:
+  case OPK_LOAD_EXPANDED: lower_get(l, op); break;
+  case OPK_SET:
+  case OPK_SWAP:
+  case OPK_ADDUPDATE:
+  case OPK_STORE_COMPRESSED:
+  case OPK_ADDUPDATE_COMPRESSED: lower_swap(l, op); break;
+  case OPK_LOAD_GATHER:
+  case OPK_STORE_SCATTER:
+  case OPK_ADDUPDATE_SCATTER: lower_gather_scatter(l, op); break;
+  case OPK_ASYNC_COPY: lower_async_copy(l, op); break;
+  case OPK_WAIT: lower_wait(l, op); break;
+  case OPK_SYNC_COPY: lower_sync_copy(l, op); break;
+  case OPK_SEMAPHORE_SIGNAL:
+  case OPK_SEMAPHORE_WAIT: lower_semaphore(l, op); break;
+  case OPK_FETCH_AND_ADD: lower_fetch_and_add(l, op); break;
+  case OPK_BARRIER: emit(l, I_BARRIER); break;
+  case OPK_LET:
+    if (!op->e[FLD_VALUE]->is_ref) bind_out(l, op->name[FLD_NAME], lower_expr(l, op->e[FLD_VALUE]));
+    break;
+  case OPK_LOOP: lower_loop(l, op); break;
+  case OPK_WHEN: lower_when(l, op); break;
+  case OPK_EXPECT: lower_expect(l, op); break;
+  case OPK_COUNT: break;
+  }
+}
+
+static void lower_body(L *l, const Body *b) {
+  for (int i = 0; i < b->n; i++) lower_op(l, b->ops[i]);
+}
+
+bool lower_program(const Program *p, Mutant mut, Code *out, Diag *d) {
+  (void)d;
+  memset(out, 0, sizeof *out);
+  out->mutant = mut;
+  out->p = p;
+  L l = {out, p, NULL, 0, 0, NULL};
+  lower_body(&l, &p->body);
+  free(l.names);
+  return true;
+}
+
+void lower_free(Code *c) {
+  free(c->code);
+  free(c->views);
+  memset(c, 0, sizeof *c);
+}
+
+/* ---- text form --------------------------------------------------------- */
+static void print_operand(FILE *f, Operand o) {
+  if (o.reg >= 0 && o.imm) fprintf(f, "%%%d+%lld", o.reg, (long long)o.imm);
+  else if (o.reg >= 0) fprintf(f, "%%%d", o.reg);
+  else fprintf(f, "%lld", (long long)o.imm);
+}
+
+static void print_view(FILE *f, const VDesc *v, int id) {
+  fprintf(f, "  v%d = %s : %s %s", id, v->ref->name, space_key(v->ref->space), dtype_name(v->ref->dtype));
+  for (int k = 0; k < v->nlev; k++) {
+    const Level *lv = &v->lev[k];
+    if (lv->kind == TR_BITCAST) fprintf(f, " | tpu.memref_bitcast %s", dtype_name(lv->dtype));
+    else if (lv->kind == TR_RESHAPE) {
+      fprintf(f, " | tpu.memref_reshape (");
+      for (int d = 0; d < lv->rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)lv->shape[d]);
+      fprintf(f, ")");
+    } else {
+      fprintf(f, " | tpu.memref_slice [");
+      for (int d = 0; d < lv->n; d++) {
+        fprintf(f, "%s", d ? ", " : "");
+        print_operand(f, lv->start[d]);
+        if (lv->ek[d] == IX_SLICE) {
+          fprintf(f, ":");
+          print_operand(f, lv->size[d]);
+          if (lv->stride[d] != 1) fprintf(f, ":%lld", (long long)lv->stride[d]);
+        } else if (lv->ek[d] != IX_INT) {
+          fprintf(f, "(indices)");
+        }
+      }
+      fprintf(f, "]");
+    }
+  }
+  fprintf(f, "\n");
+}
+
+static void print_instr(FILE *f, const Instr *in, int pc) {
+  fprintf(f, "  %4d: ", pc);
+  if (in->d >= 0) fprintf(f, "%%%d = ", in->d);
+  fprintf(f, "%s", isa_mnemonic(in->op));
+  const char *form = isa_form(in->op);
+  if (in->a >= 0) fprintf(f, " %%%d", in->a);
+  if (in->b >= 0) fprintf(f, ", %%%d", in->b);
+  if (in->c >= 0) fprintf(f, ", %%%d", in->c);
+  if (in->view >= 0) fprintf(f, " v%d", in->view);
+  if (in->view2 >= 0) fprintf(f, " -> v%d", in->view2);
+  if (in->view3 >= 0) fprintf(f, " sem v%d", in->view3);
+  if (in->view4 >= 0) fprintf(f, " offsets v%d", in->view4);
+  if (in->mask >= 0) fprintf(f, " masked %%%d", in->mask);
+  if (strchr(form, 'I') || in->op == I_CONST) {
+    if (in->op == I_CONST && in->ty == DT_FLOAT64) fprintf(f, " imm=%.17g", in->fimm);
+    else fprintf(f, " imm=%lld", (long long)in->imm);
+  }
+  if (strchr(form, 'S')) fprintf(f, " op=\"%s\"", expr_op_text(in->sub));
+  if (strchr(form, 'T')) fprintf(f, " : %s", dtype_name(in->ty));
+  if (strchr(form, 'U')) fprintf(f, " (%s)", dtype_name(in->uty));
+  if (strchr(form, 'J')) fprintf(f, " -> %d", in->target);
+  if (in->add) fprintf(f, " {add = true}");
+  if (in->log) fprintf(f, " log=%c", in->log);
+  if (in->loc.line) fprintf(f, "  ; line %d", in->loc.line);
+  fprintf(f, "\n");
+}
+
+void lower_print(const Code *c, FILE *f) {
+  fprintf(f, "kernel %s (%s), %d registers, %d views, %d instructions\n",
+          c->p->kernel == KERNEL_VECTOR ? "vector_subcore" : "scalar_subcore", mutant_name(c->mutant), c->nregs, c->nviews, c->n);
+  fprintf(f, "views:\n");
+  for (int i = 0; i < c->nviews; i++) print_view(f, &c->views[i], i);
+  fprintf(f, "code:\n");
+  for (int i = 0; i < c->n; i++) print_instr(f, &c->code[i], i);
+}

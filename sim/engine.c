@@ -1,0 +1,861 @@
+/* sim/engine.c -- the engine: lowered instructions on every subcore.
+ *
+ * Each subcore has a program counter and a register file of Values.  The
+ * scheduler issues one instruction of each runnable subcore in turn, so the
+ * subcores advance together; an instruction that cannot complete (a DMA
+ * wait whose semaphore is short, a semaphore wait, a barrier) leaves its
+ * subcore at the same pc to retry.  DMAs move their data when they are
+ * enqueued and signal their semaphore then; a race-free program cannot tell
+ * this from a copy that lands at its wait (SPEC §7.10).
+ *
+ * Memory operands are VDescs (lowering/lower.h).  An element is located by
+ * a walk down the VDesc's levels with an explicit work list (a widening
+ * bitcast splits one element into parts on several rows). */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PARTS 16
+
+typedef struct {
+  int core, subcore, idx;
+  int pc;
+  bool done;
+  Value *reg;
+  uint8_t *written;
+  int barrier_gen;
+  bool at_barrier;
+} Sc;
+
+typedef struct {
+  const Program *p;
+  const Code *c;
+  RunResult *r;
+  Sc *sc;
+  int nsub;
+  uint64_t max_ops;
+} Eng;
+
+/* A view with its operands read: per level the evaluated starts/sizes and
+ * the shape below (lvl[0] is the ref). */
+typedef struct {
+  const VDesc *vd;
+  Region *reg;
+  int rank[MAX_TRANSFORMS + 1];
+  int64_t lvl[MAX_TRANSFORMS + 1][MAX_RANK];
+  Dtype dt[MAX_TRANSFORMS + 1];
+  int64_t start[MAX_TRANSFORMS][MAX_RANK];
+  int64_t n;
+  int top;
+  char why[300];
+} EV;
+
+typedef struct {
+  int64_t off;
+  int n;
+} Part;
+
+static bool efault(Eng *E, Sc *s, const Instr *in, FaultKind k, const char *msg) {
+  run_fault(E->r, k, in->loc, s->core, s->subcore, in->op_id, "%s", msg);
+  return false;
+}
+
+static Value *rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok) {
+  if (!s->written[r]) {
+    *ok = efault(E, s, in, FAULT_UNINIT, "a name is read that was bound only on a branch that did not run");
+    return NULL;
+  }
+  return &s->reg[r];
+}
+
+static int64_t scalar_of(const Value *v) { return dtype_is_float(v->dtype) ? (int64_t)v->v[0].f : v->v[0].i; }
+
+static bool int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out) {
+  bool ok = true;
+  Value *v = rd(E, s, in, r, &ok);
+  if (!ok) return false;
+  if (!v->def[0]) return efault(E, s, in, FAULT_UNINIT, "an index, bound or count is undefined");
+  *out = scalar_of(v);
+  return true;
+}
+
+static bool operand_value(Eng *E, Sc *s, const Instr *in, Operand o, int64_t *out) {
+  int64_t r = 0;
+  if (o.reg >= 0 && !int_reg(E, s, in, o.reg, &r)) return false;
+  *out = o.imm + r;
+  return true;
+}
+
+/* ---- views ---------------------------------------------------------------- */
+static bool ev_resolve(Eng *E, Sc *s, const Instr *in, int view, int core, int subcore, EV *ev) {
+  const VDesc *vd = &E->c->views[view];
+  memset(ev, 0, sizeof *ev);
+  ev->vd = vd;
+  ev->reg = mem_region(&E->r->mem, vd->ref->index, core, subcore);
+  ev->rank[0] = vd->ref->rank;
+  memcpy(ev->lvl[0], vd->ref->shape, sizeof ev->lvl[0]);
+  ev->dt[0] = vd->ref->dtype;
+  for (int k = 0; k < vd->nlev; k++) {
+    const Level *lv = &vd->lev[k];
+    ev->dt[k + 1] = lv->dtype;
+    ev->rank[k + 1] = lv->rank;
+    memcpy(ev->lvl[k + 1], lv->shape, sizeof ev->lvl[0]);
+    if (lv->kind != TR_INDEX) continue;
+    int r = 0;
+    for (int d = 0; d < lv->n; d++) {
+      if (!operand_value(E, s, in, lv->start[d], &ev->start[k][d])) return false;
+      if (lv->ek[d] != IX_SLICE) continue;
+      int64_t size;
+      if (!operand_value(E, s, in, lv->size[d], &size)) return false;
+      ev->lvl[k + 1][r++] = size;
+    }
+    if (!lv->int_rank) ev->rank[k + 1] = r;
+  }
+  ev->top = vd->nlev;
+  ev->n = 1;
+  for (int d = 0; d < ev->rank[ev->top]; d++) ev->n *= ev->lvl[ev->top][d];
+  return true;
+}
+
+typedef struct {
+  int level;
+  int64_t idx[MAX_RANK];
+  int lo, nb;
+} Work;
+
+/* Index `idx` at level k to the parent index at level k-1: INDEX levels add
+ * starts and scale by strides; the position of a slice dim in the child is
+ * after the integer block when the integers are adjacent (SPEC §3.1.7). */
+static bool up_index(EV *ev, int k, const int64_t *idx, int64_t *parent) {
+  const Level *lv = &ev->vd->lev[k - 1];
+  int first = -1, last = -1, nint = 0;
+  for (int d = 0; d < lv->n; d++)
+    if (lv->ek[d] != IX_SLICE) nint++, last = d, first = first < 0 ? d : first;
+  int lead = (nint && last - first + 1 == nint) ? first : 0;
+  int child = 0;
+  for (int d = 0; d < lv->n; d++) {
+    if (lv->ek[d] == IX_SLICE) {
+      int pos = child < lead ? child : child + lv->int_rank;
+      parent[d] = ev->start[k - 1][d] + idx[pos] * lv->stride[d];
+      child++;
+    } else {
+      parent[d] = ev->start[k - 1][d];
+    }
+    if (parent[d] < 0 || parent[d] >= ev->lvl[k - 1][d]) {
+      snprintf(ev->why, sizeof ev->why, "index %lld is outside dimension %d of size %lld (%s '%s')", (long long)parent[d], d,
+               (long long)ev->lvl[k - 1][d], space_key(ev->vd->ref->space), ev->vd->ref->name);
+      return false;
+    }
+  }
+  return true;
+}
+
+static void to_index(int64_t flat, int rank, const int64_t *shape, int64_t *idx) {
+  for (int d = rank - 1; d >= 0; d--) {
+    int64_t n = shape[d] > 0 ? shape[d] : 1;
+    idx[d] = flat % n;
+    flat /= n;
+  }
+}
+
+static int64_t to_flat(int rank, const int64_t *shape, const int64_t *idx) {
+  int64_t f = 0;
+  for (int d = 0; d < rank; d++) f = f * shape[d] + idx[d];
+  return f;
+}
+
+static bool ev_parts(EV *ev, int64_t elem, Part *parts, int *np) {
+  Work stack[MAX_PARTS];
+  int sp = 0;
+  *np = 0;
+  stack[sp].level = ev->top;
+  to_index(elem, ev->rank[ev->top], ev->lvl[ev->top], stack[sp].idx);
+  stack[sp].lo = 0;
+  stack[sp++].nb = dtype_size(ev->dt[ev->top]);
+  while (sp) {
+    Work w = stack[--sp];
+    if (w.level == 0) {
+      if (*np >= MAX_PARTS) return false;
+      parts[(*np)++] = (Part){to_flat(ev->rank[0], ev->lvl[0], w.idx) * dtype_size(ev->dt[0]) + w.lo, w.nb};
+      continue;
+    }
+    const Level *lv = &ev->vd->lev[w.level - 1];
+    Work up = w;
+    up.level--;
+    if (lv->kind == TR_INDEX) {
+      if (!up_index(ev, w.level, w.idx, up.idx)) return false;
+    } else if (lv->kind == TR_RESHAPE) {
+      to_index(to_flat(ev->rank[w.level], ev->lvl[w.level], w.idx), ev->rank[up.level], ev->lvl[up.level], up.idx);
+    } else {
+      int pb = dtype_size(ev->dt[up.level]), cb = dtype_size(ev->dt[w.level]), d2 = ev->rank[up.level] - 2;
+      if (pb > cb) { /* narrowing */
+        up.idx[d2] = w.idx[d2] / (pb / cb);
+        up.lo = w.lo + (int)(w.idx[d2] % (pb / cb)) * cb;
+      } else if (pb < cb) { /* widening: parts in reverse so the low part pops first */
+        for (int k = cb / pb - 1; k >= 0; k--) {
+          int a = w.lo > k * pb ? w.lo : k * pb, b = w.lo + w.nb < (k + 1) * pb ? w.lo + w.nb : (k + 1) * pb;
+          if (a >= b || sp >= MAX_PARTS) continue;
+          Work part = up;
+          part.idx[d2] = w.idx[d2] * (cb / pb) + k;
+          part.lo = a - k * pb;
+          part.nb = b - a;
+          stack[sp++] = part;
+        }
+        continue;
+      }
+    }
+    if (sp >= MAX_PARTS) return false;
+    stack[sp++] = up;
+  }
+  /* the pops visit parts high to low for widening; order them by the element's byte order */
+  return true;
+}
+
+static Cell ev_read(EV *ev, const Part *pt, int np, uint8_t *def) {
+  uint8_t b[16];
+  int k = 0;
+  *def = 1;
+  for (int i = 0; i < np; i++)
+    for (int j = 0; j < pt[i].n; j++) {
+      b[k++] = ev->reg->bytes[pt[i].off + j];
+      *def &= ev->reg->defined[pt[i].off + j] ? 1 : 0;
+    }
+  return dtype_load(ev->dt[ev->top], b);
+}
+
+static void ev_write(Eng *E, EV *ev, const Part *pt, int np, Cell c) {
+  uint8_t b[16];
+  Dtype t = ev->dt[ev->top];
+  if (t == DT_BFLOAT16 && E->c->mutant == MUT_BF16_TRUNCATE) {
+    float f = (float)c.f;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    b[0] = (uint8_t)(u >> 16);
+    b[1] = (uint8_t)(u >> 24);
+  } else {
+    dtype_store(t, c, b);
+  }
+  int k = 0;
+  for (int i = 0; i < np; i++)
+    for (int j = 0; j < pt[i].n; j++) {
+      ev->reg->bytes[pt[i].off + j] = b[k++];
+      ev->reg->defined[pt[i].off + j] = 1;
+    }
+}
+
+static bool ev_oob(Eng *E, Sc *s, const Instr *in, EV *ev) { return efault(E, s, in, FAULT_OOB, ev->why); }
+
+static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out) {
+  val_shape(out, ev->dt[ev->top], ev->rank[ev->top], ev->lvl[ev->top]);
+  Part pt[MAX_PARTS];
+  int np;
+  for (int64_t i = 0; i < ev->n; i++) {
+    if (!ev_parts(ev, i, pt, &np)) return ev_oob(E, s, in, ev);
+    out->v[i] = ev_read(ev, pt, np, &out->def[i]);
+    if (E->c->mutant == MUT_UNSIGNED_SIGN_EXTEND && (out->dtype == DT_UINT8 || out->dtype == DT_UINT16))
+      out->v[i].i = out->dtype == DT_UINT8 ? (int8_t)out->v[i].i : (int16_t)out->v[i].i;
+  }
+  return true;
+}
+
+/* ---- arithmetic --------------------------------------------------------- */
+static void set_reg(Sc *s, int r) { s->written[r] = 1; }
+
+static bool x_binary(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value *a = rd(E, s, in, in->a, &ok), *b = ok ? rd(E, s, in, in->b, &ok) : NULL;
+  if (!ok) return false;
+  Value t = {0};
+  const Value *big = a->n >= b->n ? a : b;
+  val_shape(&t, in->ty, big->rank, big->shape);
+  for (int64_t i = 0; i < t.n; i++) {
+    int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
+    t.def[i] = a->def[ia] && b->def[ib];
+    if (!t.def[i]) continue;
+    Cell x = alu_convert(a->dtype, in->uty, a->v[ia]), y = alu_convert(b->dtype, in->uty, b->v[ib]);
+    if (alu_binary(in->sub, in->uty, in->ty, x, y, &t.v[i]) == ALU_DIVZERO) {
+      val_free(&t);
+      return efault(E, s, in, FAULT_DIVZERO, "integer division by zero");
+    }
+  }
+  val_copy(&s->reg[in->d], &t);
+  val_free(&t);
+  set_reg(s, in->d);
+  return true;
+}
+
+static bool x_unary(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value *a = rd(E, s, in, in->a, &ok);
+  if (!ok) return false;
+  Value t = {0};
+  val_shape(&t, in->ty, a->rank, a->shape);
+  for (int64_t i = 0; i < a->n; i++) {
+    t.def[i] = a->def[i];
+    t.v[i] = in->sub == OP_NOT ? alu_unary(OP_NOT, a->dtype, a->v[i]) : alu_unary(in->sub, in->ty, alu_convert(a->dtype, in->ty, a->v[i]));
+  }
+  val_copy(&s->reg[in->d], &t);
+  val_free(&t);
+  set_reg(s, in->d);
+  return true;
+}
+
+static bool x_select(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true, w = in->op == I_SELECT;
+  Value *m = w ? rd(E, s, in, in->a, &ok) : NULL;
+  Value *a = ok ? rd(E, s, in, w ? in->b : in->a, &ok) : NULL;
+  Value *b = ok ? rd(E, s, in, w ? in->c : in->b, &ok) : NULL;
+  if (!ok) return false;
+  const Value *big = a;
+  if (b->n > big->n) big = b;
+  if (m && m->n > big->n) big = m;
+  Value t = {0};
+  val_shape(&t, in->ty, big->rank, big->shape);
+  for (int64_t i = 0; i < t.n; i++) {
+    int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
+    Cell x = alu_convert(a->dtype, in->uty, a->v[ia]), y = alu_convert(b->dtype, in->uty, b->v[ib]);
+    if (w) {
+      int64_t im = m->n == 1 ? 0 : i;
+      bool pick = alu_truthy(m->dtype, m->v[im]);
+      t.v[i] = pick ? x : y;
+      t.def[i] = m->def[im] && (pick ? a->def[ia] : b->def[ib]);
+      continue;
+    }
+    bool nan = dtype_is_float(in->uty) && (x.f != x.f || y.f != y.f);
+    Cell gt;
+    alu_binary(OP_GT, in->uty, DT_BOOL, x, y, &gt);
+    t.v[i] = nan ? (x.f != x.f ? x : y) : ((gt.i != 0) == (in->imm == 1) ? x : y);
+    t.def[i] = a->def[ia] && b->def[ib];
+  }
+  val_copy(&s->reg[in->d], &t);
+  val_free(&t);
+  set_reg(s, in->d);
+  return true;
+}
+
+static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value *d = &s->reg[in->d];
+  Value t = {0};
+  if (in->op == I_CONST) {
+    val_scalar(&t, in->ty, in->ty == DT_FLOAT64 ? (Cell){.f = in->fimm} : (Cell){.i = in->imm});
+  } else if (in->op == I_COORD) {
+    val_scalar(&t, DT_INT32, (Cell){.i = in->imm ? s->subcore : s->core});
+  } else if (in->op == I_IOTA) {
+    int64_t n = in->imm;
+    val_shape(&t, DT_INT32, 1, &n);
+    for (int64_t i = 0; i < n; i++) t.v[i].i = i + (E->c->mutant == MUT_IOTA_FROM_ONE), t.def[i] = 1;
+  } else if (in->op != I_FROM_ELEMENTS) {
+    Value *a = rd(E, s, in, in->a, &ok);
+    if (!ok) return false;
+    if (in->op == I_MOV) {
+      val_copy(&t, a);
+    } else if (in->op == I_CAST) {
+      val_shape(&t, in->ty, a->rank, a->shape);
+      for (int64_t i = 0; i < a->n; i++) t.v[i] = alu_convert(a->dtype, in->ty, a->v[i]), t.def[i] = a->def[i];
+    } else if (in->op == I_BROADCAST) {
+      val_shape(&t, in->ty, in->rank, in->shape);
+      for (int64_t i = 0; i < t.n; i++) t.v[i] = alu_convert(a->dtype, in->ty, a->v[0]), t.def[i] = a->def[0];
+    } else {
+      int64_t off = 0;
+      for (int k = 0; k < in->rank; k++) {
+        int64_t i = in->shape[k] < 0 ? in->shape[k] + a->shape[k] : in->shape[k];
+        off = off * a->shape[k] + i;
+      }
+      int64_t inner = 1;
+      for (int k = in->rank; k < a->rank; k++) inner *= a->shape[k];
+      val_shape(&t, a->dtype, a->rank - in->rank, a->shape + in->rank);
+      memcpy(t.v, a->v + off * inner, sizeof(Cell) * (size_t)inner);
+      memcpy(t.def, a->def + off * inner, (size_t)inner);
+    }
+  } else {
+    for (int64_t k = 0; k < in->imm; k++) {
+      Value *it = rd(E, s, in, in->a + (int)k, &ok);
+      if (!ok) return val_free(&t), false;
+      if (k == 0) {
+        int64_t shape[MAX_RANK];
+        shape[0] = in->imm;
+        memcpy(shape + 1, it->shape, sizeof(int64_t) * (size_t)it->rank);
+        val_shape(&t, in->ty, it->rank + 1, shape);
+      }
+      for (int64_t i = 0; i < it->n; i++) t.v[k * it->n + i] = alu_convert(it->dtype, in->ty, it->v[i]), t.def[k * it->n + i] = it->def[i];
+    }
+  }
+  val_copy(d, &t);
+  val_free(&t);
+  set_reg(s, in->d);
+  return true;
+}
+
+/* ---- memory instructions ------------------------------------------------- */
+static void log_value(Eng *E, Sc *s, const Instr *in, char kind, const Value *v) {
+  if (kind) run_log(&E->r->logs[s->idx], in->op_id, (EventKind)kind, v);
+}
+
+static bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
+  bool ok = true;
+  *m = NULL;
+  if (in->mask < 0) return true;
+  *m = rd(E, s, in, in->mask, &ok);
+  if (!ok) return false;
+  for (int64_t i = 0; i < (*m)->n; i++)
+    if (!(*m)->def[i]) return efault(E, s, in, FAULT_UNINIT, "a mask lane is undefined");
+  return true;
+}
+
+/* Masked loads expand (SPEC §5.3): lane p_k of the result is element k. */
+static bool x_load(Eng *E, Sc *s, const Instr *in) {
+  EV ev;
+  Value *m, mem = {0};
+  if (!mask_of(E, s, in, &m) || !ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
+  if (!load_all(E, s, in, &ev, &mem)) return val_free(&mem), false;
+  Value *d = &s->reg[in->d];
+  if (!m) {
+    val_copy(d, &mem);
+  } else {
+    Dtype t = in->op == I_VLOAD ? ev.vd->ref->dtype : mem.dtype;
+    val_shape(d, t, mem.rank, mem.shape);
+    for (int64_t i = 0, k = 0; i < m->n; i++) {
+      if (!alu_truthy(m->dtype, m->v[i])) continue;
+      int64_t src = E->c->mutant == MUT_MASK_AS_SELECT || E->c->mutant == MUT_EXPAND_NO_SKIP ? i : k;
+      int64_t dst = E->c->mutant == MUT_EXPAND_NO_SKIP ? k : i;
+      d->v[dst] = mem.v[src];
+      d->def[dst] = mem.def[src];
+      k++;
+    }
+  }
+  val_free(&mem);
+  set_reg(s, in->d);
+  log_value(E, s, in, in->log, d);
+  return true;
+}
+
+/* Masked stores compress: element k takes lane p_k; add stores add. */
+static bool x_store(Eng *E, Sc *s, const Instr *in) {
+  EV ev;
+  Value *m, *x;
+  bool ok = true;
+  x = rd(E, s, in, in->a, &ok);
+  if (!ok || !mask_of(E, s, in, &m) || !ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
+  Dtype t = ev.dt[ev.top];
+  Part pt[MAX_PARTS];
+  int np;
+  for (int64_t i = 0, k = 0; i < (m ? m->n : ev.n); i++) {
+    if (m && !alu_truthy(m->dtype, m->v[i])) continue;
+    int64_t lane = m && E->c->mutant == MUT_COMPRESS_NO_SKIP ? k : i;
+    int64_t elem = m && E->c->mutant != MUT_MASK_AS_SELECT ? k : i;
+    k++;
+    int64_t xi = x->n == 1 ? 0 : lane;
+    if (!ev_parts(&ev, elem, pt, &np)) return ev_oob(E, s, in, &ev);
+    uint8_t cdef;
+    Cell cur = ev_read(&ev, pt, np, &cdef);
+    if (!x->def[xi] || (in->add && !cdef)) return efault(E, s, in, FAULT_UNINIT, "a stored lane (or the memory it adds to) is undefined");
+    Cell c = alu_convert(x->dtype, t, x->v[xi]);
+    if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
+    ev_write(E, &ev, pt, np, c);
+  }
+  if (in->log) {
+    Value after = {0};
+    if (!load_all(E, s, in, &ev, &after)) return val_free(&after), false;
+    log_value(E, s, in, in->log, &after);
+    val_free(&after);
+  }
+  return true;
+}
+
+static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
+  EV ev;
+  Value *m, *x = NULL;
+  bool ok = true, gather = in->op == I_VLOAD_IDX;
+  if (!gather) x = rd(E, s, in, in->b, &ok);
+  if (!ok || !mask_of(E, s, in, &m) || !ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
+  Value *idx[MAX_RANK];
+  for (int d = 0; d < in->imm; d++)
+    if (!(idx[d] = rd(E, s, in, in->a + d, &ok))) return false;
+  int64_t n = in->imm ? idx[0]->n : 0;
+  Dtype t = ev.dt[ev.top];
+  Value out = {0};
+  if (gather) val_shape(&out, t, 1, &n);
+  bool first_wins = E->c->mutant == MUT_SCATTER_FIRST_WINS && !in->add;
+  for (int64_t j = 0; j < n; j++) {
+    int64_t k = first_wins ? n - 1 - j : j;
+    if (m && !alu_truthy(m->dtype, m->v[k])) continue;
+    int64_t at[MAX_RANK];
+    for (int d = 0; d < in->imm; d++) {
+      if (!idx[d]->def[k]) return val_free(&out), efault(E, s, in, FAULT_UNINIT, "an index lane is undefined");
+      at[d] = idx[d]->v[k].i;
+      if (at[d] < 0 || at[d] >= ev.lvl[ev.top][d]) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%slane %lld indexes %lld in dimension %d of size %lld",
+                 gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", (long long)k,
+                 (long long)at[d], d, (long long)ev.lvl[ev.top][d]);
+        val_free(&out);
+        return efault(E, s, in, FAULT_OOB, msg);
+      }
+    }
+    Part pt[MAX_PARTS];
+    int np;
+    if (!ev_parts(&ev, to_flat(ev.rank[ev.top], ev.lvl[ev.top], at), pt, &np)) return val_free(&out), ev_oob(E, s, in, &ev);
+    uint8_t cdef;
+    Cell cur = ev_read(&ev, pt, np, &cdef);
+    if (gather) {
+      out.v[k] = cur, out.def[k] = cdef;
+      continue;
+    }
+    if (!x->def[k] || (in->add && !cdef)) return efault(E, s, in, FAULT_UNINIT, "a scattered lane (or the memory it adds to) is undefined");
+    Cell c = alu_convert(x->dtype, t, x->v[k]);
+    if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
+    ev_write(E, &ev, pt, np, c);
+  }
+  if (gather) {
+    val_copy(&s->reg[in->d], &out);
+    set_reg(s, in->d);
+    log_value(E, s, in, in->log, &out);
+  }
+  val_free(&out);
+  return true;
+}
+
+/* ---- DMAs and synchronisation ------------------------------------------- */
+enum { X_FAULT = 0, X_OK = 1, X_BLOCKED = 2 };
+
+static bool sem_addr(Eng *E, Sc *s, const Instr *in, int view, int core, int subcore, Region **g, int64_t *off) {
+  EV ev;
+  Part pt[MAX_PARTS];
+  int np;
+  if (!ev_resolve(E, s, in, view, core, subcore, &ev)) return false;
+  if (!ev_parts(&ev, 0, pt, &np)) return ev_oob(E, s, in, &ev);
+  *g = ev.reg;
+  *off = pt[0].off;
+  return true;
+}
+
+static int64_t sem_read(Region *g, int64_t off) { return dtype_load(DT_INT32, g->bytes + off).i; }
+static void sem_write(Region *g, int64_t off, int64_t v) { dtype_store(DT_INT32, (Cell){.i = v}, g->bytes + off); }
+
+/* Copies element se of src to element de of dst (adding when asked),
+ * definedness included. */
+static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *dst, int64_t de) {
+  Part sp[MAX_PARTS], dp[MAX_PARTS];
+  int ns, nd;
+  if (!ev_parts(src, se, sp, &ns)) return ev_oob(E, s, in, src);
+  if (!ev_parts(dst, de, dp, &nd)) return ev_oob(E, s, in, dst);
+  uint8_t sdef, ddef;
+  Cell c = ev_read(src, sp, ns, &sdef);
+  if (in->add) {
+    Cell cur = ev_read(dst, dp, nd, &ddef);
+    Dtype t = dst->dt[dst->top];
+    alu_binary(OP_ADD, t, t, cur, alu_convert(src->dt[src->top], t, c), &c);
+    sdef = sdef && ddef;
+  }
+  if (sdef) {
+    ev_write(E, dst, dp, nd, c);
+  } else {
+    for (int i = 0; i < nd; i++) memset(dst->reg->defined + dp[i].off, 0, (size_t)dp[i].n);
+  }
+  return true;
+}
+
+static bool dma_offsets(Eng *E, Sc *s, const Instr *in, Value *o) {
+  if (in->view4 >= 0) {
+    EV ev;
+    return ev_resolve(E, s, in, in->view4, s->core, s->subcore, &ev) && load_all(E, s, in, &ev, o);
+  }
+  bool ok = true;
+  Value *v = rd(E, s, in, in->a, &ok);
+  if (ok) val_copy(o, v);
+  return ok;
+}
+
+/* Row r of the plain side pairs with row o[r] of the indexed side. */
+static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64_t *bytes) {
+  bool gather = in->imm;
+  EV *ix = gather ? src : dst, *pl = gather ? dst : src;
+  Value o = {0};
+  int64_t ignored = 0;
+  bool filter = in->c >= 0;
+  if (!dma_offsets(E, s, in, &o) || (filter && !int_reg(E, s, in, in->c, &ignored))) return val_free(&o), false;
+  int64_t rows = pl->rank[pl->top] ? pl->lvl[pl->top][0] : 1, z = ix->lvl[ix->top][0];
+  int64_t row = rows ? pl->n / rows : 0;
+  *bytes = pl->n * dtype_size(pl->dt[pl->top]);
+  for (int64_t r = 0; r < rows && r < o.n; r++) {
+    if (!o.def[r]) return val_free(&o), efault(E, s, in, FAULT_UNINIT, "a DMA offset is undefined");
+    int64_t at = o.v[r].i;
+    if (filter && at == ignored) continue;
+    if (at < 0 || at >= z) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "DMA offset %lld (row %lld) is outside [0, %lld) of the indexed ref '%s'", (long long)at, (long long)r,
+               (long long)z, ix->vd->ref->name);
+      val_free(&o);
+      return efault(E, s, in, FAULT_OOB, msg);
+    }
+    for (int64_t j = 0; j < row; j++) {
+      bool ok = gather ? copy_elem(E, s, in, src, at * row + j, dst, r * row + j) : copy_elem(E, s, in, src, r * row + j, dst, at * row + j);
+      if (!ok) return val_free(&o), false;
+    }
+  }
+  val_free(&o);
+  return true;
+}
+
+static int x_dma(Eng *E, Sc *s, const Instr *in) {
+  EV src, dst;
+  if (!ev_resolve(E, s, in, in->view, s->core, s->subcore, &src) || !ev_resolve(E, s, in, in->view2, s->core, s->subcore, &dst))
+    return X_FAULT;
+  int64_t bytes = dst.n * dtype_size(dst.dt[dst.top]);
+  if (in->op == I_ENQUEUE_INDIRECT_DMA) {
+    if (!dma_indirect(E, s, in, &src, &dst, &bytes)) return X_FAULT;
+  } else {
+    int64_t n = src.n - (E->c->mutant == MUT_DMA_DROP_LAST && src.n > 0);
+    for (int64_t i = 0; i < n; i++)
+      if (!copy_elem(E, s, in, &src, i, &dst, i)) return X_FAULT;
+  }
+  if (in->view3 < 0) return X_OK; /* sync_copy */
+  Region *g;
+  int64_t off;
+  if (!sem_addr(E, s, in, in->view3, s->core, s->subcore, &g, &off)) return X_FAULT;
+  sem_write(g, off, sem_read(g, off) + bytes);
+  return X_OK;
+}
+
+static int x_wait(Eng *E, Sc *s, const Instr *in) {
+  EV src, dst;
+  if (!ev_resolve(E, s, in, in->view, s->core, s->subcore, &src) || !ev_resolve(E, s, in, in->view2, s->core, s->subcore, &dst))
+    return X_FAULT;
+  EV *moved = in->op == I_WAIT_INDIRECT_DMA && in->imm ? &dst : in->op == I_WAIT_INDIRECT_DMA ? &src : &dst;
+  int64_t need = moved->n * dtype_size(moved->dt[moved->top]);
+  Region *g;
+  int64_t off;
+  if (!sem_addr(E, s, in, in->view3, s->core, s->subcore, &g, &off)) return X_FAULT;
+  if (sem_read(g, off) < need) return X_BLOCKED;
+  sem_write(g, off, sem_read(g, off) - need);
+  return X_OK;
+}
+
+static int x_sem(Eng *E, Sc *s, const Instr *in) {
+  int64_t amount = 1, core = s->core, sub = s->subcore;
+  if (in->a >= 0 && !int_reg(E, s, in, in->a, &amount)) return X_FAULT;
+  if (in->b >= 0 && !int_reg(E, s, in, in->b, &core)) return X_FAULT;
+  if (in->c >= 0 && !int_reg(E, s, in, in->c, &sub)) return X_FAULT;
+  if (core < 0 || core >= E->p->mesh_cores || sub < 0 || sub >= E->p->mesh_subcores)
+    return efault(E, s, in, FAULT_OOB, "the signalled subcore is outside the mesh"), X_FAULT;
+  Region *g;
+  int64_t off;
+  if (!sem_addr(E, s, in, in->view, (int)core, (int)sub, &g, &off)) return X_FAULT;
+  if (in->op == I_SEM_SIGNAL) {
+    sem_write(g, off, sem_read(g, off) + amount);
+    return X_OK;
+  }
+  if (sem_read(g, off) < amount) return X_BLOCKED;
+  sem_write(g, off, sem_read(g, off) - amount);
+  return X_OK;
+}
+
+static int x_barrier(Eng *E, Sc *s) {
+  if (!s->at_barrier) s->at_barrier = true, s->barrier_gen++;
+  int here = 0;
+  for (int i = 0; i < E->nsub; i++) {
+    Sc *o = &E->sc[i];
+    if (o->core == s->core && (o->barrier_gen > s->barrier_gen || (o->barrier_gen == s->barrier_gen && o->at_barrier))) here++;
+  }
+  if (here < E->p->mesh_subcores) return X_BLOCKED;
+  s->at_barrier = false;
+  return X_OK;
+}
+
+static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
+  int64_t target;
+  bool ok = true;
+  if (!int_reg(E, s, in, in->b, &target)) return X_FAULT;
+  if (target < 0 || target >= E->p->mesh_subcores)
+    return efault(E, s, in, FAULT_OOB, "fetch_and_add targets a subcore outside the mesh"), X_FAULT;
+  Value *x = rd(E, s, in, in->a, &ok);
+  EV ev;
+  if (!ok || !ev_resolve(E, s, in, in->view, s->core, (int)target, &ev)) return X_FAULT;
+  Part pt[MAX_PARTS];
+  int np;
+  if (!ev_parts(&ev, 0, pt, &np)) return ev_oob(E, s, in, &ev), X_FAULT;
+  uint8_t def;
+  Cell old = ev_read(&ev, pt, np, &def), c;
+  if (!def || !x->def[0]) return efault(E, s, in, FAULT_UNINIT, "fetch_and_add on an undefined value"), X_FAULT;
+  alu_binary(OP_ADD, DT_INT32, DT_INT32, old, alu_convert(x->dtype, DT_INT32, x->v[0]), &c);
+  ev_write(E, &ev, pt, np, c);
+  val_scalar(&s->reg[in->d], DT_INT32, old);
+  set_reg(s, in->d);
+  log_value(E, s, in, in->log, &s->reg[in->d]);
+  return X_OK;
+}
+
+/* ---- control and expectations --------------------------------------------- */
+static bool loop_continues(int64_t i, int64_t hi, int64_t step) { return step > 0 ? i < hi : i > hi; }
+
+static int x_control(Eng *E, Sc *s, const Instr *in) {
+  int64_t a, hi, step;
+  if (in->op == I_FOR) {
+    if (!int_reg(E, s, in, in->a, &a) || !int_reg(E, s, in, in->b, &hi) || !int_reg(E, s, in, in->c, &step)) return X_FAULT;
+    if (step == 0) return efault(E, s, in, FAULT_LIMIT, "loop step is zero"), X_FAULT;
+    if (E->c->mutant == MUT_LOOP_SKIP_LAST) hi -= step;
+    if (!loop_continues(a, hi, step)) return s->pc = in->target, X_BLOCKED + 1;
+    val_scalar(&s->reg[in->d], DT_INT32, (Cell){.i = a});
+    set_reg(s, in->d);
+    return X_OK;
+  }
+  if (in->op == I_ENDFOR) {
+    if (!int_reg(E, s, in, in->d, &a) || !int_reg(E, s, in, in->b, &hi) || !int_reg(E, s, in, in->c, &step)) return X_FAULT;
+    if (E->c->mutant == MUT_LOOP_SKIP_LAST) hi -= step;
+    if (!loop_continues(a + step, hi, step)) return X_OK;
+    val_scalar(&s->reg[in->d], DT_INT32, (Cell){.i = a + step});
+    return s->pc = in->target, X_BLOCKED + 1;
+  }
+  if (in->op == I_BRANCH_IF_FALSE) {
+    if (!int_reg(E, s, in, in->a, &a)) return X_FAULT;
+    if (!a) return s->pc = in->target, X_BLOCKED + 1;
+    return X_OK;
+  }
+  return s->pc = in->target, X_BLOCKED + 1; /* I_JUMP */
+  return X_FAULT;
+}
+
+static int x_expect(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value got = {0}, *b = rd(E, s, in, in->b, &ok);
+  if (!ok) return X_FAULT;
+  if (in->op == I_EXPECT_VIEW) {
+    EV ev;
+    if (!ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got)) return val_free(&got), X_FAULT;
+  } else {
+    Value *a = rd(E, s, in, in->a, &ok);
+    if (!ok) return X_FAULT;
+    val_copy(&got, a);
+  }
+  for (int64_t i = 0; i < got.n; i++) {
+    int64_t ib = b->n == 1 ? 0 : i;
+    char msg[200], g[64], w[64];
+    if (!got.def[i] || !b->def[ib]) {
+      snprintf(msg, sizeof msg, "expect checks lane %lld, which is undefined", (long long)i);
+      val_free(&got);
+      return efault(E, s, in, FAULT_UNINIT, msg), X_FAULT;
+    }
+    Cell want = alu_convert(b->dtype, got.dtype, b->v[ib]);
+    if (alu_equal(got.dtype, got.v[i], want)) continue;
+    dtype_format(got.dtype, got.v[i], g, sizeof g);
+    dtype_format(got.dtype, want, w, sizeof w);
+    snprintf(msg, sizeof msg, "lane %lld is %s, expected %s", (long long)i, g, w);
+    val_free(&got);
+    return efault(E, s, in, FAULT_EXPECT, msg), X_FAULT;
+  }
+  val_free(&got);
+  return X_OK;
+}
+
+/* Executes s's instruction at pc: X_OK (advance), X_BLOCKED (retry later),
+ * X_BLOCKED + 1 (pc already set by a jump), X_FAULT. */
+static int execute(Eng *E, Sc *s, const Instr *in) {
+  switch (in->op) {
+  case I_CONST: case I_COORD: case I_IOTA: case I_CAST: case I_BROADCAST:
+  case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: return x_misc_value(E, s, in) ? X_OK : X_FAULT;
+  case I_BINARY: return x_binary(E, s, in) ? X_OK : X_FAULT;
+  case I_UNARY: return x_unary(E, s, in) ? X_OK : X_FAULT;
+  case I_SELECT: case I_MINMAX: return x_select(E, s, in) ? X_OK : X_FAULT;
+  case I_LOAD: case I_VLOAD: return x_load(E, s, in) ? X_OK : X_FAULT;
+  case I_STORE: case I_VSTORE: return x_store(E, s, in) ? X_OK : X_FAULT;
+  case I_VLOAD_IDX: case I_VSTORE_IDX: return x_indexed(E, s, in) ? X_OK : X_FAULT;
+  case I_ENQUEUE_DMA: case I_ENQUEUE_INDIRECT_DMA: return x_dma(E, s, in);
+  case I_WAIT_DMA: case I_WAIT_INDIRECT_DMA: return x_wait(E, s, in);
+  case I_SEM_SIGNAL: case I_SEM_WAIT: return x_sem(E, s, in);
+  case I_BARRIER: return x_barrier(E, s);
+  case I_FETCH_AND_ADD: return x_fetch_and_add(E, s, in);
+  case I_FOR: case I_ENDFOR: case I_BRANCH_IF_FALSE: case I_JUMP: return x_control(E, s, in);
+  case I_EXPECT: case I_EXPECT_VIEW: return x_expect(E, s, in);
+  case I_COUNT: break;
+  }
+  return X_FAULT;
+}
+
+/* ---- the scheduler --------------------------------------------------------- */
+static void engine_deadlock(Eng *E) {
+  char buf[700] = "";
+  size_t len = 0;
+  Sc *first = NULL;
+  for (int i = 0; i < E->nsub && len < sizeof buf - 100; i++) {
+    Sc *s = &E->sc[i];
+    if (s->done) continue;
+    const Instr *in = &E->c->code[s->pc];
+    if (!first) first = s;
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%ssubcore %d.%d waits at line %d (%s)", len ? "; " : "", s->core,
+                            s->subcore, in->loc.line, isa_mnemonic(in->op));
+  }
+  const Instr *in = &E->c->code[first->pc];
+  run_fault(E->r, FAULT_DEADLOCK, in->loc, first->core, first->subcore, in->op_id, "no subcore can make progress: %s", buf);
+}
+
+static void engine_semaphores(Eng *E) {
+  for (int r = 0; r < E->p->nrefs && !E->r->faulted; r++) {
+    const Ref *ref = E->p->refs[r];
+    if (ref->space != SP_SEMAPHORE) continue;
+    for (int i = 0; i < mem_instance_count(&E->r->mem, r); i++) {
+      Region *g = mem_instance(&E->r->mem, r, i);
+      for (int64_t k = 0; k < ref->nelems && !E->r->faulted; k++)
+        if (sem_read(g, k * 4))
+          run_fault(E->r, FAULT_SEMAPHORE, ref->loc, g->core, g->subcore, -1,
+                    "semaphore '%s@%d.%d' element %lld holds %lld at the end of the kernel (a DMA or signal was never waited)",
+                    ref->name, g->core, g->subcore, (long long)k, (long long)sem_read(g, k * 4));
+    }
+  }
+}
+
+static void engine_schedule(Eng *E) {
+  int n = E->c->n;
+  for (;;) {
+    bool progress = false, all_done = true;
+    for (int i = 0; i < E->nsub && !E->r->faulted; i++) {
+      Sc *s = &E->sc[i];
+      if (s->pc >= n) s->done = true;
+      if (s->done) continue;
+      all_done = false;
+      const Instr *in = &E->c->code[s->pc];
+      int st = execute(E, s, in);
+      if (st == X_FAULT) return;
+      if (st == X_BLOCKED) continue;
+      progress = true;
+      if (st == X_OK) s->pc++;
+      if (++E->r->ops > E->max_ops)
+        run_fault(E->r, FAULT_LIMIT, in->loc, s->core, s->subcore, in->op_id,
+                  "the run executed more than %llu instructions (--max-ops)", (unsigned long long)E->max_ops);
+    }
+    if (E->r->faulted || all_done) return;
+    if (!progress) return engine_deadlock(E);
+  }
+}
+
+bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult *out) {
+  memset(out, 0, sizeof *out);
+  Eng E = {p, c, out, NULL, (int)(p->mesh_cores * p->mesh_subcores), lim && lim->max_ops ? lim->max_ops * 8 : RUN_DEFAULT_MAX_OPS * 8};
+  out->nsub = E.nsub;
+  out->logs = calloc((size_t)E.nsub, sizeof *out->logs);
+  E.sc = calloc((size_t)E.nsub, sizeof *E.sc);
+  bool ok = out->logs && E.sc && run_mem_init(p, &out->mem);
+  for (int i = 0; ok && i < E.nsub; i++) {
+    Sc *s = &E.sc[i];
+    s->idx = i;
+    s->core = i / (int)p->mesh_subcores;
+    s->subcore = i % (int)p->mesh_subcores;
+    s->reg = calloc((size_t)(c->nregs ? c->nregs : 1), sizeof(Value));
+    s->written = calloc((size_t)(c->nregs ? c->nregs : 1), 1);
+    ok = s->reg && s->written;
+  }
+  if (!ok) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
+  else {
+    engine_schedule(&E);
+    if (!out->faulted) engine_semaphores(&E);
+  }
+  for (int i = 0; i < E.nsub && E.sc; i++) {
+    for (int r = 0; r < c->nregs && E.sc[i].reg; r++) val_free(&E.sc[i].reg[r]);
+    free(E.sc[i].reg);
+    free(E.sc[i].written);
+  }
+  free(E.sc);
+  return !out->faulted;
+}
