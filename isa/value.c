@@ -21,7 +21,7 @@ void val_shape(Value *v, Dtype t, int rank, const int64_t *shape) {
   v->rank = rank;
   if (rank) memcpy(v->shape, shape, sizeof(int64_t) * (size_t)rank);
   v->n = n;
-  memset(v->def, 0, (size_t)n);
+  if (n) memset(v->def, 0, (size_t)n);
 }
 
 void val_scalar(Value *v, Dtype t, Cell c) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../sim/expr.h"
+#include "../sim/load.h"
 #include "index.h"
 
 /* ---- the checker state --------------------------------------------- */
@@ -78,7 +79,8 @@ static void bind(Checker *c, const char *name, const AVal *v) {
     c->capenv = cap;
   }
   c->env[c->nenv].name = name;
-  c->env[c->nenv++].v = *v;
+  c->env[c->nenv].v = *v;
+  c->env[c->nenv++].v.is_static = false; /* a name is dynamic even when bound to a literal */
 }
 
 static const AVal *lookup(Checker *c, const char *name) {
@@ -107,8 +109,9 @@ static bool input_error(Checker *c, Loc at, const char *msg) {
 static bool eval_value(Checker *c, Expr *e, AVal *out) {
   if (!eval(&c->ix, e, out)) return false;
   if (out->kind != AV_VALUE) {
-    char msg[300];
-    snprintf(msg, sizeof msg, "'%.200s' is a %s, but a value is needed here", e->text ? e->text : "expression",
+    char msg[300], text[200];
+    expr_print(e, text, sizeof text);
+    snprintf(msg, sizeof msg, "'%.200s' is a %s, but a value is needed here", e->text ? e->text : text,
              out->kind == AV_REF ? "ref (read it with get first)" : "DMA descriptor");
     return input_error(c, e->loc, msg);
   }
@@ -304,7 +307,12 @@ static bool eval_astype(Checker *c, Expr *e, AVal *out) {
   if (e->nargs != 2) return input_error(c, e->loc, "astype takes (value, dtype)");
   const char *tn = e->args[1]->kind == EX_NAME ? e->args[1]->name : NULL;
   if (tn && (!strncmp(tn, "jnp.", 4) || !strncmp(tn, "np.", 3))) tn = strchr(tn, '.') + 1;
-  if (!tn || !dtype_lookup(tn, &t)) return input_error(c, e->args[1]->loc, "astype's second argument must be a dtype name such as int16");
+  if (tn && !dtype_lookup(tn, &t)) {
+    dtype_unknown(c->ix.d, e->args[1]->loc, tn);
+    c->ix.failed = true;
+    return false;
+  }
+  if (!tn) return input_error(c, e->args[1]->loc, "astype's second argument must be a dtype name such as int16");
   if (!eval_value(c, e->args[0], out)) return false;
   if (out->is_static) out->sval = dtype_convert(dtype_is_float(out->dtype) ? DT_FLOAT64 : DT_INT64, t, out->sval);
   out->dtype = t;
@@ -339,8 +347,11 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   if (!strcmp(e->name, "where") || !strcmp(e->name, "min") || !strcmp(e->name, "max")) return eval_where_minmax(c, e, out);
   if (!strcmp(e->name, "pl.ds") || !strcmp(e->name, "plsc.Indices"))
     return input_error(c, e->loc, "pl.ds and plsc.Indices only appear inside a ref's [...]");
+  static const char *const fns[] = {"iota", "full", "where", "min", "max", "astype", "pl.ds", "plsc.Indices"};
+  const char *near = load_nearest(e->name, fns, 8);
   char msg[200];
-  snprintf(msg, sizeof msg, "unknown function '%.60s' (iota, full, where, min, max, astype)", e->name);
+  if (near) snprintf(msg, sizeof msg, "unknown function '%.60s'; did you mean '%s'?", e->name, near);
+  else snprintf(msg, sizeof msg, "unknown function '%.60s' (iota, full, where, min, max, astype)", e->name);
   return input_error(c, e->loc, msg);
 }
 
@@ -1142,17 +1153,17 @@ static bool check_fetch_and_add(Checker *c, Op *op) {
     if (fire(c, D_FA5, op->loc, str(c, b))) return false;
   }
   char b[300];
-  fmt_aval(b, sizeof b, &val);
+  fmt_aval_str(b, sizeof b, &val);
   if ((val.dtype != DT_INT32 || val.rank) && fire(c, D_FA6, op->loc, "int32", str(c, b))) return false;
   if (ix)
     for (int i = 0; i < ix->n; i++)
-      if (ix->e[i].kind != IX_INT && ix->e[i].kind != IX_SLICE) {
+      if (ix->e[i].kind != IX_SLICE && (ix->e[i].kind != IX_INT || ix->e[i].idx.dtype != DT_INT32)) {
         fmt_aval(b, sizeof b, &ix->e[i].idx);
         char l[320];
         snprintf(l, sizeof l, "[%s]", b);
         if (fire(c, D_FA7, op->loc, str(c, l))) return false;
       }
-  fmt_aval(b, sizeof b, &sub);
+  fmt_aval_str(b, sizeof b, &sub);
   if ((sub.dtype != DT_INT32 || sub.rank) && fire(c, D_FA8, op->loc, str(c, b))) return false;
   if (c->p->kernel == KERNEL_SCALAR && fire(c, D_M_FA1, op->loc)) return false;
   AVal out = scalar_av(DT_INT32, false);
@@ -1238,10 +1249,28 @@ static bool check_op(Checker *c, Op *op) {
   return false;
 }
 
+/* Checker errors point at the operation's key (PROGRAM_FORMAT.md); when a
+ * rule fired on a sub-expression, a note keeps where. */
+static void at_operation(Diag *d, const Op *op) {
+  if (diag_class(d->id) != DC_RULE || op->kind == OPK_LOOP || op->kind == OPK_WHEN) return;
+  if (d->loc.line != op->loc.line || d->loc.col != op->loc.col) {
+    Loc inner = d->loc;
+    d->loc = op->loc;
+    if (inner.line > 0 && d->nnotes < DIAG_MAX_NOTES) {
+      memmove(d->notes[1], d->notes[0], sizeof d->notes[0] * (size_t)d->nnotes);
+      snprintf(d->notes[0], sizeof d->notes[0], "raised by the expression at line %d, column %d", inner.line, inner.col);
+      d->nnotes++;
+    }
+  }
+}
+
 static bool check_body(Checker *c, const Body *b) {
   for (int i = 0; i < b->n; i++) {
     check_op(c, b->ops[i]);
-    if (c->ix.failed) return false;
+    if (c->ix.failed) {
+      at_operation(c->ix.d, b->ops[i]);
+      return false;
+    }
   }
   return true;
 }

@@ -107,8 +107,8 @@ typedef enum {
   X(X3, "X3", DC_RULE, 'L', "NotImplementedError", "Only int32 indices are supported by scatter/gather via `pltpu.async_copy` with a dynamically-shaped indexer") \
   X(X4, "X4", DC_RULE, 'L', "NotImplementedError", "Indices for scatter/gather via `pltpu.async_copy` must be in VMEM, got %s") \
   X(X5, "X5", DC_RULE, 'L', "NotImplementedError", "The indexed ref in scatter/gather via `pltpu.async_copy` cannot have any transforms following the indexer") \
-  X(D1, "D1", DC_RULE, 'L', "ValueError", "Only the source ref can be indexed when doing a gather via `pltpu.async_copy` ") \
-  X(D2, "D2", DC_RULE, 'L', "ValueError", "Only the destination ref can be indexed when doing a scatter via `pltpu.async_copy` ") \
+  X(D1, "D1", DC_RULE, 'L', "ValueError", "Only the source ref can be indexed when doing a gather via `pltpu.async_copy`") \
+  X(D2, "D2", DC_RULE, 'L', "ValueError", "Only the destination ref can be indexed when doing a scatter via `pltpu.async_copy`") \
   X(D3, "D3", DC_RULE, 'L', "NotImplementedError", "Scatter/gather via `pltpu.async_copy` from %s to %s is not supported") \
   X(D4, "D4", DC_RULE, 'L', "ValueError", "DMAs with `add=True` are only supported between VMEM and HBM/VMEM_SHARED.Got (src, dst)=(%s, %s)") \
   X(D5, "D5", DC_RULE, 'L', "NotImplementedError", "DMAs with `add=True` must (for now) specify offsets of the majormost dimension. You can do this by writing `pltpu.async_copy(..., %s=%s.at[jnp.arange(vec_dim)], ...)` or `pltpu.async_copy(..., %s=%s.at[indices_ref], ...)`.") \

@@ -1,6 +1,8 @@
 /* lowering/index.c -- building views and NDIndexers (SPEC §3.1, §4.A, §8.1-2). */
 #include "index.h"
 
+#include "../sim/load.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -49,6 +51,13 @@ void fmt_aval(char *buf, size_t n, const AVal *a) {
   char s[300];
   fmt_short(s, sizeof s, a->dtype, a->rank, a->shape);
   snprintf(buf, n, "ShapedArray(%s%s)", s, a->weak ? ", weak_type=True" : "");
+}
+
+/* str() of an aval: '~' marks a weak type (jax core ShapedArray.__str__). */
+void fmt_aval_str(char *buf, size_t n, const AVal *a) {
+  char s[300];
+  fmt_short(s, sizeof s, a->dtype, a->rank, a->shape);
+  snprintf(buf, n, "%s%s", a->weak ? "~" : "", s);
 }
 
 void fmt_ref_aval(char *buf, size_t n, const View *v) {
@@ -174,6 +183,14 @@ static bool eval_ds(IndexCtx *c, Expr *e, RawEntry *r) {
     Expr **slot = !kw ? (pos == 0 ? &start : pos == 1 ? &size : pos == 2 ? &stride : NULL)
                       : !strcmp(kw, "start") ? &start : !strcmp(kw, "size") ? &size : !strcmp(kw, "stride") ? &stride : NULL;
     if (!kw) pos++;
+    if (!slot && kw) {
+      static const char *const kws[] = {"start", "size", "stride"};
+      const char *near = load_nearest(kw, kws, 3);
+      char msg[200];
+      if (near) snprintf(msg, sizeof msg, "pl.ds has no keyword '%.40s'; did you mean '%s'?", kw, near);
+      else snprintf(msg, sizeof msg, "pl.ds has no keyword '%.40s' (it takes start, size, stride)", kw);
+      return index_fire(c, D_IN_EXPR, e->kwloc ? e->kwloc[i] : e->args[i]->loc, msg), false;
+    }
     if (!slot) return index_fire(c, D_IN_EXPR, e->args[i]->loc, "pl.ds takes (start, size, stride)"), false;
     *slot = e->args[i];
   }

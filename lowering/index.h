@@ -130,6 +130,7 @@ void fmt_dims(char *buf, size_t n, int rank, const int64_t *shape); /* 2, 16 */
 void fmt_indexer(char *buf, size_t n, const NDIndexer *ix);
 void fmt_transforms(char *buf, size_t n, const View *v, int from, int to);
 void fmt_aval(char *buf, size_t n, const AVal *a);
+void fmt_aval_str(char *buf, size_t n, const AVal *a);
 void fmt_ref_aval(char *buf, size_t n, const View *v);
 
 #endif

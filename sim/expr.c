@@ -1,6 +1,8 @@
 /* sim/expr.c -- recursive-descent parser for ref and value expressions. */
 #include "expr.h"
 
+#include "load.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -13,7 +15,7 @@ typedef struct {
   Arena *a;
   const char *s;
   size_t pos;
-  Loc at;
+  const Loc *map; /* map[i]: the file position of byte i of s */
   Diag *d;
   bool failed;
   int depth;
@@ -32,15 +34,26 @@ Loc expr_loc_at(const char *text, Loc at, size_t off) {
   return l;
 }
 
-static Loc here(Parser *p) { return expr_loc_at(p->s, p->at, p->pos); }
+static Loc here(Parser *p) { return p->map[p->pos]; }
 
 static void fail(Parser *p, const char *fmt, const char *arg) {
   if (p->failed) return;
   char msg[600];
   snprintf(msg, sizeof msg, fmt, arg);
   diag_set(p->d, D_IN_EXPR, here(p), msg);
-  diag_note(p->d, "in the expression \"%.200s\"", p->s);
+  diag_note(p->d, "in the expression \"%.*s\"", (int)strcspn(p->s, "\n") < 200 ? (int)strcspn(p->s, "\n") : 200, p->s);
   p->failed = true;
+}
+
+/* The character at pos, whole even when it takes several UTF-8 bytes. */
+static const char *utf8_char(Parser *p) {
+  static char buf[8];
+  const unsigned char *c = (const unsigned char *)p->s + p->pos;
+  int n = *c < 0x80 ? 1 : *c >= 0xf0 ? 4 : *c >= 0xe0 ? 3 : *c >= 0xc0 ? 2 : 1;
+  int k = 0;
+  while (k < n && c[k]) buf[k] = (char)c[k], k++;
+  buf[k] = '\0';
+  return buf;
 }
 
 static void skip_ws(Parser *p) {
@@ -86,23 +99,28 @@ static Expr *parse_expr(Parser *p);
 typedef struct {
   Expr **v;
   const char **kw;
+  Loc *kwloc;
   int n, cap;
 } ArgList;
 
-static void args_push(Parser *p, ArgList *l, Expr *e, const char *kw) {
+static void args_push(Parser *p, ArgList *l, Expr *e, const char *kw, Loc kwl) {
   if (l->n == l->cap) {
     int cap = l->cap ? l->cap * 2 : 4;
     Expr **v = arena_alloc(p->a, sizeof *v * cap);
     const char **k = arena_alloc(p->a, sizeof *k * cap);
+    Loc *kl = arena_alloc(p->a, sizeof *kl * cap);
     if (l->n) {
       memcpy(v, l->v, sizeof *v * l->n);
       memcpy(k, l->kw, sizeof *k * l->n);
+      memcpy(kl, l->kwloc, sizeof *kl * l->n);
     }
     l->v = v;
     l->kw = k;
+    l->kwloc = kl;
     l->cap = cap;
   }
   l->v[l->n] = e;
+  l->kwloc[l->n] = kwl;
   l->kw[l->n++] = kw;
 }
 
@@ -123,13 +141,15 @@ static void parse_args(Parser *p, ArgList *l, const char *close, bool kw) {
   do {
     if (peek_str(p, close)) break; /* trailing comma */
     const char *name = NULL;
+    skip_ws(p);
     size_t save = p->pos;
+    Loc kwl = here(p);
     char *id = kw ? ident(p) : NULL;
     if (id && accept(p, "=") && !peek_str(p, "=")) name = id;
     else p->pos = save;
     Expr *e = parse_expr(p);
     if (p->failed) return;
-    args_push(p, l, e, name);
+    args_push(p, l, e, name, kwl);
   } while (accept(p, ","));
   expect(p, close, close[0] == ')' ? "')'" : "']'");
 }
@@ -150,7 +170,12 @@ static Expr *parse_number(Parser *p) {
   }
   Expr *e = node(p, EX_INT, l);
   unsigned long long v = strtoull(b, &end, 0);
-  if (errno == ERANGE || v > (unsigned long long)INT64_MAX) fail(p, "integer literal %s is too large (the limit is 2**63 - 1)", "");
+  if (errno == ERANGE || v > (unsigned long long)INT64_MAX) {
+    char lit[64];
+    size_t k = strspn(b, "0123456789xXabcdefABCDEF");
+    snprintf(lit, sizeof lit, "%.*s", (int)(k < 40 ? k : 40), b);
+    fail(p, "integer literal %s is too large (the limit is 2**63 - 1)", lit);
+  }
   e->ival = (int64_t)v;
   p->pos += (size_t)(end - b);
   if (is_ident_char(p->s[p->pos])) fail(p, "unexpected character after a number%s", "");
@@ -186,6 +211,7 @@ static Expr *parse_name_or_call(Parser *p) {
     parse_args(p, &al, ")", true);
     e->args = al.v;
     e->kw = al.kw;
+    e->kwloc = al.kwloc;
     e->nargs = al.n;
     return e;
   }
@@ -207,7 +233,7 @@ static Expr *parse_primary(Parser *p) {
     if (accept(p, ",")) { /* a tuple: (a, b, ...) */
       Expr *t = node(p, EX_LIST, l);
       ArgList al = {0};
-      args_push(p, &al, e, NULL);
+      args_push(p, &al, e, NULL, e->loc);
       parse_args(p, &al, ")", false);
       t->args = al.v;
       t->nargs = al.n;
@@ -225,7 +251,7 @@ static Expr *parse_primary(Parser *p) {
     return e;
   }
   if (!c) fail(p, "unexpected end of the expression%s", "");
-  else fail(p, "unexpected character '%.1s'", p->s + p->pos);
+  else fail(p, "unexpected character '%s'", utf8_char(p));
   return NULL;
 }
 
@@ -256,7 +282,7 @@ static void parse_subscript(Parser *p, Expr *e) {
     if (peek_str(p, "]")) break;
     Expr *en = parse_entry(p);
     if (p->failed) return;
-    args_push(p, &al, en, NULL);
+    args_push(p, &al, en, NULL, en->loc);
   } while (accept(p, ","));
   expect(p, "]", "']'");
   e->args = al.v;
@@ -272,15 +298,27 @@ static Expr *parse_bitcast(Parser *p, Expr *base, Loc l) {
   char *id = ident(p);
   if (id && (!strcmp(id, "jnp") || !strcmp(id, "np")) && accept(p, ".")) id = ident(p);
   if (!id || !dtype_lookup(id, &e->dtype)) {
-    p->pos = p->pos; /* report at the type name */
     if (!p->failed) {
-      diag_set(p->d, D_IN_EXPR, tl, "bitcast needs a dtype name such as int16 or float32");
+      if (id) dtype_unknown(p->d, tl, id);
+      else diag_set(p->d, D_IN_EXPR, tl, "bitcast needs a dtype name such as int16 or float32");
       p->failed = true;
     }
     return NULL;
   }
   expect(p, ")", "')'");
   return e;
+}
+
+static void unknown_method(Parser *p) {
+  static const char *const methods[] = {"at", "bitcast", "reshape"};
+  size_t b = p->pos + 1, e = b;
+  while (is_ident_char(p->s[e])) e++;
+  char name[64], msg[200];
+  snprintf(name, sizeof name, "%.*s", (int)(e - b < 60 ? e - b : 60), p->s + b);
+  const char *near = load_nearest(name, methods, 3);
+  if (near) snprintf(msg, sizeof msg, "unknown view method '.%s'; did you mean '.%s'?", name, near);
+  else snprintf(msg, sizeof msg, "unknown view method '.%s': refs have .at[...], .bitcast(dtype) and .reshape(...)", name);
+  fail(p, "%s", msg);
 }
 
 static Expr *parse_postfix(Parser *p) {
@@ -314,7 +352,7 @@ static Expr *parse_postfix(Parser *p) {
       s->nargs = al.n;
       e = s;
     } else if (p->s[p->pos] == '.' && isalpha((unsigned char)p->s[p->pos + 1])) {
-      fail(p, "unknown view method: only .at[...], .bitcast(dtype) and .reshape(...) exist%s", "");
+      unknown_method(p);
     } else {
       break;
     }
@@ -451,10 +489,33 @@ static Expr *parse_expr(Parser *p) {
 }
 
 Expr *expr_parse(Arena *a, const char *text, Loc at, Diag *d) {
-  Parser p = {a, text, 0, at, d, false, 0};
+  size_t n = strlen(text);
+  Loc *map = malloc(sizeof *map * (n + 1));
+  if (!map) abort();
+  Loc l = at;
+  for (size_t i = 0; i <= n; i++) {
+    map[i] = l;
+    if (i < n && text[i] == '\n') l.line++, l.col = 1;
+    else if (i < n && ((unsigned char)text[i] & 0xc0) != 0x80) l.col++;
+  }
+  Expr *e = expr_parse_mapped(a, text, map, d);
+  free(map);
+  return e;
+}
+
+Expr *expr_parse_mapped(Arena *a, const char *text, const Loc *map, Diag *d) {
+  Parser p = {a, text, 0, map, d, false, 0};
   Expr *e = parse_expr(&p);
   skip_ws(&p);
-  if (!p.failed && p.s[p.pos]) fail(&p, "unexpected '%.1s' after the end of the expression", p.s + p.pos);
+  if (!p.failed && p.s[p.pos]) {
+    char c = p.s[p.pos];
+    if (isalnum((unsigned char)c) || strchr("_([\"'.", c))
+      fail(&p, "unexpected '%s' after the end of the expression (an operator or a comma is missing)", utf8_char(&p));
+    else if (strchr(")]}", c))
+      fail(&p, "unexpected '%s' after the end of the expression", utf8_char(&p));
+    else
+      fail(&p, "unexpected character '%s'", utf8_char(&p));
+  }
   if (p.failed) return NULL;
   e->text = arena_strdup(a, text);
   return e;
@@ -559,4 +620,14 @@ void expr_print(const Expr *e, char *buf, size_t n) {
   Out o = {buf, n, 0};
   if (n) buf[0] = '\0';
   print_rec(e, &o);
+}
+
+void dtype_unknown(Diag *d, Loc at, const char *name) {
+  const char *names[DT_COUNT];
+  for (int i = 0; i < DT_COUNT; i++) names[i] = dtype_name((Dtype)i);
+  const char *near = load_nearest(name, names, DT_COUNT);
+  char hint[120];
+  if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
+  else snprintf(hint, sizeof hint, " (int32, uint32, float32, bfloat16, float16, int16, uint16, int8, uint8, bool)");
+  diag_set(d, D_IN_DTYPE, at, name, hint);
 }

@@ -25,6 +25,12 @@
 /* Parses `text` (which starts at file position `at`).  Returns the tree, or
  * NULL with *d set (IN_EXPR, pointing at the offending character). */
 Expr *expr_parse(Arena *a, const char *text, Loc at, Diag *d);
+/* The same with an explicit position for every byte of text (map has
+ * strlen(text) + 1 entries): what the loader uses, since quoted, escaped
+ * and multi-line YAML scalars do not map to the file column by column. */
+Expr *expr_parse_mapped(Arena *a, const char *text, const Loc *map, Diag *d);
+/* Records "unknown dtype 'x'; did you mean 'y'?" (IN_DTYPE). */
+void dtype_unknown(Diag *d, Loc at, const char *name);
 /* Position of byte `off` of a string that starts at `at`. */
 Loc expr_loc_at(const char *text, Loc at, size_t off);
 /* Writes the expression back as text (for notes and the ISA listing). */

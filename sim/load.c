@@ -9,18 +9,22 @@
  * output never depends on libyaml's phrasing. */
 #include "load.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 #include "expr.h"
 
 typedef struct {
   Program *p;
+  const char *raw; /* the file's bytes, for positions inside scalars */
+  size_t rawlen;
   yaml_document_t *doc;
   Diag *d;
   bool failed;
@@ -70,9 +74,10 @@ static const char *node_kind(yaml_node_t *n) {
 static int edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 64 || lb > 64) return 99;
-  int row[65];
-  for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+  int row[65], pp[65], old[65];
+  for (size_t j = 0; j <= lb; j++) row[j] = (int)j, pp[j] = (int)j;
   for (size_t i = 1; i <= la; i++) {
+    memcpy(old, row, sizeof row);
     int prev = row[0];
     row[0] = (int)i;
     for (size_t j = 1; j <= lb; j++) {
@@ -80,8 +85,11 @@ static int edit_distance(const char *a, const char *b) {
       int sub = prev + (a[i - 1] != b[j - 1]);
       int m = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
       row[j] = m < sub ? m : sub;
+      /* an adjacent transposition costs one edit (Damerau) */
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && pp[j - 2] + 1 < row[j]) row[j] = pp[j - 2] + 1;
       prev = cur;
     }
+    memcpy(pp, old, sizeof pp);
   }
   return row[lb];
 }
@@ -96,13 +104,20 @@ const char *load_nearest(const char *word, const char *const *choices, int n) {
       best = choices[i];
     }
   }
-  int limit = (int)strlen(word) / 2 + 1;
+  const char *ci = NULL;
+  for (int i = 0; i < n; i++) /* only the case differs: the closest spelling */
+    if (!strcasecmp(word, choices[i]) && (!ci || edit_distance(word, choices[i]) < edit_distance(word, ci))) ci = choices[i];
+  if (ci) return ci;
+  size_t wl = strlen(word);
+  for (int i = 0; i < n && wl >= 3; i++)
+    if (!strncmp(word, choices[i], wl)) return choices[i]; /* a prefix of a valid word */
+  int limit = ((int)strlen(word) + 1) / 3;
   return bd <= (limit > 3 ? 3 : limit) ? best : NULL;
 }
 
 static bool unknown_key(Loader *L, yaml_node_t *key, const char *where, const char *const *valid, int n) {
   char hint[256] = "";
-  const char *near = load_nearest(scalar(key), valid, n);
+  const char *near = n == 1 ? valid[0] : load_nearest(scalar(key), valid, n);
   if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
   else {
     size_t len = (size_t)snprintf(hint, sizeof hint, "; valid keys:");
@@ -110,6 +125,24 @@ static bool unknown_key(Loader *L, yaml_node_t *key, const char *where, const ch
       len += (size_t)snprintf(hint + len, sizeof hint - len, "%s %s", i ? "," : "", valid[i]);
   }
   return fail(L, D_IN_KEY, node_loc(L, key), scalar(key), where, hint);
+}
+
+/* libyaml accepts a mapping with a key twice; a program may not. */
+static bool check_dups(Loader *L, yaml_node_t *m, const char *where) {
+  yaml_node_pair_t *a = m->data.mapping.pairs.start, *e = m->data.mapping.pairs.top;
+  if (e - a > 4096) return true; /* large mappings (refs) check their own names */
+  for (yaml_node_pair_t *j = a + 1; j < e; j++) {
+    yaml_node_t *kj = get(L, j->key);
+    if (!is_scalar(kj)) continue;
+    for (yaml_node_pair_t *i = a; i < j; i++) {
+      yaml_node_t *ki = get(L, i->key);
+      if (!is_scalar(ki) || strcmp(scalar(ki), scalar(kj))) continue;
+      char msg[400];
+      snprintf(msg, sizeof msg, "duplicate key '%.80s' in %s (first given at line %d)", scalar(kj), where, (int)ki->start_mark.line + 1);
+      return fail(L, D_IN_DUP, node_loc(L, kj), msg);
+    }
+  }
+  return true;
 }
 
 /* ---- scalars ------------------------------------------------------- */
@@ -175,6 +208,67 @@ static Loc text_loc(Loader *L, yaml_node_t *n) {
   return l;
 }
 
+/* ---- positions inside scalars ---------------------------------------- */
+typedef struct {
+  size_t r;   /* raw byte offset */
+  Loc l;      /* its position */
+} Cursor;
+
+static void advance(const char *raw, Cursor *c) {
+  if (raw[c->r] == '\n') c->l.line++, c->l.col = 1;
+  else if (((unsigned char)raw[c->r] & 0xc0) != 0x80) c->l.col++;
+  c->r++;
+}
+
+static size_t escape_len(const char *raw, size_t r, size_t end) {
+  char k = r + 1 < end ? raw[r + 1] : 0;
+  return k == 'x' ? 4 : k == 'u' ? 6 : k == 'U' ? 10 : 2;
+}
+
+/* Maps each byte of a scalar's decoded text to the file position it came
+ * from, walking the raw source alongside: quotes, escapes, doubled single
+ * quotes, folded line breaks and block indentation produce no text. */
+static Loc *scalar_map(Loader *L, yaml_node_t *n, const char *text) {
+  size_t len = strlen(text), end = n->end_mark.index;
+  Loc *map = arena_alloc(&L->p->arena, sizeof *map * (len + 1));
+  yaml_scalar_style_t st = n->data.scalar.style;
+  bool dq = st == YAML_DOUBLE_QUOTED_SCALAR_STYLE, sq = st == YAML_SINGLE_QUOTED_SCALAR_STYLE;
+  Cursor c = {n->start_mark.index, node_loc(L, n)};
+  if (end > L->rawlen) end = L->rawlen;
+  if (dq || sq) advance(L->raw, &c);
+  if (st == YAML_LITERAL_SCALAR_STYLE || st == YAML_FOLDED_SCALAR_STYLE)
+    while (c.r < end && L->raw[c.r] != '\n') advance(L->raw, &c);
+  for (size_t i = 0; i < len; i++) {
+    char want = text[i];
+    while (c.r < end) {
+      char rc = L->raw[c.r];
+      if (dq && rc == '\\') {
+        map[i] = c.l;
+        size_t k = escape_len(L->raw, c.r, end);
+        while (i + 1 < len && ((unsigned char)text[i + 1] & 0xc0) == 0x80) map[++i] = c.l; /* a multi-byte result */
+        for (size_t j = 0; j < k && c.r < end; j++) advance(L->raw, &c);
+        goto next;
+      }
+      if (sq && rc == '\'' && want == '\'') {
+        map[i] = c.l;
+        advance(L->raw, &c);
+        advance(L->raw, &c);
+        goto next;
+      }
+      if (rc == want || (want == ' ' && rc == '\n')) {
+        map[i] = c.l;
+        advance(L->raw, &c);
+        goto next;
+      }
+      advance(L->raw, &c);
+    }
+    map[i] = c.l;
+  next:;
+  }
+  map[len] = c.l;
+  return map;
+}
+
 /* ---- expressions from YAML nodes ----------------------------------- */
 static Expr *expr_from_node(Loader *L, yaml_node_t *n, const char *key) {
   if (!n || L->failed) return NULL;
@@ -187,7 +281,8 @@ static Expr *expr_from_node(Loader *L, yaml_node_t *n, const char *key) {
     if (!*scalar(n)) {
       fail(L, D_IN_TYPE, node_loc(L, n), key, "an expression, got an empty value");
     } else {
-      e = expr_parse(&L->p->arena, scalar(n), text_loc(L, n), L->d);
+      e = L->raw ? expr_parse_mapped(&L->p->arena, scalar(n), scalar_map(L, n, scalar(n)), L->d)
+                 : expr_parse(&L->p->arena, scalar(n), text_loc(L, n), L->d);
       if (!e) L->failed = true;
     }
   } else if (is_seq(n)) {
@@ -210,7 +305,11 @@ static const char *chip_names_buf[64];
 
 static int chip_names(void) {
   int n = 0;
-  for (int i = 0; i < chip_count() && n < 64; i++) chip_names_buf[n++] = chip_at(i)->name;
+  for (int i = 0; i < chip_count() && n < 60; i++) {
+    chip_names_buf[n++] = chip_at(i)->name;
+    chip_names_buf[n++] = chip_at(i)->device_kind;
+    if (chip_at(i)->alias) chip_names_buf[n++] = chip_at(i)->alias;
+  }
   return n;
 }
 
@@ -232,6 +331,7 @@ static bool set_chip_name(Loader *L, yaml_node_t *n) {
 static bool load_chip(Loader *L, yaml_node_t *n) {
   L->p->chip_loc = node_loc(L, n);
   if (!is_map(n)) return set_chip_name(L, n);
+  if (!check_dups(L, n, "chip")) return false;
   yaml_node_pair_t *pr;
   bool have = false;
   for (pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
@@ -269,6 +369,7 @@ static bool load_mesh(Loader *L, yaml_node_t *n) {
   static const char *const keys[] = {"cores", "subcores"};
   L->p->mesh_loc = node_loc(L, n);
   if (!is_map(n)) return fail(L, D_IN_TYPE, node_loc(L, n), "mesh", "a mapping {cores: N, subcores: M}");
+  if (!check_dups(L, n, "mesh")) return false;
   for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top && !L->failed; pr++) {
     yaml_node_t *k = get(L, pr->key), *v = get(L, pr->value);
     if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "mesh key", "a string");
@@ -307,6 +408,17 @@ static bool load_shape(Loader *L, Ref *r, yaml_node_t *n) {
   return true;
 }
 
+/* An integer literal for an integer dtype must fit it, as NumPy 2 asks. */
+static bool int_literal_fits(const char *s, Dtype t) {
+  size_t k = s[0] == '-' || s[0] == '+' ? 1 : 0;
+  if (!s[k] || strspn(s + k, "0123456789") != strlen(s + k)) return true; /* not an integer literal */
+  if (!dtype_is_int(t)) return true;
+  int64_t v;
+  if (!parse_int(s, &v)) return false;
+  if (dtype_kind(t) == DK_UINT && v < 0) return false;
+  return dtype_size(t) == 8 || dtype_fit(t, (Cell){.i = v}).i == v;
+}
+
 static bool scalar_cell(const char *s, Dtype t, Cell *c) {
   int64_t iv;
   if (!strcmp(s, "true") || !strcmp(s, "True")) iv = 1;
@@ -332,6 +444,11 @@ static bool scalar_cell(const char *s, Dtype t, Cell *c) {
 /* Fills init_data from a nested list that must have the ref's shape. */
 static bool load_init_list(Loader *L, Ref *r, yaml_node_t *n, int dim, int64_t *pos) {
   if (dim == r->rank) {
+    if (is_scalar(n) && !int_literal_fits(scalar(n), r->dtype)) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "init element %.40s does not fit in %s", scalar(n), dtype_name(r->dtype));
+      return fail(L, D_IN_VALUE, node_loc(L, n), msg);
+    }
     if (!is_scalar(n) || !scalar_cell(scalar(n), r->dtype, &r->init_data[*pos]))
       return fail(L, D_IN_TYPE, node_loc(L, n), "an init element", "a number (or true/false)");
     (*pos)++;
@@ -355,6 +472,7 @@ static bool load_random(Loader *L, Ref *r, yaml_node_t *n) {
   r->low = 0;
   r->high = 100;
   bool seen = false;
+  if (!check_dups(L, n, "init")) return false;
   for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top && !L->failed; pr++) {
     yaml_node_t *k = get(L, pr->key), *v = get(L, pr->value);
     if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "init key", "a string");
@@ -383,7 +501,11 @@ static bool load_init(Loader *L, Ref *r, yaml_node_t *n) {
   const char *s = scalar(n);
   if (!strcmp(s, "zeros")) r->init = INIT_ZEROS;
   else if (!strcmp(s, "iota")) r->init = INIT_IOTA;
-  else if (scalar_cell(s, r->dtype, &r->fill)) r->init = INIT_FILL;
+  else if (!int_literal_fits(s, r->dtype)) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "init value %.40s does not fit in %s", s, dtype_name(r->dtype));
+    return fail(L, D_IN_VALUE, node_loc(L, n), msg);
+  } else if (scalar_cell(s, r->dtype, &r->fill)) r->init = INIT_FILL;
   else return fail(L, D_IN_TYPE, node_loc(L, n), "init", "zeros, iota, a number, a nested list of the ref's shape, or {random: SEED, low: A, high: B}");
   return true;
 }
@@ -425,6 +547,11 @@ static bool ref_dtype(Loader *L, Ref *r, yaml_node_t *n) {
   static const char *names[DT_COUNT];
   for (int i = 0; i < DT_COUNT; i++) names[i] = dtype_name((Dtype)i);
   if (is_scalar(n) && dtype_lookup(scalar(n), &r->dtype)) return true;
+  if (!is_scalar(n)) {
+    char what[80];
+    snprintf(what, sizeof what, "a dtype name such as int32, got %s", node_kind(n));
+    return fail(L, D_IN_TYPE, node_loc(L, n), "dtype", what);
+  }
   char hint[200] = "";
   const char *near = is_scalar(n) ? load_nearest(scalar(n), names, DT_COUNT) : NULL;
   if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
@@ -465,7 +592,7 @@ static Ref *load_ref(Loader *L, yaml_node_t *key, yaml_node_t *n) {
     fail(L, D_IN_TYPE, node_loc(L, n), r->name, "a mapping {space: ..., shape: [...], dtype: ...}");
     return NULL;
   }
-  if (!ref_keys_ok(L, n, where)) return NULL;
+  if (!check_dups(L, n, where) || !ref_keys_ok(L, n, where)) return NULL;
   yaml_node_t *kn = NULL, *v;
   if (!(v = map_get(L, n, "space", NULL))) {
     fail(L, D_IN_MISSING, node_loc(L, n), where, "space");
@@ -573,7 +700,9 @@ static bool load_field(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
   const char *key = field_key(f);
   op->nlist[f] = -1;
   switch (field_kind(f)) {
-  case FK_EXPR: return (op->e[f] = expr_from_node(L, v, key)) != NULL;
+  case FK_EXPR:
+    if ((f == FLD_REF || f == FLD_SEM) && is_seq(v)) return fail(L, D_IN_TYPE, node_loc(L, v), key, "one ref expression, got a list");
+    return (op->e[f] = expr_from_node(L, v, key)) != NULL;
   case FK_NAME:
     if (!is_scalar(v) || !is_identifier(scalar(v))) return fail(L, D_IN_TYPE, node_loc(L, v), key, "a name (an identifier)");
     op->name[f] = arena_strdup(&L->p->arena, scalar(v));
@@ -598,12 +727,17 @@ static bool load_fields(Loader *L, Op *op, yaml_node_t *m) {
     if (allowed & (1u << i)) valid[nvalid++] = field_key((FieldId)i);
   char where[64];
   snprintf(where, sizeof where, "operation '%s'", op_key(op->kind));
+  if (!check_dups(L, m, where)) return false;
   for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top && !L->failed; pr++) {
     yaml_node_t *k = get(L, pr->key);
     if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "field name", "a string");
     int f = find_field(scalar(k));
+    if ((f < 0 || !(allowed & (1u << f))) && !nvalid) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "unknown key '%.80s' in %s, which takes no fields (write '- %s: {}')", scalar(k), where, op_key(op->kind));
+      return fail(L, D_IN_VALUE, node_loc(L, k), msg);
+    }
     if (f < 0 || !(allowed & (1u << f))) return unknown_key(L, k, where, valid, nvalid);
-    if (op->has & (1u << f)) return fail(L, D_IN_DUP, node_loc(L, k), "a field is given twice");
     op->has |= 1u << f;
     op->floc[f] = node_loc(L, k);
     load_field(L, op, (FieldId)f, get(L, pr->value));
@@ -624,8 +758,10 @@ static bool check_op_shape(Loader *L, Op *op) {
     return fail(L, D_IN_VALUE, op->floc[FLD_REF], "expect takes 'value' or 'ref', not both");
   if (op->kind == OPK_SYNC_COPY && op->nlist[FLD_SRC] != op->nlist[FLD_DST])
     return fail(L, D_IN_VALUE, op->floc[FLD_DST], "sync_copy: src and dst must both be single ref expressions or lists of the same length");
-  if ((op->kind == OPK_ASYNC_COPY || op->kind == OPK_WAIT) && (op->nlist[FLD_SRC] >= 0 || op->nlist[FLD_DST] >= 0))
-    return fail(L, D_IN_TYPE, op->floc[op->nlist[FLD_SRC] >= 0 ? FLD_SRC : FLD_DST], "src/dst", "one ref expression (only sync_copy copies lists)");
+  if ((op->kind == OPK_ASYNC_COPY || op->kind == OPK_WAIT) && (op->nlist[FLD_SRC] >= 0 || op->nlist[FLD_DST] >= 0)) {
+    FieldId f = op->nlist[FLD_SRC] >= 0 ? FLD_SRC : FLD_DST;
+    return fail(L, D_IN_TYPE, op->floc[f], field_key(f), "one ref expression (only sync_copy copies lists)");
+  }
   return true;
 }
 
@@ -640,7 +776,7 @@ static bool load_wait(Loader *L, Op *op, yaml_node_t *v) {
   if (!load_fields(L, op, v)) return false;
   for (int f = FLD_SRC; f <= FLD_SEM; f++)
     if (!(op->has & (1u << f))) return fail(L, D_IN_MISSING, op->loc, "operation 'wait'", field_key((FieldId)f));
-  return true;
+  return check_op_shape(L, op);
 }
 
 static Op *load_op(Loader *L, yaml_node_t *n) {
@@ -707,6 +843,7 @@ static bool load_expect_error(Loader *L, yaml_node_t *n) {
   static const char *const keys[] = {"type", "message"};
   Program *p = L->p;
   if (!is_map(n)) return fail(L, D_IN_TYPE, node_loc(L, n), "error", "a mapping {type: ..., message: ...}");
+  if (!check_dups(L, n, "expect.error")) return false;
   p->expect_error = true;
   for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top && !L->failed; pr++) {
     yaml_node_t *k = get(L, pr->key), *v = get(L, pr->value);
@@ -722,6 +859,7 @@ static bool load_expect_error(Loader *L, yaml_node_t *n) {
 static bool load_expect_refs(Loader *L, yaml_node_t *n) {
   Program *p = L->p;
   if (!is_map(n)) return fail(L, D_IN_TYPE, node_loc(L, n), "refs", "a mapping of ref (instance) names to values");
+  if (!check_dups(L, n, "expect.refs")) return false;
   int cnt = (int)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
   p->expect_ref_names = arena_alloc(&p->arena, sizeof(char *) * (cnt ? cnt : 1));
   p->expect_ref_values = arena_alloc(&p->arena, sizeof(Expr *) * (cnt ? cnt : 1));
@@ -747,21 +885,32 @@ static bool load_expect_refs(Loader *L, yaml_node_t *n) {
   return !L->failed;
 }
 
+static bool load_cycles(Loader *L, yaml_node_t *v) {
+  static const char *const keys[] = {"max"};
+  if (!is_map(v)) return fail(L, D_IN_TYPE, node_loc(L, v), "cycles", "a mapping {max: N}");
+  if (!check_dups(L, v, "expect.cycles")) return false;
+  for (yaml_node_pair_t *pr = v->data.mapping.pairs.start; pr < v->data.mapping.pairs.top && !L->failed; pr++) {
+    yaml_node_t *k = get(L, pr->key);
+    if (!is_scalar(k) || strcmp(scalar(k), "max")) return unknown_key(L, k, "expect.cycles", keys, 1);
+    L->p->expect_cycles = true;
+    want_int(L, get(L, pr->value), "max", 0, &L->p->expect_cycles_max);
+  }
+  if (!L->failed && !L->p->expect_cycles) return fail(L, D_IN_MISSING, node_loc(L, v), "expect.cycles", "max");
+  return !L->failed;
+}
+
 static bool load_expect(Loader *L, yaml_node_t *n) {
   static const char *const keys[] = {"error", "refs", "cycles"};
   L->p->expect_loc = node_loc(L, n);
   if (!is_map(n)) return fail(L, D_IN_TYPE, node_loc(L, n), "expect", "a mapping with error, refs or cycles");
+  if (!check_dups(L, n, "expect")) return false;
   for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top && !L->failed; pr++) {
     yaml_node_t *k = get(L, pr->key), *v = get(L, pr->value);
     if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "expect key", "a string");
     if (!strcmp(scalar(k), "error")) load_expect_error(L, v);
     else if (!strcmp(scalar(k), "refs")) load_expect_refs(L, v);
-    else if (!strcmp(scalar(k), "cycles")) {
-      yaml_node_t *mx;
-      if (!is_map(v) || !(mx = map_get(L, v, "max", NULL))) return fail(L, D_IN_TYPE, node_loc(L, v), "cycles", "a mapping {max: N}");
-      L->p->expect_cycles = true;
-      want_int(L, mx, "max", 0, &L->p->expect_cycles_max);
-    } else return unknown_key(L, k, "expect", keys, 3);
+    else if (!strcmp(scalar(k), "cycles")) load_cycles(L, v);
+    else return unknown_key(L, k, "expect", keys, 3);
   }
   return !L->failed;
 }
@@ -794,7 +943,11 @@ static bool check_names_expr(Loader *L, NameSet *s, const Expr *e) {
   if (!e || L->failed) return !L->failed;
   Dtype t;
   if (e->kind == EX_NAME && !names_has(s, e->name) && !program_ref(L->p, e->name) && !dtype_lookup(e->name, &t)) {
-    const char *near = load_nearest(e->name, s->v, s->n);
+    const char *cands[512];
+    int nc = 0;
+    for (int i = 0; i < s->n && nc < 512; i++) cands[nc++] = s->v[i];
+    for (int i = 0; i < L->p->nrefs && nc < 512; i++) cands[nc++] = L->p->refs[i]->name;
+    const char *near = load_nearest(e->name, cands, nc);
     char hint[160] = "";
     if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
     else snprintf(hint, sizeof hint, " (bind it with let or out first)");
@@ -803,7 +956,9 @@ static bool check_names_expr(Loader *L, NameSet *s, const Expr *e) {
   check_names_expr(L, s, e->a);
   check_names_expr(L, s, e->b);
   check_names_expr(L, s, e->c);
-  for (int i = 0; i < e->nargs; i++) check_names_expr(L, s, e->args[i]);
+  bool astype = e->kind == EX_CALL && !strcmp(e->name, "astype");
+  for (int i = 0; i < e->nargs; i++)
+    if (!(astype && i == 1 && e->args[i]->kind == EX_NAME)) check_names_expr(L, s, e->args[i]); /* a dtype name */
   return !L->failed;
 }
 
@@ -869,11 +1024,44 @@ static bool load_top_key(Loader *L, const char *key, yaml_node_t *k, yaml_node_t
   return unknown_key(L, k, "the program", top_keys, NTOP);
 }
 
+/* An expect.refs name is `name`, `name@C` (vmem_shared) or `name@C.S`
+ * (vmem, smem, semaphore), with C and S inside the mesh. */
+static bool expect_instance_ok(Loader *L, int k) {
+  const Program *p = L->p;
+  const char *want = p->expect_ref_names[k], *at = strchr(want, '@');
+  if (!at) return true;
+  char base[256];
+  snprintf(base, sizeof base, "%.*s", (int)(at - want), want);
+  const Ref *r = program_ref(p, base);
+  char msg[500];
+  long c = -1, sc = -1;
+  char tail = 0;
+  int n = r->space == SP_VMEM_SHARED ? sscanf(at + 1, "%ld%c", &c, &tail) : sscanf(at + 1, "%ld.%ld%c", &c, &sc, &tail);
+  bool shape_ok = r->space == SP_VMEM_SHARED ? n == 1 : n == 2;
+  if (!shape_ok && !(r->space == SP_HBM && (sscanf(at + 1, "%ld%c", &c, &tail) == 1 || sscanf(at + 1, "%ld.%ld%c", &c, &sc, &tail) == 2))) {
+    snprintf(msg, sizeof msg, "expect.refs names '%.100s', which is not an instance of ref '%s' (instances are name, name@C or name@C.S)",
+             want, r->name);
+    return fail(L, D_IN_VALUE, p->expect_ref_locs[k], msg);
+  }
+  if (r->space == SP_HBM) {
+    snprintf(msg, sizeof msg, "expect.refs names '%.100s', but the hbm ref '%s' has one instance, named '%s'", want, r->name, r->name);
+    return fail(L, D_IN_VALUE, p->expect_ref_locs[k], msg);
+  }
+
+  if (c < 0 || c >= p->mesh_cores || (r->space != SP_VMEM_SHARED && (sc < 0 || sc >= p->mesh_subcores))) {
+    snprintf(msg, sizeof msg, "expect.refs names '%.100s', outside the mesh of %lld core(s) x %lld subcore(s)", want,
+             (long long)p->mesh_cores, (long long)p->mesh_subcores);
+    return fail(L, D_IN_VALUE, p->expect_ref_locs[k], msg);
+  }
+  return true;
+}
+
 /* chip and kernel come first whatever their position: refs and mesh
  * depend on them. */
 static bool load_top(Loader *L, yaml_node_t *root) {
   Program *p = L->p;
   if (!is_map(root)) return fail(L, D_IN_TYPE, node_loc(L, root), "the program", "a mapping with version, chip, refs and body");
+  if (!check_dups(L, root, "the program")) return false;
   yaml_node_t *v;
   if ((v = map_get(L, root, "chip", NULL)) && !load_chip(L, v)) return false;
   if ((v = map_get(L, root, "kernel", NULL)) && !load_kernel(L, v)) return false;
@@ -882,10 +1070,7 @@ static bool load_top(Loader *L, yaml_node_t *root) {
     yaml_node_t *k = get(L, pr->key);
     if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "a top-level key", "a string");
     for (int i = 0; i < NTOP; i++)
-      if (!strcmp(scalar(k), top_keys[i])) {
-        if (seen[i]) return fail(L, D_IN_DUP, node_loc(L, k), "a top-level key is given twice");
-        seen[i] = true;
-      }
+      if (!strcmp(scalar(k), top_keys[i])) seen[i] = true;
     load_top_key(L, scalar(k), k, get(L, pr->value));
   }
   if (L->failed) return false;
@@ -893,23 +1078,80 @@ static bool load_top(Loader *L, yaml_node_t *root) {
   if (!seen[6]) return fail(L, D_IN_MISSING, node_loc(L, root), "the program", "refs");
   if (!p->mesh_cores) p->mesh_cores = p->params.num_cores;
   if (!p->mesh_subcores) p->mesh_subcores = p->kernel == KERNEL_SCALAR ? 1 : p->params.num_subcores;
+  for (int k = 0; k < p->nexpect_refs; k++)
+    if (!expect_instance_ok(L, k)) return false;
   return check_names(L);
 }
 
+static Loc offset_loc(Loader *L, size_t off) {
+  Cursor c = {0, {L->p->file, 1, 1}};
+  while (c.r < off && c.r < L->rawlen) advance(L->raw, &c);
+  return c.l;
+}
+
+/* Maps libyaml's problems to sc-sim's wording (the output must not depend
+ * on libyaml's phrasing); anything unknown keeps libyaml's words. */
 static bool yaml_error(Loader *L, yaml_parser_t *yp) {
   Loc at = {L->p->file, (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1};
-  char msg[512];
+  Loc ctx = {L->p->file, (int)yp->context_mark.line + 1, (int)yp->context_mark.column + 1};
   const char *problem = yp->problem ? yp->problem : "unreadable input";
-  if (yp->error == YAML_READER_ERROR)
-    snprintf(msg, sizeof msg, "the file is not valid UTF-8 text (%s)", problem);
-  else
-    snprintf(msg, sizeof msg, "YAML syntax error: %s%s%s", problem, yp->context ? " " : "", yp->context ? yp->context : "");
-  if (yp->error == YAML_READER_ERROR) at.line = 1, at.col = 1;
+  const char *context = yp->context ? yp->context : "";
+  size_t off = yp->problem_mark.index;
+  char msg[512];
+  if (yp->error == YAML_READER_ERROR) {
+    at = offset_loc(L, yp->problem_offset);
+    int byte = yp->problem_value >= 0 ? yp->problem_value : 0;
+    if (strstr(problem, "control characters"))
+      snprintf(msg, sizeof msg, "the file contains a control character (byte 0x%02x), which YAML does not allow", byte & 0xff);
+    else
+      snprintf(msg, sizeof msg, "the file is not valid UTF-8 text (invalid byte 0x%02x)",
+               yp->problem_offset < L->rawlen ? (unsigned char)L->raw[yp->problem_offset] : byte & 0xff);
+  } else if (strstr(problem, "cannot start any token") && off < L->rawlen && L->raw[off] == '\t') {
+    snprintf(msg, sizeof msg, "YAML syntax error: a tab character cannot indent YAML: indent with spaces");
+  } else if (strstr(problem, "did not find expected key") && strstr(context, "block mapping")) {
+    snprintf(msg, sizeof msg,
+             "YAML syntax error: bad indentation: this line is not aligned with the keys of the mapping that starts at line %d",
+             ctx.line);
+  } else if (strstr(problem, "end of stream") && strstr(context, "quoted scalar")) {
+    at = ctx;
+    snprintf(msg, sizeof msg, "YAML syntax error: the quoted string that starts here is never closed");
+  } else if (strstr(problem, "undefined alias")) {
+    size_t b = off < L->rawlen && L->raw[off] == '*' ? off + 1 : off, e = b;
+    while (e < L->rawlen && e - b < 60 && (isalnum((unsigned char)L->raw[e]) || L->raw[e] == '_' || L->raw[e] == '-')) e++;
+    snprintf(msg, sizeof msg, "YAML syntax error: undefined alias '*%.*s': no anchor '&%.*s' comes before it", (int)(e - b),
+             L->raw + b, (int)(e - b), L->raw + b);
+  } else {
+    snprintf(msg, sizeof msg, "YAML syntax error: %s%s%s", problem, *context ? " " : "", context);
+  }
   return fail(L, D_IN_YAML, at, msg);
 }
 
+/* libyaml's composer recurses once per level of flow nesting and slows
+ * down quadratically; deep nesting is refused before it is parsed. */
+static bool nesting_ok(Loader *L) {
+  int depth = 0;
+  char quote = 0;
+  bool comment = false;
+  for (size_t i = 0; i < L->rawlen; i++) {
+    char ch = L->raw[i];
+    if (ch == '\n') comment = false;
+    if (comment) continue;
+    if (quote) {
+      if (ch == quote) quote = 0;
+      else if (ch == '\\' && quote == '"') i++;
+      continue;
+    }
+    if (ch == '#' && (i == 0 || L->raw[i - 1] == ' ' || L->raw[i - 1] == '\n')) comment = true;
+    else if (ch == '"' || (ch == '\'' && (i == 0 || strchr(" [{,:", L->raw[i - 1])))) quote = ch;
+    else if (ch == '[' || ch == '{') {
+      if (++depth > 256) return fail(L, D_IN_LIMIT, offset_loc(L, i), "lists and mappings nest more than 256 levels deep");
+    } else if ((ch == ']' || ch == '}') && depth > 0) depth--;
+  }
+  return true;
+}
+
 bool load_program_text(const char *path, const char *text, size_t len, Program *p, Diag *d) {
-  Loader L = {p, NULL, d, false, 0, 0};
+  Loader L = {p, text, len, NULL, d, false, 0, 0};
   p->file = path;
   p->version = 1;
   p->layout_passes = true;
@@ -918,8 +1160,9 @@ bool load_program_text(const char *path, const char *text, size_t len, Program *
   p->params = p->chip->p;
   const char *slash = strrchr(path, '/');
   p->name = slash ? slash + 1 : path;
+  if (!nesting_ok(&L)) return false;
   yaml_parser_t yp;
-  yaml_document_t doc;
+  yaml_document_t doc, extra;
   if (!yaml_parser_initialize(&yp)) return fail(&L, D_IN_FILE, (Loc){path, 0, 0}, "cannot initialise the YAML parser");
   yaml_parser_set_input_string(&yp, (const unsigned char *)text, len);
   bool ok = yaml_parser_load(&yp, &doc);
@@ -931,7 +1174,14 @@ bool load_program_text(const char *path, const char *text, size_t len, Program *
   L.doc = &doc;
   yaml_node_t *root = yaml_document_get_root_node(&doc);
   if (!root) ok = fail(&L, D_IN_FILE, (Loc){path, 1, 1}, "the file is empty: a program needs at least refs and body");
-  else ok = load_top(&L, root);
+  else if (!yaml_parser_load(&yp, &extra)) ok = yaml_error(&L, &yp);
+  else {
+    if (yaml_document_get_root_node(&extra))
+      ok = fail(&L, D_IN_YAML, (Loc){path, (int)extra.start_mark.line + 1, (int)extra.start_mark.column + 1},
+                "the file holds more than one YAML document: a program is a single document (remove '---' and what follows)");
+    yaml_document_delete(&extra);
+    if (ok) ok = load_top(&L, root);
+  }
   yaml_document_delete(&doc);
   yaml_parser_delete(&yp);
   return ok && !L.failed;

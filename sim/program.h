@@ -90,6 +90,7 @@ struct Expr {
   Expr *a, *b, *c;  /* operands; slice parts */
   Expr **args;      /* CALL args, subscript entries, list items, reshape dims */
   const char **kw;  /* CALL keyword names (NULL entries for positional) */
+  Loc *kwloc;       /* CALL: where each keyword is written */
   int nargs;
   Dtype dtype;      /* BITCAST target */
   const char *text; /* the whole source string of a top-level expression */

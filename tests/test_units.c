@@ -1,0 +1,251 @@
+/* tests/test_units.c -- CUnit tests: the tables, the expression parser,
+ * the dtype arithmetic, and the diagnostics catalog's coverage by the
+ * golden programs. */
+#include <CUnit/Basic.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../isa/isa.h"
+#include "../isa/value.h"
+#include "../lowering/check.h"
+#include "../lowering/lower.h"
+#include "../sim/expr.h"
+#include "../sim/load.h"
+
+/* ---- tables ------------------------------------------------------------- */
+static void test_isa_table(void) {
+  for (int i = 0; i < I_COUNT; i++) {
+    const char *m = isa_mnemonic((Opcode)i);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    for (const char *c = m; *c; c++) CU_ASSERT(!(*c >= 'A' && *c <= 'Z'));
+    for (int j = 0; j < i; j++) CU_ASSERT(strcmp(m, isa_mnemonic((Opcode)j)) != 0);
+    for (const char *f = isa_form((Opcode)i); *f; f++) CU_ASSERT(strchr("DABCVWMISTUJGF", *f) != NULL);
+    Opcode back;
+    CU_ASSERT(isa_lookup(m, &back) && back == (Opcode)i);
+  }
+}
+
+static void test_diag_table(void) {
+  for (int i = 0; i < D_COUNT; i++) {
+    for (int j = 0; j < i; j++) CU_ASSERT(strcmp(diag_id_name((DiagId)i), diag_id_name((DiagId)j)) != 0);
+    for (const char *t = diag_template((DiagId)i); *t; t++)
+      if (*t == '%') {
+        CU_ASSERT(t[1] == 's'); /* templates hold %s only */
+      }
+    if (diag_class((DiagId)i) == DC_RULE) {
+      CU_ASSERT(strchr("TLV", diag_phase((DiagId)i)) != NULL);
+    }
+  }
+}
+
+static void test_chip_table(void) {
+  const Chip *c = chip_find("tpu7x");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_EQUAL(c->p.num_lanes, 16);
+  CU_ASSERT_EQUAL(chip_find("TPU v5p")->p.num_lanes, 8);
+  CU_ASSERT_EQUAL(chip_find("tpu8i")->p.num_subcores, 4);
+  CU_ASSERT_EQUAL(chip_find("tpu_v6e")->p.vmem_capacity_bytes, 262144);
+  CU_ASSERT_FALSE(chip_find("tpu_v5e")->has_sc);
+  CU_ASSERT_PTR_NULL(chip_find("tpu9"));
+}
+
+static void test_mutant_table(void) {
+  for (int i = 1; i < MUT_COUNT; i++) {
+    Mutant m;
+    CU_ASSERT(mutant_lookup(mutant_name((Mutant)i), &m) && m == (Mutant)i);
+  }
+  CU_ASSERT(MUT_COUNT - 1 >= 12);
+}
+
+/* ---- the expression parser ------------------------------------------------ */
+static const struct {
+  const char *text;
+  const char *printed; /* NULL: a parse error expected at column err_col */
+  int err_col;
+} expr_cases[] = {
+    {"1 + 2 * 3", "(1 + (2 * 3))", 0},
+    {"a - b - c", "((a - b) - c)", 0},
+    {"x << 1 + 2", "(x << (1 + 2))", 0},
+    {"a & b | c ^ d", "((a & b) | (c ^ d))", 0},
+    {"not a == b", "not (a == b)", 0},
+    {"a < b and c >= d or e", "(((a < b) and (c >= d)) or e)", 0},
+    {"-3", "-3", 0},
+    {"x // 2 % 3", "((x // 2) % 3)", 0},
+    {"buf[pl.ds(0, 16)]", "buf[pl.ds(0, 16)]", 0},
+    {"x.at[i].at[pl.ds(0, 8)]", "x.at[i].at[pl.ds(0, 8)]", 0},
+    {"x[::2]", "x[::2]", 0},
+    {"x[-3:]", "x[-3:]", 0},
+    {"x[:, j]", "x[:, j]", 0},
+    {"x[..., 1]", "x[..., 1]", 0},
+    {"x.bitcast(int16)", "x.bitcast(int16)", 0},
+    {"x.reshape(4, 8)", "x.reshape(4, 8)", 0},
+    {"x.at[plsc.Indices(idx, ignored_value=4)]", "x.at[plsc.Indices(idx, ignored_value=4)]", 0},
+    {"where(m, a, 0.5)", "where(m, a, 0.5)", 0},
+    {"buf[pl.ds(0, 16]", NULL, 16},
+    {"1 +", NULL, 4},
+    {"x.foo", NULL, 2},
+    {"(1, 2", NULL, 6},
+    {"a $ b", NULL, 3},
+    {"x[]", NULL, 3},
+    {"99999999999999999999", NULL, 1},
+};
+
+static void test_expr_parse(void) {
+  for (size_t i = 0; i < sizeof expr_cases / sizeof expr_cases[0]; i++) {
+    Arena a = {0};
+    Diag d;
+    Expr *e = expr_parse(&a, expr_cases[i].text, (Loc){"t.yaml", 3, 10}, &d);
+    if (expr_cases[i].printed) {
+      char buf[256];
+      CU_ASSERT_PTR_NOT_NULL(e);
+      if (e) {
+        expr_print(e, buf, sizeof buf);
+        if (strcmp(buf, expr_cases[i].printed)) fprintf(stderr, "\n  %s printed as %s\n", expr_cases[i].text, buf);
+        CU_ASSERT_STRING_EQUAL(buf, expr_cases[i].printed);
+      }
+    } else {
+      CU_ASSERT_PTR_NULL(e);
+      if (!e) {
+        CU_ASSERT_EQUAL(d.loc.line, 3);
+        if (d.loc.col != 10 + expr_cases[i].err_col - 1) fprintf(stderr, "\n  %s: error at column %d\n", expr_cases[i].text, d.loc.col);
+        CU_ASSERT_EQUAL(d.loc.col, 10 + expr_cases[i].err_col - 1);
+      }
+    }
+    arena_free(&a);
+  }
+}
+
+static void test_expr_depth(void) {
+  char buf[2000];
+  memset(buf, '(', 600);
+  strcpy(buf + 600, "1");
+  Arena a = {0};
+  Diag d;
+  CU_ASSERT_PTR_NULL(expr_parse(&a, buf, (Loc){"t", 1, 1}, &d)); /* bounded, no stack overflow */
+  arena_free(&a);
+}
+
+/* ---- dtype arithmetic (values worked by hand) ----------------------------- */
+static void test_narrow_floats(void) {
+  /* bfloat16 keeps 8 significant bits: 1 + 2^-8 is a tie -> even (1.0); 1 + 3*2^-8 -> 1 + 2^-6 */
+  CU_ASSERT_EQUAL(dtype_f32_to_bf16(1.0f), 0x3f80);
+  CU_ASSERT_EQUAL(dtype_f32_to_bf16(1.00390625f), 0x3f80);
+  CU_ASSERT_EQUAL(dtype_f32_to_bf16(1.01171875f), 0x3f82);
+  CU_ASSERT_EQUAL(dtype_f32_to_bf16(-2.0f), 0xc000);
+  CU_ASSERT(dtype_bf16_to_f32(0x3f82) == 1.015625f);
+  /* float16: 65504 is the largest; 65520 rounds to infinity; 2^-24 is the smallest subnormal */
+  CU_ASSERT_EQUAL(dtype_f32_to_f16(65504.0f), 0x7bff);
+  CU_ASSERT_EQUAL(dtype_f32_to_f16(65520.0f), 0x7c00);
+  CU_ASSERT_EQUAL(dtype_f32_to_f16(5.9604645e-8f), 0x0001);
+  CU_ASSERT_EQUAL(dtype_f32_to_f16(1.0f), 0x3c00);
+  CU_ASSERT(dtype_f16_to_f32(0x3555) == 0.333251953125f);
+}
+
+static void test_int_wrap_and_convert(void) {
+  Cell r;
+  alu_binary(OP_ADD, DT_INT16, DT_INT16, (Cell){.i = 32767}, (Cell){.i = 1}, &r);
+  CU_ASSERT_EQUAL(r.i, -32768);
+  alu_binary(OP_ADD, DT_UINT8, DT_UINT8, (Cell){.i = 255}, (Cell){.i = 1}, &r);
+  CU_ASSERT_EQUAL(r.i, 0);
+  alu_binary(OP_FLOORDIV, DT_INT32, DT_INT32, (Cell){.i = -7}, (Cell){.i = 2}, &r);
+  CU_ASSERT_EQUAL(r.i, -4);
+  alu_binary(OP_MOD, DT_INT32, DT_INT32, (Cell){.i = -7}, (Cell){.i = 2}, &r);
+  CU_ASSERT_EQUAL(r.i, 1);
+  alu_binary(OP_MOD, DT_INT32, DT_INT32, (Cell){.i = 7}, (Cell){.i = -2}, &r);
+  CU_ASSERT_EQUAL(r.i, -1);
+  CU_ASSERT_EQUAL(alu_binary(OP_FLOORDIV, DT_INT32, DT_INT32, (Cell){.i = 1}, (Cell){.i = 0}, &r), ALU_DIVZERO);
+  alu_binary(OP_SHL, DT_INT32, DT_INT32, (Cell){.i = 1}, (Cell){.i = 32}, &r);
+  CU_ASSERT_EQUAL(r.i, 0);
+  alu_binary(OP_SHR, DT_INT32, DT_INT32, (Cell){.i = -8}, (Cell){.i = 1}, &r);
+  CU_ASSERT_EQUAL(r.i, -4);
+  alu_binary(OP_SHR, DT_UINT32, DT_UINT32, (Cell){.i = 0xfffffff8}, (Cell){.i = 1}, &r);
+  CU_ASSERT_EQUAL(r.i, 0x7ffffffc);
+  alu_binary(OP_DIV, DT_INT32, DT_FLOAT32, (Cell){.i = 1}, (Cell){.i = 4}, &r);
+  CU_ASSERT(r.f == 0.25);
+  CU_ASSERT_EQUAL(dtype_convert(DT_FLOAT32, DT_INT8, (Cell){.f = 300.7}).i, 127);
+  CU_ASSERT_EQUAL(dtype_convert(DT_FLOAT32, DT_INT32, (Cell){.f = -2.9}).i, -2);
+  CU_ASSERT_EQUAL(dtype_convert(DT_FLOAT32, DT_UINT8, (Cell){.f = -5}).i, 0);
+  CU_ASSERT_EQUAL(dtype_convert(DT_FLOAT32, DT_INT32, (Cell){.f = NAN}).i, 0);
+}
+
+static void test_store_load_roundtrip(void) {
+  uint8_t b[8];
+  for (int t = 0; t < DT_COUNT; t++) {
+    Cell c = dtype_is_float((Dtype)t) ? (Cell){.f = 1.5} : (Cell){.i = 5};
+    dtype_store((Dtype)t, c, b);
+    Cell back = dtype_load((Dtype)t, b);
+    if (dtype_is_float((Dtype)t)) {
+      CU_ASSERT(back.f == 1.5);
+    } else if (t == DT_BOOL) {
+      CU_ASSERT_EQUAL(back.i, 1);
+    } else {
+      CU_ASSERT_EQUAL(back.i, 5);
+    }
+  }
+}
+
+/* ---- catalog coverage: every rule is emitted by some golden program ------- */
+static int run_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  if (!d) return 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (e->d_name[0] == '.') continue;
+    if (e->d_type == DT_DIR) {
+      n += run_dir(path);
+      continue;
+    }
+    if (len < 5 || strcmp(e->d_name + len - 5, ".yaml")) continue;
+    Program p;
+    Diag dg;
+    memset(&p, 0, sizeof p);
+    if (load_program(path, &p, &dg)) check_program(&p, &dg);
+    program_free(&p);
+    n++;
+  }
+  closedir(d);
+  return n;
+}
+
+static void test_catalog_coverage(void) {
+  memset(diag_hits, 0, sizeof diag_hits);
+  int n = run_dir("tests/golden") + run_dir("examples");
+  CU_ASSERT(n > 0);
+  int missing = 0;
+  for (int i = 0; i < D_COUNT; i++) {
+    /* unreachable from the format: docs/diagnostics.md says why */
+    if (diag_class((DiagId)i) != DC_RULE || i == D_SC_UNSUP || i == D_M_IND1) continue;
+    if (!diag_hits[i]) {
+      fprintf(stderr, "\n  catalog id %s is emitted by no golden program", diag_id_name((DiagId)i));
+      missing++;
+    }
+  }
+  CU_ASSERT_EQUAL(missing, 0);
+}
+
+int main(void) {
+  if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+  CU_pSuite s = CU_add_suite("sc-sim", NULL, NULL);
+  CU_add_test(s, "isa table", test_isa_table);
+  CU_add_test(s, "diagnostics table", test_diag_table);
+  CU_add_test(s, "chip table", test_chip_table);
+  CU_add_test(s, "mutant table", test_mutant_table);
+  CU_add_test(s, "expression parser", test_expr_parse);
+  CU_add_test(s, "expression depth bound", test_expr_depth);
+  CU_add_test(s, "bfloat16 and float16 rounding", test_narrow_floats);
+  CU_add_test(s, "integer wrap and conversions", test_int_wrap_and_convert);
+  CU_add_test(s, "store/load round trip", test_store_load_roundtrip);
+  CU_add_test(s, "catalog coverage by golden programs", test_catalog_coverage);
+  CU_basic_set_mode(CU_BRM_NORMAL);
+  CU_basic_run_tests();
+  unsigned failed = CU_get_number_of_failures();
+  CU_cleanup_registry();
+  return failed ? 1 : 0;
+}
