@@ -8,6 +8,7 @@
 #include "chips.h"
 #include "load.h"
 #include "engine.h"
+#include "fuzz.h"
 #include "run.h"
 #include "verify.h"
 
@@ -239,6 +240,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--list-ops")) return list_ops(), EXIT_OK;
     if (!strcmp(argv[i], "--list-mutants")) return list_mutants(), EXIT_OK;
   }
+  if (argc > 1 && !strcmp(argv[1], "fuzz")) return fuzz_main(argc - 1, argv + 1);
   Options o = {0};
   if (!parse_args(argc, argv, &o)) return EXIT_INVALID;
   static Program p;
