@@ -71,3 +71,5 @@ clean:
 .PHONY: all run test asan deps deps-check install clean
 .SECONDARY:
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include mk/fuzz.mk
+-include mk/traces.mk

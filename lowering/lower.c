@@ -500,6 +500,9 @@ bool lower_program(const Program *p, Mutant mut, Code *out, Diag *d) {
   out->p = p;
   L l = {out, p, NULL, 0, 0, NULL};
   lower_body(&l, &p->body);
+  out->reg_name = calloc((size_t)(out->nregs ? out->nregs : 1), sizeof *out->reg_name);
+  if (!out->reg_name) abort();
+  for (int i = 0; i < l.nnames; i++) out->reg_name[l.names[i].reg] = l.names[i].name;
   free(l.names);
   return true;
 }
@@ -507,6 +510,7 @@ bool lower_program(const Program *p, Mutant mut, Code *out, Diag *d) {
 void lower_free(Code *c) {
   free(c->code);
   free(c->views);
+  free(c->reg_name);
   memset(c, 0, sizeof *c);
 }
 

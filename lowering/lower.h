@@ -76,6 +76,7 @@ typedef struct {
   VDesc *views;
   int nviews, capviews;
   int nregs;
+  const char **reg_name; /* nregs entries: the program name a register holds, or NULL */
   Mutant mutant;
   const Program *p;
 } Code;

@@ -7,12 +7,14 @@
 #define KIB 1024LL
 #define MIB (1024LL * 1024LL)
 /*           cores subc lanes vmem       granule smem     hbm B/s */
-#define SC(c, s, l, v, g, bw) {c, s, l, v, g, 1 * MIB, bw}
-#define NOSC(bw) {0, 0, 0, 0, 0, 1 * MIB, bw}
+/* The timing assumptions (CHIP_PARAMS sources), the same on every preset. */
+#define TIMING 1000000000LL, 1, 1, 2, 4, 16, 4, 1, 100, 64, 256, 8
+#define SC(c, s, l, v, g, bw) {c, s, l, v, g, 1 * MIB, bw, TIMING}
+#define NOSC(bw) {0, 0, 0, 0, 0, 1 * MIB, bw, TIMING}
 
 static const Chip chips[] = {
-    {"tpu_v2", "TPU v2", NULL, "v2", false, {0, 0, 0, 0, 0, 16 * KIB, 358000000000LL}},
-    {"tpu_v3", "TPU v3", NULL, "v3", false, {0, 0, 0, 0, 0, 16 * KIB, 412500000000LL}},
+    {"tpu_v2", "TPU v2", NULL, "v2", false, {0, 0, 0, 0, 0, 16 * KIB, 358000000000LL, TIMING}},
+    {"tpu_v3", "TPU v3", NULL, "v3", false, {0, 0, 0, 0, 0, 16 * KIB, 412500000000LL, TIMING}},
     {"tpu_v4i", "TPU v4 lite", NULL, "v4i", false, NOSC(614000000000LL)},
     {"tpu_v4", "TPU v4", NULL, "v4", false, NOSC(615000000000LL)},
     {"tpu_v5e", "TPU v5e", "TPU v5 lite", "v5e", false, NOSC(820000000000LL)},

@@ -18,7 +18,19 @@
   X(vmem_capacity_bytes, "bytes per vector subcore", "SparseCoreInfo (SPEC §2)")               \
   X(dma_granule_size_bytes, "bytes", "SparseCoreInfo (SPEC §2)")                               \
   X(smem_capacity_bytes, "bytes per subcore", "assumption: TpuInfo smem_capacity_bytes (SPEC §2 gives no SC value)") \
-  X(hbm_bytes_per_second, "bytes/s", "TpuInfo mem_bw_bytes_per_second (SPEC §2)")
+  X(hbm_bytes_per_second, "bytes/s", "TpuInfo mem_bw_bytes_per_second (SPEC §2), shared by every DMA engine of the chip") \
+  X(clock_hz, "Hz", "assumption: 1 GHz (no public SparseCore clock)")                          \
+  X(scalar_issue_cycles, "cycles", "assumption: one scalar instruction per cycle")              \
+  X(vector_issue_cycles, "cycles per lane group", "assumption: one vector instruction per num_lanes lanes per cycle") \
+  X(smem_latency_cycles, "cycles", "assumption: scalar SMEM load-to-use latency")               \
+  X(vmem_latency_cycles, "cycles", "assumption: vector VMEM load-to-use latency")               \
+  X(vmem_banks, "banks", "assumption: VMEM word-interleaved over 16 banks")                    \
+  X(vmem_bank_bytes, "bytes", "assumption: 4-byte bank words")                                 \
+  X(bank_conflict_cycles, "cycles per extra access", "assumption: an indexed access serialises lanes that hit one bank") \
+  X(dma_setup_cycles, "cycles", "assumption: descriptor issue to first byte")                  \
+  X(dma_bytes_per_cycle, "bytes/cycle per engine", "assumption: 64 B/cycle per subcore DMA engine") \
+  X(vmem_shared_bytes_per_cycle, "bytes/cycle per SparseCore", "assumption: 256 B/cycle VMEM_SHARED port") \
+  X(dma_queue_depth, "DMAs", "assumption: 8 outstanding DMAs per engine; an enqueue beyond stalls")
 
 typedef struct {
 #define X(f, u, s) int64_t f;

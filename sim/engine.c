@@ -13,11 +13,19 @@
  * bitcast splits one element into parts on several rows). */
 #include "engine.h"
 
+#include <math.h>
+#include <time.h>
+
+#include "../memory/dma.h"
+#include "../traces/trace.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_PARTS 16
+
+typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
 
 typedef struct {
   int core, subcore, idx;
@@ -25,9 +33,26 @@ typedef struct {
   bool done;
   Value *reg;
   uint8_t *written;
+  uint64_t *ready;     /* per register: the cycle its value is available */
   int barrier_gen;
   bool at_barrier;
+  uint64_t t;          /* the cycle its next instruction issues */
+  uint64_t cost;       /* issue cycles of the instruction just executed */
+  BlockKind blocked;
+  uint64_t block_start;
+  int sync_tag;        /* a sync_copy waiting for its transfer, or -1 */
 } Sc;
+
+/* What a DMA does when its last byte lands. */
+typedef struct {
+  int sub;             /* issuing subcore */
+  Region *sem;         /* NULL for sync_copy */
+  int64_t sem_off, bytes;
+  bool done, retired;
+  const char *src_space, *dst_space, *src_ref, *dst_ref;
+  int line, col;
+  uint64_t t0;
+} DmaRec;
 
 typedef struct {
   const Program *p;
@@ -35,7 +60,11 @@ typedef struct {
   RunResult *r;
   Sc *sc;
   int nsub;
-  uint64_t max_ops;
+  uint64_t max_ops, max_cycles;
+  DmaModel *dm;
+  DmaRec *dmas;
+  int ndmas, capdmas;
+  struct TraceSink *trace;
 } Eng;
 
 /* A view with its operands read: per level the evaluated starts/sizes and
@@ -263,6 +292,64 @@ static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out) {
 /* ---- arithmetic --------------------------------------------------------- */
 static void set_reg(Sc *s, int r) { s->written[r] = 1; }
 
+/* ---- timing helpers (the costs are the chip table's, sim/chips.h) ---------- */
+static const ChipParams *cp(const Eng *E) { return &E->p->params; }
+
+/* Issue slots of an n-element vector op: one per num_lanes 32-bit words. */
+static uint64_t groups(const Eng *E, int64_t n, Dtype t) {
+  int64_t words = (n * dtype_size(t) + 3) / 4, lanes = cp(E)->num_lanes > 0 ? cp(E)->num_lanes : 1;
+  return words <= lanes ? 1 : (uint64_t)((words + lanes - 1) / lanes);
+}
+
+static uint64_t value_cost(const Eng *E, const Value *v) {
+  if (!v || v->rank == 0) return (uint64_t)cp(E)->scalar_issue_cycles;
+  return groups(E, v->n, v->dtype) * (uint64_t)cp(E)->vector_issue_cycles;
+}
+
+static void count_access(Eng *E, Space sp, int64_t bytes, bool write) {
+  SpaceStats *st = &E->r->stats.space[sp];
+  st->accesses++;
+  if (write) st->bytes_written += (uint64_t)bytes;
+  else st->bytes_read += (uint64_t)bytes;
+}
+
+static void val_text(const Value *v, char *buf, size_t n) {
+  size_t len = 0;
+  buf[0] = '\0';
+  if (v->rank) len += (size_t)snprintf(buf, n, "[");
+  for (int64_t i = 0; i < v->n && i < 8 && len < n; i++) {
+    char c[48];
+    if (v->def[i]) dtype_format(v->dtype, v->v[i], c, sizeof c);
+    else snprintf(c, sizeof c, "?");
+    len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", c);
+  }
+  if (v->rank && len < n) snprintf(buf + len, n - len, "%s]", v->n > 8 ? ", ..." : "");
+}
+
+static void trace_access(Eng *E, Sc *s, const Instr *in, const EV *ev, const Value *old, const Value *nw, uint64_t cost) {
+  if (!E->trace) return;
+  char o[400] = "", w[400] = "";
+  if (old) val_text(old, o, sizeof o);
+  if (nw) val_text(nw, w, sizeof w);
+  TraceEvent te;
+  memset(&te, 0, sizeof te);
+  te.kind = TE_ACCESS;
+  te.t0 = s->t;
+  te.t1 = s->t + (cost ? cost : 1);
+  te.core = s->core;
+  te.subcore = s->subcore;
+  te.dma = -1;
+  te.op = isa_mnemonic(in->op);
+  te.space = space_key(ev->vd->ref->space);
+  te.ref = ev->vd->ref->name;
+  te.bytes = ev->n * dtype_size(ev->dt[ev->top]);
+  te.old_text = old ? o : NULL;
+  te.new_text = nw ? w : NULL;
+  te.line = in->loc.line;
+  te.col = in->loc.col;
+  trace_event(E->trace, &te);
+}
+
 static bool x_binary(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   Value *a = rd(E, s, in, in->a, &ok), *b = ok ? rd(E, s, in, in->b, &ok) : NULL;
@@ -429,6 +516,11 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
   val_free(&mem);
   set_reg(s, in->d);
   log_value(E, s, in, in->log, d);
+  bool scalar = in->op == I_LOAD;
+  s->cost = scalar ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, ev.n, ev.dt[ev.top]) * (uint64_t)cp(E)->vector_issue_cycles;
+  s->ready[in->d] = s->t + (uint64_t)(scalar ? cp(E)->smem_latency_cycles : cp(E)->vmem_latency_cycles);
+  count_access(E, ev.vd->ref->space, ev.n * dtype_size(ev.dt[ev.top]), false);
+  trace_access(E, s, in, &ev, in->log == 'O' ? d : NULL, in->log == 'O' ? NULL : d, s->cost);
   return true;
 }
 
@@ -456,12 +548,13 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
     ev_write(E, &ev, pt, np, c);
   }
-  if (in->log) {
-    Value after = {0};
-    if (!load_all(E, s, in, &ev, &after)) return val_free(&after), false;
-    log_value(E, s, in, in->log, &after);
-    val_free(&after);
-  }
+  Value after = {0};
+  if (!load_all(E, s, in, &ev, &after)) return val_free(&after), false;
+  if (in->log) log_value(E, s, in, in->log, &after);
+  s->cost = in->op == I_STORE ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, ev.n, t) * (uint64_t)cp(E)->vector_issue_cycles;
+  count_access(E, ev.vd->ref->space, ev.n * dtype_size(t), true);
+  trace_access(E, s, in, &ev, NULL, &after, s->cost);
+  val_free(&after);
   return true;
 }
 
@@ -478,6 +571,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   Dtype t = ev.dt[ev.top];
   Value out = {0};
   if (gather) val_shape(&out, t, 1, &n);
+  int64_t hits[256] = {0}, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
   bool first_wins = E->c->mutant == MUT_SCATTER_FIRST_WINS && !in->add;
   for (int64_t j = 0; j < n; j++) {
     int64_t k = first_wins ? n - 1 - j : j;
@@ -498,6 +592,8 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     Part pt[MAX_PARTS];
     int np;
     if (!ev_parts(&ev, to_flat(ev.rank[ev.top], ev.lvl[ev.top], at), pt, &np)) return val_free(&out), ev_oob(E, s, in, &ev);
+    int64_t bank = (pt[0].off / (cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4)) % banks;
+    if (++hits[bank] > maxhit) maxhit = hits[bank];
     uint8_t cdef;
     Cell cur = ev_read(&ev, pt, np, &cdef);
     if (gather) {
@@ -509,11 +605,17 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
     ev_write(E, &ev, pt, np, c);
   }
+  uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
+  s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
+  E->r->stats.space[ev.vd->ref->space].bank_conflicts += conflicts;
+  count_access(E, ev.vd->ref->space, n * dtype_size(t), !gather);
   if (gather) {
     val_copy(&s->reg[in->d], &out);
     set_reg(s, in->d);
+    s->ready[in->d] = s->t + (uint64_t)cp(E)->vmem_latency_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
     log_value(E, s, in, in->log, &out);
   }
+  trace_access(E, s, in, &ev, NULL, gather ? &out : NULL, s->cost);
   val_free(&out);
   return true;
 }
@@ -570,7 +672,7 @@ static bool dma_offsets(Eng *E, Sc *s, const Instr *in, Value *o) {
 }
 
 /* Row r of the plain side pairs with row o[r] of the indexed side. */
-static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64_t *bytes) {
+static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64_t *bytes, int64_t *rows_done, int64_t *row_bytes) {
   bool gather = in->imm;
   EV *ix = gather ? src : dst, *pl = gather ? dst : src;
   Value o = {0};
@@ -580,6 +682,8 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
   int64_t rows = pl->rank[pl->top] ? pl->lvl[pl->top][0] : 1, z = ix->lvl[ix->top][0];
   int64_t row = rows ? pl->n / rows : 0;
   *bytes = pl->n * dtype_size(pl->dt[pl->top]);
+  *row_bytes = row * dtype_size(pl->dt[pl->top]);
+  *rows_done = 0;
   for (int64_t r = 0; r < rows && r < o.n; r++) {
     if (!o.def[r]) return val_free(&o), efault(E, s, in, FAULT_UNINIT, "a DMA offset is undefined");
     int64_t at = o.v[r].i;
@@ -591,6 +695,7 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
       val_free(&o);
       return efault(E, s, in, FAULT_OOB, msg);
     }
+    ++*rows_done;
     for (int64_t j = 0; j < row; j++) {
       bool ok = gather ? copy_elem(E, s, in, src, at * row + j, dst, r * row + j) : copy_elem(E, s, in, src, r * row + j, dst, at * row + j);
       if (!ok) return val_free(&o), false;
@@ -600,24 +705,103 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
   return true;
 }
 
+static int64_t granule_round(const Eng *E, int64_t bytes) {
+  int64_t g = cp(E)->dma_granule_size_bytes;
+  return g > 0 ? (bytes + g - 1) / g * g : bytes;
+}
+
+static int new_dma(Eng *E) {
+  if (E->ndmas == E->capdmas) {
+    E->capdmas = E->capdmas ? E->capdmas * 2 : 64;
+    E->dmas = realloc(E->dmas, sizeof *E->dmas * (size_t)E->capdmas);
+    if (!E->dmas) abort();
+  }
+  memset(&E->dmas[E->ndmas], 0, sizeof *E->dmas);
+  return E->ndmas++;
+}
+
+static void trace_dma(Eng *E, const DmaRec *d, int tag, TraceKind k, uint64_t t) {
+  if (!E->trace) return;
+  TraceEvent te;
+  memset(&te, 0, sizeof te);
+  te.kind = k;
+  te.t0 = te.t1 = t;
+  te.core = E->sc[d->sub].core;
+  te.subcore = E->sc[d->sub].subcore;
+  te.dma = tag;
+  te.op = k == TE_DMA_WAIT ? "wait" : "dma";
+  te.src_space = d->src_space, te.dst_space = d->dst_space, te.src_ref = d->src_ref, te.dst_ref = d->dst_ref;
+  te.bytes = d->bytes;
+  te.line = d->line, te.col = d->col;
+  trace_event(E->trace, &te);
+}
+
+static void trace_counter(Eng *E, TraceKind k, int core, int sub, const char *name, int64_t v, uint64_t t) {
+  if (!E->trace) return;
+  TraceEvent te;
+  memset(&te, 0, sizeof te);
+  te.kind = k;
+  te.t0 = te.t1 = t;
+  te.core = core, te.subcore = sub, te.dma = -1;
+  te.ref = name;
+  te.space = name;
+  te.value = v;
+  trace_event(E->trace, &te);
+}
+
+/* Moves the data now (a race-free program cannot tell, SPEC §7.10) and
+ * hands the transfer to the DMA model, which signals the semaphore when
+ * the last byte lands.  A sync_copy then waits for that moment. */
 static int x_dma(Eng *E, Sc *s, const Instr *in) {
+  if (s->sync_tag >= 0) {
+    if (!E->dmas[s->sync_tag].done) return X_BLOCKED;
+    s->sync_tag = -1;
+    return X_OK;
+  }
+  if (dma_outstanding(E->dm, s->idx) >= cp(E)->dma_queue_depth) return X_BLOCKED;
   EV src, dst;
   if (!ev_resolve(E, s, in, in->view, s->core, s->subcore, &src) || !ev_resolve(E, s, in, in->view2, s->core, s->subcore, &dst))
     return X_FAULT;
-  int64_t bytes = dst.n * dtype_size(dst.dt[dst.top]);
+  int64_t bytes = dst.n * dtype_size(dst.dt[dst.top]), moved;
   if (in->op == I_ENQUEUE_INDIRECT_DMA) {
-    if (!dma_indirect(E, s, in, &src, &dst, &bytes)) return X_FAULT;
+    int64_t rows, row_bytes;
+    if (!dma_indirect(E, s, in, &src, &dst, &bytes, &rows, &row_bytes)) return X_FAULT;
+    moved = rows * granule_round(E, row_bytes);
   } else {
     int64_t n = src.n - (E->c->mutant == MUT_DMA_DROP_LAST && src.n > 0);
     for (int64_t i = 0; i < n; i++)
       if (!copy_elem(E, s, in, &src, i, &dst, i)) return X_FAULT;
+    moved = granule_round(E, bytes);
   }
-  if (in->view3 < 0) return X_OK; /* sync_copy */
-  Region *g;
-  int64_t off;
-  if (!sem_addr(E, s, in, in->view3, s->core, s->subcore, &g, &off)) return X_FAULT;
-  sem_write(g, off, sem_read(g, off) + bytes);
-  return X_OK;
+  int tag = new_dma(E);
+  DmaRec *d = &E->dmas[tag];
+  d->sub = s->idx;
+  d->bytes = bytes;
+  d->src_space = space_key(src.vd->ref->space), d->dst_space = space_key(dst.vd->ref->space);
+  d->src_ref = src.vd->ref->name, d->dst_ref = dst.vd->ref->name;
+  d->line = in->loc.line, d->col = in->loc.col;
+  d->t0 = s->t;
+  if (in->view3 >= 0 && !sem_addr(E, s, in, in->view3, s->core, s->subcore, &d->sem, &d->sem_off)) return X_FAULT;
+  Space ss = src.vd->ref->space, ds = dst.vd->ref->space;
+  DmaReq rq = {s->idx, s->core, ss == SP_HBM || ds == SP_HBM, ss == SP_VMEM_SHARED || ds == SP_VMEM_SHARED, (double)moved, s->t, tag};
+  dma_submit(E->dm, &rq);
+  E->r->stats.dma_bytes += (uint64_t)moved;
+  count_access(E, ss, bytes, false);
+  count_access(E, ds, bytes, true);
+  trace_dma(E, d, tag, TE_DMA_START, s->t);
+  if (in->view3 >= 0) return X_OK;
+  s->sync_tag = tag;
+  return X_BLOCKED;
+}
+
+/* A transfer's last byte landed at cycle t. */
+static void dma_complete(Eng *E, int tag, uint64_t t) {
+  DmaRec *d = &E->dmas[tag];
+  d->done = true;
+  trace_dma(E, d, tag, TE_DMA_END, t);
+  if (!d->sem) return;
+  sem_write(d->sem, d->sem_off, sem_read(d->sem, d->sem_off) + d->bytes);
+  trace_counter(E, TE_SEMAPHORE, E->sc[d->sub].core, E->sc[d->sub].subcore, d->sem->name, sem_read(d->sem, d->sem_off), t);
 }
 
 static int x_wait(Eng *E, Sc *s, const Instr *in) {
@@ -631,6 +815,14 @@ static int x_wait(Eng *E, Sc *s, const Instr *in) {
   if (!sem_addr(E, s, in, in->view3, s->core, s->subcore, &g, &off)) return X_FAULT;
   if (sem_read(g, off) < need) return X_BLOCKED;
   sem_write(g, off, sem_read(g, off) - need);
+  trace_counter(E, TE_SEMAPHORE, s->core, s->subcore, g->name, sem_read(g, off), s->t);
+  for (int i = 0; i < E->ndmas; i++) { /* the flow arrow ends at the wait that retires the oldest landed copy */
+    DmaRec *d = &E->dmas[i];
+    if (d->sub != s->idx || d->sem != g || d->sem_off != off || !d->done || d->retired) continue;
+    d->retired = true;
+    trace_dma(E, d, i, TE_DMA_WAIT, s->t);
+    break;
+  }
   return X_OK;
 }
 
@@ -658,7 +850,7 @@ static int x_barrier(Eng *E, Sc *s) {
   int here = 0;
   for (int i = 0; i < E->nsub; i++) {
     Sc *o = &E->sc[i];
-    if (o->core == s->core && (o->barrier_gen > s->barrier_gen || (o->barrier_gen == s->barrier_gen && o->at_barrier))) here++;
+    if (o->core == s->core && o->barrier_gen >= s->barrier_gen) here++;
   }
   if (here < E->p->mesh_subcores) return X_BLOCKED;
   s->at_barrier = false;
@@ -775,6 +967,80 @@ static int execute(Eng *E, Sc *s, const Instr *in) {
 }
 
 /* ---- the scheduler --------------------------------------------------------- */
+/* The cycle every source of `in` is available (registers and view operands). */
+static uint64_t operands_ready(const Eng *E, const Sc *s, const Instr *in) {
+  uint64_t t = s->t;
+  int regs[4] = {in->a, in->b, in->c, in->mask};
+  for (int i = 0; i < 4; i++)
+    if (regs[i] >= 0 && s->ready[regs[i]] > t) t = s->ready[regs[i]];
+  if (in->op == I_VLOAD_IDX || in->op == I_VSTORE_IDX || in->op == I_FROM_ELEMENTS)
+    for (int64_t k = 0; k < in->imm; k++)
+      if (s->ready[in->a + k] > t) t = s->ready[in->a + k];
+  int views[4] = {in->view, in->view2, in->view3, in->view4};
+  for (int v = 0; v < 4; v++) {
+    if (views[v] < 0) continue;
+    const VDesc *vd = &E->c->views[views[v]];
+    for (int k = 0; k < vd->nlev; k++)
+      for (int d = 0; d < vd->lev[k].n; d++) {
+        int r1 = vd->lev[k].start[d].reg, r2 = vd->lev[k].size[d].reg;
+        if (r1 >= 0 && s->ready[r1] > t) t = s->ready[r1];
+        if (r2 >= 0 && s->ready[r2] > t) t = s->ready[r2];
+      }
+  }
+  return t;
+}
+
+static BlockKind block_kind(Opcode op) {
+  return op == I_BARRIER ? BLOCK_BARRIER : op == I_SEM_WAIT ? BLOCK_SEM : BLOCK_DMA;
+}
+
+static void unblock_all(Eng *E, uint64_t t) {
+  for (int i = 0; i < E->nsub; i++) {
+    Sc *s = &E->sc[i];
+    if (!s->blocked) continue;
+    if (s->t < t) s->t = t;
+    uint64_t stall = s->t - s->block_start;
+    SubStats *st = &E->r->stats.sub[i];
+    if (s->blocked == BLOCK_BARRIER) st->stall_barrier += stall;
+    else if (s->blocked == BLOCK_SEM) st->stall_sem += stall;
+    else st->stall_dma += stall;
+    if (E->trace && stall) {
+      TraceEvent te;
+      memset(&te, 0, sizeof te);
+      te.kind = s->blocked == BLOCK_BARRIER ? TE_BARRIER : TE_STALL;
+      te.t0 = s->block_start, te.t1 = s->t, te.core = s->core, te.subcore = s->subcore, te.dma = -1;
+      te.op = s->blocked == BLOCK_BARRIER ? "barrier" : s->blocked == BLOCK_SEM ? "semaphore" : "dma";
+      trace_event(E->trace, &te);
+    }
+    s->blocked = BLOCK_NONE;
+  }
+}
+
+/* Lands every transfer finishing by cycle t. */
+static void dma_events(Eng *E, uint64_t t) {
+  int tags[64], n;
+  bool any = false;
+  do {
+    n = dma_advance(E->dm, t, tags, 64);
+    for (int i = 0; i < n; i++) dma_complete(E, tags[i], t);
+    any |= n > 0;
+  } while (n == 64);
+  if (E->trace) {
+    trace_counter(E, TE_INFLIGHT, 0, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), t);
+    trace_counter(E, TE_INFLIGHT, 0, 0, "vmem_shared", (int64_t)dma_inflight_bytes(E->dm, 1), t);
+  }
+  if (any) unblock_all(E, t);
+}
+
+static Sc *next_runnable(Eng *E) {
+  Sc *best = NULL;
+  for (int i = 0; i < E->nsub; i++) {
+    Sc *s = &E->sc[i];
+    if (!s->done && !s->blocked && (!best || s->t < best->t)) best = s;
+  }
+  return best;
+}
+
 static void engine_deadlock(Eng *E) {
   char buf[700] = "";
   size_t len = 0;
@@ -806,56 +1072,147 @@ static void engine_semaphores(Eng *E) {
   }
 }
 
+static bool is_load(Opcode op) { return op == I_LOAD || op == I_VLOAD || op == I_VLOAD_IDX; }
+
+/* Issues s's next instruction at its cycle; false when the run stops. */
+static bool issue(Eng *E, Sc *s) {
+  const Instr *in = &E->c->code[s->pc];
+  s->t = operands_ready(E, s, in);
+  s->cost = 0;
+  int st = execute(E, s, in);
+  if (st == X_FAULT) return false;
+  if (st == X_BLOCKED) {
+    s->blocked = block_kind(in->op);
+    s->block_start = s->t;
+    return true;
+  }
+  if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
+  if (in->d >= 0 && !is_load(in->op)) s->ready[in->d] = s->t + s->cost;
+  s->t += s->cost;
+  SubStats *ss = &E->r->stats.sub[s->idx];
+  ss->busy += s->cost;
+  ss->instructions++;
+  if (st == X_OK) s->pc++;
+  if (in->op == I_SEM_SIGNAL || in->op == I_BARRIER) unblock_all(E, s->t);
+  if (++E->r->ops > E->max_ops)
+    run_fault(E->r, FAULT_LIMIT, in->loc, s->core, s->subcore, in->op_id, "the run executed more than %llu instructions (--max-ops)",
+              (unsigned long long)E->max_ops);
+  if (E->max_cycles && s->t > E->max_cycles)
+    run_fault(E->r, FAULT_LIMIT, in->loc, s->core, s->subcore, in->op_id, "the run passed %llu cycles (--max-cycles)",
+              (unsigned long long)E->max_cycles);
+  return !E->r->faulted;
+}
+
+/* Always advances the earliest thing: a subcore's next instruction or a DMA
+ * landing; ties go to the DMA, then to the lowest subcore, so every run of
+ * a program is identical. */
 static void engine_schedule(Eng *E) {
   int n = E->c->n;
   for (;;) {
-    bool progress = false, all_done = true;
-    for (int i = 0; i < E->nsub && !E->r->faulted; i++) {
-      Sc *s = &E->sc[i];
-      if (s->pc >= n) s->done = true;
-      if (s->done) continue;
-      all_done = false;
-      const Instr *in = &E->c->code[s->pc];
-      int st = execute(E, s, in);
-      if (st == X_FAULT) return;
-      if (st == X_BLOCKED) continue;
-      progress = true;
-      if (st == X_OK) s->pc++;
-      if (++E->r->ops > E->max_ops)
-        run_fault(E->r, FAULT_LIMIT, in->loc, s->core, s->subcore, in->op_id,
-                  "the run executed more than %llu instructions (--max-ops)", (unsigned long long)E->max_ops);
+    Sc *s = next_runnable(E);
+    uint64_t te = dma_next_event(E->dm);
+    if (!s && te == DMA_NEVER) {
+      for (int i = 0; i < E->nsub; i++)
+        if (!E->sc[i].done) return engine_deadlock(E);
+      return;
     }
-    if (E->r->faulted || all_done) return;
-    if (!progress) return engine_deadlock(E);
+    if (!s || te <= s->t) {
+      dma_events(E, te);
+      continue;
+    }
+    if (s->pc >= n) {
+      s->done = true;
+      E->r->stats.sub[s->idx].end = s->t;
+      continue;
+    }
+    if (!issue(E, s)) return;
   }
+}
+
+static bool engine_init(Eng *E, const Program *p, const Code *c) {
+  RunResult *out = E->r;
+  out->logs = calloc((size_t)E->nsub, sizeof *out->logs);
+  out->stats.sub = calloc((size_t)E->nsub, sizeof *out->stats.sub);
+  out->stats.dma = calloc((size_t)E->nsub, sizeof *out->stats.dma);
+  E->sc = calloc((size_t)E->nsub, sizeof *E->sc);
+  const ChipParams *q = &p->params;
+  double clock = q->clock_hz > 0 ? (double)q->clock_hz : 1e9;
+  E->dm = dma_new(E->nsub, (int)p->mesh_cores, (double)q->dma_bytes_per_cycle, (double)q->hbm_bytes_per_second / clock,
+                  (double)q->vmem_shared_bytes_per_cycle, (uint64_t)q->dma_setup_cycles);
+  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && run_mem_init(p, &out->mem);
+  size_t nr = (size_t)(c->nregs ? c->nregs : 1);
+  for (int i = 0; ok && i < E->nsub; i++) {
+    Sc *s = &E->sc[i];
+    s->idx = i;
+    s->core = i / (int)p->mesh_subcores;
+    s->subcore = i % (int)p->mesh_subcores;
+    s->sync_tag = -1;
+    s->reg = calloc(nr, sizeof(Value));
+    s->written = calloc(nr, 1);
+    s->ready = calloc(nr, sizeof(uint64_t));
+    ok = s->reg && s->written && s->ready;
+  }
+  return ok;
+}
+
+static void engine_stats(Eng *E) {
+  RunResult *out = E->r;
+  for (int i = 0; i < E->nsub; i++) {
+    const DmaEngineStats *d = dma_stats(E->dm, i);
+    DmaStats *o = &out->stats.dma[i];
+    o->transfers = d->transfers, o->bytes = d->bytes, o->max_queue = d->max_queue, o->busy_cycles = d->busy_cycles;
+    if (out->stats.sub[i].end > out->cycles) out->cycles = out->stats.sub[i].end;
+  }
+  for (int i = 0; i < E->nsub; i++)
+    out->stats.dma[i].occupancy_avg = out->cycles ? dma_stats(E->dm, i)->occupancy_integral / (double)out->cycles : 0;
+}
+
+/* Each named register's last value, for --json "values". */
+static void keep_values(Eng *E) {
+  if (!E->sc || !E->c->reg_name) return;
+  int n = 0;
+  for (int i = 0; i < E->nsub; i++)
+    for (int r = 0; r < E->c->nregs; r++) n += E->c->reg_name[r] && E->sc[i].written && E->sc[i].written[r];
+  E->r->values = calloc((size_t)(n ? n : 1), sizeof *E->r->values);
+  if (!E->r->values) return;
+  for (int i = 0; i < E->nsub; i++)
+    for (int r = 0; r < E->c->nregs; r++) {
+      if (!E->c->reg_name[r] || !E->sc[i].written || !E->sc[i].written[r]) continue;
+      NamedValue *nv = &E->r->values[E->r->nvalues++];
+      nv->name = E->c->reg_name[r];
+      nv->core = E->sc[i].core;
+      nv->subcore = E->sc[i].subcore;
+      val_copy(&nv->val, &E->sc[i].reg[r]);
+    }
 }
 
 bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult *out) {
   memset(out, 0, sizeof *out);
-  Eng E = {p, c, out, NULL, (int)(p->mesh_cores * p->mesh_subcores), lim && lim->max_ops ? lim->max_ops * 8 : RUN_DEFAULT_MAX_OPS * 8};
+  clock_t host0 = clock();
+  Eng E;
+  memset(&E, 0, sizeof E);
+  E.p = p, E.c = c, E.r = out;
+  E.nsub = (int)(p->mesh_cores * p->mesh_subcores);
+  E.max_ops = lim && lim->max_ops ? lim->max_ops * 8 : RUN_DEFAULT_MAX_OPS * 8;
+  E.max_cycles = lim ? lim->max_cycles : 0;
+  E.trace = lim ? lim->trace : NULL;
   out->nsub = E.nsub;
-  out->logs = calloc((size_t)E.nsub, sizeof *out->logs);
-  E.sc = calloc((size_t)E.nsub, sizeof *E.sc);
-  bool ok = out->logs && E.sc && run_mem_init(p, &out->mem);
-  for (int i = 0; ok && i < E.nsub; i++) {
-    Sc *s = &E.sc[i];
-    s->idx = i;
-    s->core = i / (int)p->mesh_subcores;
-    s->subcore = i % (int)p->mesh_subcores;
-    s->reg = calloc((size_t)(c->nregs ? c->nregs : 1), sizeof(Value));
-    s->written = calloc((size_t)(c->nregs ? c->nregs : 1), 1);
-    ok = s->reg && s->written;
-  }
-  if (!ok) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
+  if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
   else {
     engine_schedule(&E);
     if (!out->faulted) engine_semaphores(&E);
+    engine_stats(&E);
   }
+  keep_values(&E);
   for (int i = 0; i < E.nsub && E.sc; i++) {
     for (int r = 0; r < c->nregs && E.sc[i].reg; r++) val_free(&E.sc[i].reg[r]);
     free(E.sc[i].reg);
     free(E.sc[i].written);
+    free(E.sc[i].ready);
   }
   free(E.sc);
+  free(E.dmas);
+  dma_free(E.dm);
+  out->stats.host_seconds = (double)(clock() - host0) / CLOCKS_PER_SEC;
   return !out->faulted;
 }

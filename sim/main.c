@@ -1,5 +1,7 @@
 /* sim/main.c -- the command line: the only place that prints diagnostics
  * and picks exit codes (PROGRAM_FORMAT.md, "Outcome and exit status"). */
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,8 @@
 #include "fuzz.h"
 #include "run.h"
 #include "verify.h"
+#include "../traces/stats.h"
+#include "../traces/trace.h"
 
 #define SC_SIM_VERSION "0.1.0"
 
@@ -21,16 +25,44 @@ typedef struct {
   const char *path;
   bool json;
   Mutant mutant;
-  uint64_t max_ops;
+  uint64_t max_ops, max_cycles, max_mismatches, trace_max_bytes;
+  const char *stats, *trace, *trace_format, *trace_window, *trace_filter, *mutate;
 } Options;
 
+typedef enum { OPT_FLAG, OPT_COUNT, OPT_TEXT } OptKind;
+
+/* Every option once: its name, kind and where it lands. */
+static const struct {
+  const char *name;
+  OptKind kind;
+  size_t off;
+  const char *help;
+} options[] = {
+    {"--json", OPT_FLAG, offsetof(Options, json), "the outcome as one JSON object on standard output"},
+    {"--mutate", OPT_TEXT, offsetof(Options, mutate), "NAME: run a deliberately wrong lowering (--list-mutants)"},
+    {"--max-ops", OPT_COUNT, offsetof(Options, max_ops), "N: stop a run after N operations (fault limit)"},
+    {"--max-cycles", OPT_COUNT, offsetof(Options, max_cycles), "N: stop a run after N simulated cycles (fault limit)"},
+    {"--max-mismatches", OPT_COUNT, offsetof(Options, max_mismatches), "N: diff lists at most N mismatches"},
+    {"--stats", OPT_TEXT, offsetof(Options, stats), "FILE: write the statistics as JSON"},
+    {"--trace", OPT_TEXT, offsetof(Options, trace), "FILE: write a trace (Perfetto / chrome://tracing)"},
+    {"--trace-format", OPT_TEXT, offsetof(Options, trace_format), "json | csv"},
+    {"--trace-window", OPT_TEXT, offsetof(Options, trace_window), "START:END cycles"},
+    {"--trace-filter", OPT_TEXT, offsetof(Options, trace_filter), "core=C,subcore=S,space=X,ref=R,op=O"},
+    {"--trace-max-bytes", OPT_COUNT, offsetof(Options, trace_max_bytes), "N: cut the trace at N bytes"},
+};
+enum { NOPTIONS = sizeof options / sizeof options[0] };
+
 static void usage(FILE *f) {
-  fputs("usage: sc-sim [run] program.yaml [--json] [--mutate NAME] [--max-ops N]\n"
+  fputs("usage: sc-sim [run] program.yaml [options]\n"
         "       sc-sim check program.yaml [--json]   legality only (exit 0, 1 or 2)\n"
         "       sc-sim lower program.yaml            print the lowered instructions\n"
         "       sc-sim diff  program.yaml            reference against the lowering\n"
+        "       sc-sim fuzz  --seed S --count N [--out DIR]\n"
         "       sc-sim --list-chips | --list-ops | --list-mutants | --version | --help\n"
-        "exit status: 0 ok, 1 rejected by a legality rule, 2 invalid program or\n"
+        "options:\n",
+        f);
+  for (int i = 0; i < NOPTIONS; i++) fprintf(f, "  %-18s %s\n", options[i].name, options[i].help);
+  fputs("exit status: 0 ok, 1 rejected by a legality rule, 2 invalid program or\n"
         "invocation, 3 verification failed, 4 fault at run time\n",
         f);
 }
@@ -121,37 +153,64 @@ static void list_mutants(void) {
   for (int i = 1; i < MUT_COUNT; i++) printf("%-24s %s\n", mutant_name((Mutant)i), mutant_what((Mutant)i));
 }
 
+static bool set_option(Options *o, int k, const char *v) {
+  void *slot = (char *)o + options[k].off;
+  if (options[k].kind == OPT_TEXT) {
+    *(const char **)slot = v;
+    return true;
+  }
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (*end || !*v || v[0] == '-' || errno || !n) {
+    fprintf(stderr, "sc-sim: %s takes a positive integer, got '%s'\n", options[k].name, v);
+    return false;
+  }
+  *(uint64_t *)slot = n;
+  return true;
+}
+
+static bool check_options(Options *o) {
+  if (o->mutate && !mutant_lookup(o->mutate, &o->mutant)) {
+    fprintf(stderr, "sc-sim: unknown mutant '%s' (sc-sim --list-mutants lists them)\n", o->mutate);
+    return false;
+  }
+  if (o->trace_format && strcmp(o->trace_format, "json") && strcmp(o->trace_format, "csv")) {
+    fprintf(stderr, "sc-sim: --trace-format is json or csv, got '%s'\n", o->trace_format);
+    return false;
+  }
+  unsigned long long a, b;
+  char tail;
+  if (o->trace_window && (sscanf(o->trace_window, "%llu:%llu%c", &a, &b, &tail) != 2 || a >= b)) {
+    fprintf(stderr, "sc-sim: --trace-window takes START:END cycles with START < END, got '%s'\n", o->trace_window);
+    return false;
+  }
+  return true;
+}
+
 static bool parse_args(int argc, char **argv, Options *o) {
   o->cmd = "run";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--json")) o->json = true;
-    else if (!strcmp(a, "--mutate") || !strcmp(a, "--max-ops")) {
+    int k = -1;
+    for (int j = 0; j < NOPTIONS; j++)
+      if (!strcmp(a, options[j].name)) k = j;
+    if (k >= 0 && options[k].kind == OPT_FLAG) {
+      *(bool *)((char *)o + options[k].off) = true;
+    } else if (k >= 0) {
       if (i + 1 >= argc) {
         fprintf(stderr, "sc-sim: %s needs a value\n", a);
         return false;
       }
-      const char *v = argv[++i];
-      if (a[2] == 'm' && a[3] == 'u' && !mutant_lookup(v, &o->mutant)) {
-        fprintf(stderr, "sc-sim: unknown mutant '%s' (sc-sim --list-mutants lists them)\n", v);
-        return false;
-      }
-      if (a[3] == 'a') {
-        char *end;
-        o->max_ops = strtoull(v, &end, 10);
-        if (*end || !o->max_ops) {
-          fprintf(stderr, "sc-sim: --max-ops takes a positive integer, got '%s'\n", v);
-          return false;
-        }
-      }
-    } else if (!o->path && i == 1 &&
-               (!strcmp(a, "run") || !strcmp(a, "check") || !strcmp(a, "lower") || !strcmp(a, "diff")))
+      if (!set_option(o, k, argv[++i])) return false;
+    } else if (!o->path && i == 1 && (!strcmp(a, "run") || !strcmp(a, "check") || !strcmp(a, "lower") || !strcmp(a, "diff"))) {
       o->cmd = a;
-    else if (a[0] == '-' && a[1]) {
+    } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "sc-sim: unknown option '%s' (sc-sim --help lists them)\n", a);
       return false;
-    } else if (!o->path) o->path = a;
-    else {
+    } else if (!o->path) {
+      o->path = a;
+    } else {
       fprintf(stderr, "sc-sim: one program at a time: '%s' is extra\n", a);
       return false;
     }
@@ -160,7 +219,51 @@ static bool parse_args(int argc, char **argv, Options *o) {
     usage(stderr);
     return false;
   }
+  return check_options(o);
+}
+
+/* --trace-filter core=C,subcore=S,space=X,ref=R,op=O */
+static bool trace_filter(const char *spec, TraceOptions *t) {
+  static char buf[512];
+  snprintf(buf, sizeof buf, "%s", spec);
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    char *eq = strchr(tok, '=');
+    if (!eq) return false;
+    *eq = '\0';
+    const char *v = eq + 1;
+    if (!strcmp(tok, "core")) t->filter_core = atoi(v);
+    else if (!strcmp(tok, "subcore")) t->filter_subcore = atoi(v);
+    else if (!strcmp(tok, "space")) t->filter_space = v;
+    else if (!strcmp(tok, "ref")) t->filter_ref = v;
+    else if (!strcmp(tok, "op")) t->filter_op = v;
+    else return false;
+  }
   return true;
+}
+
+static TraceSink *open_trace(const Options *o, const Program *p, Diag *d, bool *bad) {
+  *bad = false;
+  if (!o->trace) return NULL;
+  TraceOptions t;
+  memset(&t, 0, sizeof t);
+  t.format = o->trace_format && !strcmp(o->trace_format, "csv") ? TRACE_CSV : TRACE_CHROME_JSON;
+  t.clock_hz = p->params.clock_hz > 0 ? (double)p->params.clock_hz : 1e9;
+  t.filter_core = t.filter_subcore = -1;
+  unsigned long long a = 0, b = 0;
+  if (o->trace_window) sscanf(o->trace_window, "%llu:%llu", &a, &b);
+  t.window_start = a, t.window_end = b;
+  if (o->trace_filter && !trace_filter(o->trace_filter, &t)) {
+    diag_set(d, D_IN_VALUE, (Loc){"sc-sim", 0, 0}, "--trace-filter takes core=C,subcore=S,space=X,ref=R,op=O");
+    *bad = true;
+    return NULL;
+  }
+  t.max_bytes = o->trace_max_bytes;
+  t.program_name = p->name;
+  t.cores = (int)p->mesh_cores;
+  t.subcores = (int)p->mesh_subcores;
+  TraceSink *s = trace_open(o->trace, &t, d);
+  *bad = !s;
+  return s;
 }
 
 static void summary(const Program *p) {
@@ -191,34 +294,118 @@ static int fault_outcome(const Options *o, RunResult *ref, RunResult *eng) {
   return report(o, &d);
 }
 
+static void json_cell(Dtype t, Cell c, bool def) {
+  char b[64];
+  if (!def) {
+    printf("null");
+    return;
+  }
+  dtype_format(t, c, b, sizeof b);
+  if (dtype_is_float(t) && (!strcmp(b, "nan") || !strcmp(b, "inf") || !strcmp(b, "-inf"))) printf("\"%s\"", b);
+  else printf("%s", b);
+}
+
+/* Nested JSON lists of `shape` over lanes v/def starting at *i. */
+static void json_array(Dtype t, const Cell *v, const uint8_t *def, int rank, const int64_t *shape, int64_t *i) {
+  if (!rank) {
+    json_cell(t, v[*i], def[*i]);
+    ++*i;
+    return;
+  }
+  printf("[");
+  for (int64_t k = 0; k < shape[0]; k++) {
+    if (k) printf(", ");
+    json_array(t, v, def, rank - 1, shape + 1, i);
+  }
+  printf("]");
+}
+
+static void json_region(const Ref *ref, Region *g) {
+  int sz = dtype_size(ref->dtype);
+  Value v = {0};
+  val_shape(&v, ref->dtype, ref->rank, ref->shape);
+  for (int64_t e = 0; e < ref->nelems; e++) {
+    v.v[e] = dtype_load(ref->dtype, g->bytes + e * sz);
+    v.def[e] = 1;
+    for (int b = 0; b < sz; b++) v.def[e] &= g->defined[e * sz + b] ? 1 : 0;
+  }
+  int64_t i = 0;
+  json_array(ref->dtype, v.v, v.def, ref->rank, ref->shape, &i);
+  val_free(&v);
+}
+
+/* {"status": "ok", "exit": 0, "cycles": N, "refs": {...}, "values": {...}} */
+static void json_run(const Program *p, RunResult *r) {
+  printf("{\"status\": \"ok\", \"exit\": 0, \"cycles\": %llu, \"refs\": {", (unsigned long long)r->cycles);
+  bool first = true;
+  for (int k = 0; k < p->nrefs; k++)
+    for (int i = 0; i < mem_instance_count(&r->mem, k); i++) {
+      Region *g = mem_instance(&r->mem, k, i);
+      char name[200];
+      verify_instance_name(p->refs[k], g, name, sizeof name);
+      printf("%s", first ? "" : ", ");
+      first = false;
+      json_str(stdout, name);
+      printf(": ");
+      json_region(p->refs[k], g);
+    }
+  printf("}, \"values\": {");
+  for (int i = 0; i < r->nvalues; i++) {
+    const NamedValue *nv = &r->values[i];
+    char name[200];
+    snprintf(name, sizeof name, "%s@%d.%d", nv->name, nv->core, nv->subcore);
+    printf("%s", i ? ", " : "");
+    json_str(stdout, name);
+    printf(": ");
+    int64_t j = 0;
+    json_array(nv->val.dtype, nv->val.v, nv->val.def, nv->val.rank, nv->val.shape, &j);
+  }
+  printf("}}\n");
+}
+
+/* expect: cycles: {max: N} bounds the timing model's result. */
+static bool cycles_ok(const Program *p, const RunResult *eng, Diag *d) {
+  if (!p->expect_cycles || eng->cycles <= (uint64_t)p->expect_cycles_max) return true;
+  char msg[200];
+  snprintf(msg, sizeof msg, "the run took %llu cycles, more than expect.cycles.max = %lld", (unsigned long long)eng->cycles,
+           (long long)p->expect_cycles_max);
+  diag_set(d, D_RUN_EXPECT, p->expect_loc, msg);
+  return false;
+}
+
 /* Runs an accepted program: the engine and the reference, verification of
  * one against the other, then the program's expectations. */
 static int run_program(Program *p, const Options *o) {
   RunResult ref, eng;
-  RunLimits lim = {o->max_ops, NULL};
   Code code;
   Diag d;
-  int code_ = EXIT_OK;
+  bool bad;
+  TraceSink *trace = open_trace(o, p, &d, &bad);
+  if (bad) return report(o, &d);
+  RunLimits lim = {o->max_ops, o->max_cycles, trace};
+  int rc = EXIT_OK;
   lower_program(p, o->mutant, &code, &d);
   reference_run(p, &lim, &ref);
   engine_run(p, &code, &lim, &eng);
   VerifyStats st = {0, 0};
-  if (ref.faulted || eng.faulted) code_ = fault_outcome(o, &ref, &eng);
-  else if (!verify_runs(p, &ref, &eng, &d, &st)) code_ = report(o, &d);
-  else if (!verify_expect_refs(p, &eng, &d)) code_ = report(o, &d);
-  else if (!strcmp(o->cmd, "diff")) printf("diff: %llu matched, %llu mismatched\n", (unsigned long long)st.matched, 0ULL);
-  else if (o->json) printf("{\"status\": \"ok\", \"exit\": 0}\n");
-  else {
+  if (ref.faulted || eng.faulted) rc = fault_outcome(o, &ref, &eng);
+  else if (!verify_runs(p, &ref, &eng, &d, &st)) rc = report(o, &d);
+  else if (!verify_expect_refs(p, &eng, &d) || !cycles_ok(p, &eng, &d)) rc = report(o, &d);
+  if (trace && !trace_close(trace, &d) && rc == EXIT_OK) rc = report(o, &d);
+  if (o->stats && !stats_write(o->stats, p, &eng, &d) && rc == EXIT_OK) rc = report(o, &d);
+  if (!strcmp(o->cmd, "diff"))
+    printf("diff: %llu matched, %llu mismatched\n", (unsigned long long)st.matched, (unsigned long long)st.mismatched);
+  else if (rc == EXIT_OK && o->json) json_run(p, &eng);
+  else if (rc == EXIT_OK) {
     summary(p);
     printf("%s: ok: %llu operations on %d subcore(s), %llu values verified against the reference\n", p->name,
            (unsigned long long)ref.ops, ref.nsub, (unsigned long long)st.matched);
+    stats_headline(stdout, p, &eng);
   }
-  if (code_ == EXIT_MISMATCH && !strcmp(o->cmd, "diff"))
-    printf("diff: %llu matched, %llu mismatched\n", (unsigned long long)st.matched, (unsigned long long)st.mismatched);
   run_result_free(&ref);
   run_result_free(&eng);
   lower_free(&code);
-  return code_;
+  return rc;
 }
 
 /* An expect.error program passes when the rejection matches it. */

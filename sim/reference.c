@@ -912,7 +912,7 @@ static int do_barrier(Ref_ *R, Sub *s) {
   int total = (int)R->p->mesh_subcores, passed = 0;
   for (int i = 0; i < R->nsub; i++) {
     Sub *o = &R->subs[i];
-    if (o->core == s->core && (o->barrier_gen > s->barrier_gen || (o->barrier_gen == s->barrier_gen && o->at_barrier))) passed++;
+    if (o->core == s->core && o->barrier_gen >= s->barrier_gen) passed++;
   }
   if (passed < total) return ST_BLOCKED;
   s->at_barrier = false;

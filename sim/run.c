@@ -60,6 +60,10 @@ void run_result_free(RunResult *r) {
     free(r->logs[i].ev);
   }
   free(r->logs);
+  for (int i = 0; i < r->nvalues; i++) val_free(&r->values[i].val);
+  free(r->values);
+  free(r->stats.sub);
+  free(r->stats.dma);
   mem_free(&r->mem);
   memset(r, 0, sizeof *r);
 }

@@ -51,6 +51,29 @@ typedef struct {
   int n, cap;
 } EventLog;
 
+/* The engine's statistics (issue: timing model). */
+typedef struct {
+  uint64_t busy, stall_dma, stall_barrier, stall_sem; /* cycles */
+  uint64_t instructions, end;                          /* end: last cycle */
+} SubStats;
+
+typedef struct {
+  uint64_t bytes_read, bytes_written, accesses, bank_conflicts;
+} SpaceStats;
+
+typedef struct {
+  uint64_t transfers, bytes, max_queue;
+  double busy_cycles, occupancy_avg;
+} DmaStats;
+
+typedef struct {
+  SubStats *sub;               /* per subcore */
+  SpaceStats space[SP_COUNT];
+  DmaStats *dma;               /* per DMA engine (one per subcore) */
+  uint64_t dma_bytes;          /* granule-rounded bytes moved by DMAs */
+  double host_seconds;
+} Stats;
+
 typedef struct {
   MemSystem mem;
   int nsub;          /* cores * subcores */
@@ -59,11 +82,22 @@ typedef struct {
   Fault fault;
   uint64_t ops;      /* operations executed, all subcores */
   uint64_t cycles;   /* engine only: simulated cycles */
+  Stats stats;       /* engine only */
+  struct NamedValue *values; /* engine only: each name's last value per subcore */
+  int nvalues;
 } RunResult;
 
+typedef struct NamedValue {
+  const char *name;
+  int core, subcore;
+  Value val;
+} NamedValue;
+
+struct TraceSink;
 typedef struct {
   uint64_t max_ops;  /* per run; 0: the default */
-  const char *mutate; /* engine only: a mutant lowering, or NULL */
+  uint64_t max_cycles; /* engine only; 0: unbounded */
+  struct TraceSink *trace; /* engine only: where events go, or NULL */
 } RunLimits;
 
 #define RUN_DEFAULT_MAX_OPS 50000000ULL

@@ -1,0 +1,163 @@
+/* memory/dma.c -- the fluid model of memory/dma.h. */
+#include "dma.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Xfer {
+  struct Xfer *next;
+  DmaReq r;
+  double left;       /* bytes still to move */
+  double start;      /* cycle the engine starts it (after setup) */
+  bool active;
+} Xfer;
+
+struct DmaModel {
+  int engines, cores;
+  double engine_bpc, hbm_bpc, shared_bpc;
+  uint64_t setup;
+  double now;
+  Xfer **queue;      /* per engine, FIFO; the head may be active */
+  DmaEngineStats *st;
+};
+
+DmaModel *dma_new(int engines, int cores, double engine_bpc, double hbm_bpc, double shared_bpc, uint64_t setup) {
+  DmaModel *m = calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->engines = engines;
+  m->cores = cores;
+  m->engine_bpc = engine_bpc > 0 ? engine_bpc : 1;
+  m->hbm_bpc = hbm_bpc > 0 ? hbm_bpc : 1;
+  m->shared_bpc = shared_bpc > 0 ? shared_bpc : 1;
+  m->setup = setup;
+  m->queue = calloc((size_t)engines, sizeof *m->queue);
+  m->st = calloc((size_t)engines, sizeof *m->st);
+  if (!m->queue || !m->st) {
+    dma_free(m);
+    return NULL;
+  }
+  return m;
+}
+
+void dma_free(DmaModel *m) {
+  if (!m) return;
+  for (int e = 0; e < m->engines && m->queue; e++)
+    for (Xfer *x = m->queue[e], *n; x; x = n) {
+      n = x->next;
+      free(x);
+    }
+  free(m->queue);
+  free(m->st);
+  free(m);
+}
+
+static int queue_len(const DmaModel *m, int e) {
+  int n = 0;
+  for (const Xfer *x = m->queue[e]; x; x = x->next) n++;
+  return n;
+}
+
+void dma_submit(DmaModel *m, const DmaReq *r) {
+  Xfer *x = calloc(1, sizeof *x);
+  if (!x) abort();
+  x->r = *r;
+  x->left = r->bytes;
+  x->start = (double)(r->t + m->setup);
+  Xfer **tail = &m->queue[r->engine];
+  while (*tail) tail = &(*tail)->next;
+  *tail = x;
+  DmaEngineStats *s = &m->st[r->engine];
+  s->transfers++;
+  s->bytes += (uint64_t)r->bytes;
+  uint64_t q = (uint64_t)queue_len(m, r->engine);
+  if (q > s->max_queue) s->max_queue = q;
+}
+
+/* The rate of each engine's head transfer at the current moment. */
+static void rates(const DmaModel *m, double *rate) {
+  int hbm = 0, *shared = calloc((size_t)m->cores, sizeof(int));
+  if (!shared) abort();
+  for (int e = 0; e < m->engines; e++) {
+    const Xfer *x = m->queue[e];
+    if (!x || x->start > m->now) continue;
+    hbm += x->r.hbm;
+    if (x->r.shared) shared[x->r.core]++;
+  }
+  for (int e = 0; e < m->engines; e++) {
+    const Xfer *x = m->queue[e];
+    rate[e] = 0;
+    if (!x || x->start > m->now) continue;
+    double r = m->engine_bpc;
+    if (x->r.hbm && m->hbm_bpc / hbm < r) r = m->hbm_bpc / hbm;
+    if (x->r.shared && m->shared_bpc / shared[x->r.core] < r) r = m->shared_bpc / shared[x->r.core];
+    rate[e] = r;
+  }
+  free(shared);
+}
+
+/* The next moment something changes: a head finishes or a setup ends. */
+static double next_change(const DmaModel *m, const double *rate) {
+  double t = INFINITY;
+  for (int e = 0; e < m->engines; e++) {
+    const Xfer *x = m->queue[e];
+    if (!x) continue;
+    if (x->start > m->now) t = fmin(t, x->start);
+    else if (rate[e] > 0) t = fmin(t, m->now + x->left / rate[e]);
+  }
+  return t;
+}
+
+uint64_t dma_next_event(const DmaModel *m) {
+  double *rate = calloc((size_t)m->engines, sizeof *rate);
+  if (!rate) abort();
+  rates(m, rate);
+  double t = next_change(m, rate);
+  free(rate);
+  if (!isfinite(t)) return DMA_NEVER;
+  return (uint64_t)ceil(t - 1e-9);
+}
+
+int dma_advance(DmaModel *m, uint64_t until, int *tags, int max) {
+  double *rate = calloc((size_t)m->engines, sizeof *rate);
+  if (!rate) abort();
+  int done = 0;
+  while (m->now < (double)until) {
+    rates(m, rate);
+    double c = fmin(next_change(m, rate), (double)until);
+    double dt = c - m->now;
+    for (int e = 0; e < m->engines; e++) {
+      Xfer *x = m->queue[e];
+      if (!x) continue;
+      m->st[e].occupancy_integral += dt * queue_len(m, e);
+      if (rate[e] > 0) {
+        x->left -= rate[e] * dt;
+        m->st[e].busy_cycles += dt;
+      }
+    }
+    m->now = c;
+    for (int e = 0; e < m->engines; e++) {
+      Xfer *x = m->queue[e];
+      if (!x || x->start > m->now || x->left > 1e-6) continue;
+      if (done < max) tags[done++] = x->r.tag;
+      m->queue[e] = x->next;
+      if (m->queue[e] && m->queue[e]->start < m->now) m->queue[e]->start = m->now; /* FIFO: the next starts now */
+      free(x);
+    }
+    if (!isfinite(next_change(m, rate)) && c >= (double)until) break;
+  }
+  free(rate);
+  return done;
+}
+
+int dma_outstanding(const DmaModel *m, int engine) { return queue_len(m, engine); }
+const DmaEngineStats *dma_stats(const DmaModel *m, int engine) { return &m->st[engine]; }
+
+double dma_inflight_bytes(const DmaModel *m, int space) {
+  double b = 0;
+  for (int e = 0; e < m->engines; e++) {
+    const Xfer *x = m->queue[e];
+    if (x && x->start <= m->now && (space == 0 ? x->r.hbm : x->r.shared)) b += x->left;
+  }
+  return b;
+}

@@ -1,0 +1,47 @@
+/* memory/dma.h -- the DMA engines' timing: one engine per subcore, each a
+ * FIFO serving one transfer at a time; engines run concurrently and share
+ * the chip's HBM bandwidth and each SparseCore's VMEM_SHARED port.
+ *
+ * The model is a fluid one: at any moment every active transfer moves at
+ * min(engine rate, its fair share of each shared port it uses); rates are
+ * recomputed whenever a transfer starts or finishes.  Times are cycles. */
+#ifndef SC_DMA_H
+#define SC_DMA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define DMA_NEVER UINT64_MAX
+
+typedef struct {
+  int engine;        /* the issuing subcore's engine */
+  int core;          /* its SparseCore (for the VMEM_SHARED port) */
+  bool hbm, shared;  /* which shared ports the transfer uses */
+  double bytes;      /* bytes moved, granule-rounded by the caller */
+  uint64_t t;        /* enqueue cycle */
+  int tag;           /* the caller's id, returned on completion */
+} DmaReq;
+
+typedef struct {
+  uint64_t transfers, bytes;
+  double busy_cycles;       /* time with a transfer active */
+  double occupancy_integral; /* sum over time of queued + active transfers */
+  uint64_t max_queue;
+} DmaEngineStats;
+
+typedef struct DmaModel DmaModel;
+
+DmaModel *dma_new(int engines, int cores, double engine_bpc, double hbm_bpc, double shared_bpc, uint64_t setup);
+void dma_free(DmaModel *m);
+void dma_submit(DmaModel *m, const DmaReq *r);
+/* The next cycle at which a transfer completes (DMA_NEVER when idle). */
+uint64_t dma_next_event(const DmaModel *m);
+/* Advances the model to cycle t; writes the tags of transfers completed by
+ * then (at most max) and returns how many. */
+int dma_advance(DmaModel *m, uint64_t t, int *tags, int max);
+int dma_outstanding(const DmaModel *m, int engine);
+const DmaEngineStats *dma_stats(const DmaModel *m, int engine);
+/* Bytes moving at cycle `now` through HBM (space 0) or VMEM_SHARED (1). */
+double dma_inflight_bytes(const DmaModel *m, int space);
+
+#endif

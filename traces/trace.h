@@ -1,0 +1,69 @@
+/* traces/trace.h -- the event stream the engine emits, and its writers.
+ *
+ * The engine describes what happens as TraceEvents (times in cycles); a
+ * TraceSink turns them into a file: Chrome trace-event JSON for Perfetto
+ * (one event per line) or CSV, streamed to a temporary file that is renamed
+ * into place when the sink closes.  The core build never needs SDL: the
+ * viewer (traces/viewer_sdl.c) is a program of its own that reads the JSON. */
+#ifndef SC_TRACE_H
+#define SC_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../lowering/diag.h"
+
+typedef enum {
+  TE_ACCESS,     /* a load/store/swap/gather/scatter on a subcore: [t0, t1) */
+  TE_DMA_START,  /* a DMA enqueued (async begin), id = dma id */
+  TE_DMA_END,    /* its last byte landed (async end) */
+  TE_DMA_WAIT,   /* the wait that retired DMA `id` completed at t0 (flow end) */
+  TE_SEMAPHORE,  /* counter: semaphore `ref` of (core, subcore) now holds `value` */
+  TE_INFLIGHT,   /* counter: bytes in flight to/from memory space `space` */
+  TE_BARRIER,    /* a subcore waited at a barrier over [t0, t1) */
+  TE_STALL       /* a subcore stalled on a DMA wait or semaphore over [t0, t1) */
+} TraceKind;
+
+typedef struct {
+  TraceKind kind;
+  uint64_t t0, t1;     /* cycles */
+  int core, subcore;   /* the subcore (or the DMA engine's subcore) */
+  int dma;             /* DMA id (TE_DMA_*), -1 otherwise */
+  const char *op;      /* instruction mnemonic or operation key */
+  const char *space;   /* memory space key: hbm, vmem, ... */
+  const char *ref;     /* ref name */
+  int64_t offset;      /* byte offset in the instance */
+  int64_t bytes;
+  const char *src_space, *dst_space, *src_ref, *dst_ref; /* DMAs */
+  const char *old_text, *new_text; /* values, already truncated */
+  int64_t value;       /* counters */
+  int line, col;       /* program location */
+} TraceEvent;
+
+typedef enum { TRACE_CHROME_JSON, TRACE_CSV } TraceFormat;
+
+typedef struct {
+  TraceFormat format;
+  double clock_hz;          /* cycles -> microseconds for ts */
+  uint64_t window_start, window_end; /* cycles; end 0: unbounded */
+  int filter_core, filter_subcore;   /* -1: all */
+  const char *filter_space, *filter_ref, *filter_op; /* NULL: all */
+  uint64_t max_bytes;       /* size bound; 0: the default */
+  const char *program_name;
+  int cores, subcores;      /* the mesh, for process/thread names */
+} TraceOptions;
+
+typedef struct TraceSink TraceSink;
+
+/* Opens a sink writing to a temporary file beside `path`; NULL with *d set
+ * when the file cannot be created. */
+TraceSink *trace_open(const char *path, const TraceOptions *opt, Diag *d);
+void trace_event(TraceSink *s, const TraceEvent *e);
+/* Finishes the file (a valid document even when the size bound cut it) and
+ * renames it into place; false with *d set on an I/O error (then nothing is
+ * left at `path`).  Frees the sink. */
+bool trace_close(TraceSink *s, Diag *d);
+/* Drops the sink and its temporary file (the run failed before the end). */
+void trace_abort(TraceSink *s);
+
+#endif
