@@ -40,6 +40,14 @@ test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim
 	@tests/golden.sh $(BUILD)/sc-sim
 	@if [ -x tests/mutants.sh ]; then tests/mutants.sh $(BUILD)/sc-sim; fi
 
+# Benchmarks: simulator speed as a ratio to plain C loops doing the same work.
+bench: all $(BUILD)/bench/baseline
+	@bench/run.sh $(BUILD)/sc-sim $(BUILD)/bench/baseline
+
+$(BUILD)/bench/baseline: bench/baseline.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -o $@ $<
+
 SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 asan:
 	$(MAKE) BUILD=build/asan CFLAGS="$(SAN)" test
@@ -68,7 +76,7 @@ install: all
 clean:
 	rm -rf build
 
-.PHONY: all run test asan deps deps-check install clean
+.PHONY: all run test asan bench deps deps-check install clean
 .SECONDARY:
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 -include mk/fuzz.mk

@@ -274,6 +274,18 @@ static void ev_write(Eng *E, EV *ev, const Part *pt, int np, Cell c) {
     }
 }
 
+/* The conversion a store performs; the bf16-truncate mutant truncates
+ * here instead of rounding to nearest even. */
+static Cell store_convert(const Eng *E, Dtype from, Dtype to, Cell c) {
+  if (to != DT_BFLOAT16 || E->c->mutant != MUT_BF16_TRUNCATE || !dtype_is_float(from)) return alu_convert(from, to, c);
+  float f = (float)c.f;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u &= 0xffff0000u;
+  memcpy(&f, &u, 4);
+  return (Cell){.f = f};
+}
+
 static bool ev_oob(Eng *E, Sc *s, const Instr *in, EV *ev) { return efault(E, s, in, FAULT_OOB, ev->why); }
 
 static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out) {
@@ -544,7 +556,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     uint8_t cdef;
     Cell cur = ev_read(&ev, pt, np, &cdef);
     if (!x->def[xi] || (in->add && !cdef)) return efault(E, s, in, FAULT_UNINIT, "a stored lane (or the memory it adds to) is undefined");
-    Cell c = alu_convert(x->dtype, t, x->v[xi]);
+    Cell c = store_convert(E, x->dtype, t, x->v[xi]);
     if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
     ev_write(E, &ev, pt, np, c);
   }
@@ -582,9 +594,9 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
       at[d] = idx[d]->v[k].i;
       if (at[d] < 0 || at[d] >= ev.lvl[ev.top][d]) {
         char msg[300];
-        snprintf(msg, sizeof msg, "%slane %lld indexes %lld in dimension %d of size %lld",
+        snprintf(msg, sizeof msg, "%slane %lld indexes %lld in dimension %d of size %lld of %s '%s'",
                  gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", (long long)k,
-                 (long long)at[d], d, (long long)ev.lvl[ev.top][d]);
+                 (long long)at[d], d, (long long)ev.lvl[ev.top][d], space_key(ev.vd->ref->space), ev.vd->ref->name);
         val_free(&out);
         return efault(E, s, in, FAULT_OOB, msg);
       }
@@ -601,7 +613,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
       continue;
     }
     if (!x->def[k] || (in->add && !cdef)) return efault(E, s, in, FAULT_UNINIT, "a scattered lane (or the memory it adds to) is undefined");
-    Cell c = alu_convert(x->dtype, t, x->v[k]);
+    Cell c = store_convert(E, x->dtype, t, x->v[k]);
     if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
     ev_write(E, &ev, pt, np, c);
   }

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,11 @@ static Expr *parse_name_or_call(Parser *p) {
     return e;
   }
   if (!strcmp(id, "None")) return node(p, EX_NONE, l);
+  if (!strcmp(id, "nan") || !strcmp(id, "inf")) { /* float literals, as numpy spells them */
+    Expr *e = node(p, EX_FLOAT, l);
+    e->fval = id[0] == 'n' ? NAN : INFINITY;
+    return e;
+  }
   if (accept(p, "(")) {
     Expr *e = node(p, EX_CALL, l);
     e->name = id;

@@ -610,8 +610,8 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
       at[d] = idx[d].v[k].i;
       if (at[d] < 0 || at[d] >= rv.lvl[rv.v->ntr][d]) {
         char msg[200];
-        snprintf(msg, sizeof msg, "lane %lld indexes %lld in dimension %d of size %lld", (long long)k, (long long)at[d], d,
-                 (long long)rv.lvl[rv.v->ntr][d]);
+        snprintf(msg, sizeof msg, "lane %lld indexes %lld in dimension %d of size %lld of %s '%s'", (long long)k, (long long)at[d], d,
+                 (long long)rv.lvl[rv.v->ntr][d], space_key(rv.v->ref->space), rv.v->ref->name);
         ok = fault(R, s, op, FAULT_OOB, "%s%s", gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", msg);
         break;
       }

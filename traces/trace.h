@@ -24,6 +24,18 @@ typedef enum {
   TE_STALL       /* a subcore stalled on a DMA wait or semaphore over [t0, t1) */
 } TraceKind;
 
+/* What the writers read of each kind (every kind: kind, core, subcore, op,
+ * line, col; strings may be NULL).  Times are cycles, t1 >= t0.
+ *   TE_ACCESS     t0, t1, space, ref, offset, bytes, old_text, new_text
+ *   TE_DMA_START  t0; dma (unique among the DMAs in flight on that core);
+ *                 src_space, src_ref, dst_space, dst_ref, bytes;
+ *                 subcore = the subcore whose DMA engine runs it
+ *   TE_DMA_END    max(t0, t1); core, dma (the rest is taken from the start)
+ *   TE_DMA_WAIT   t0 (and t1 when the wait is an interval); core, dma;
+ *                 subcore = the subcore that waited
+ *   TE_SEMAPHORE  t0, ref, value
+ *   TE_INFLIGHT   t0, space, value (bytes); core < 0: chip-wide
+ *   TE_BARRIER, TE_STALL  t0, t1 (ref: what it waited on, optional) */
 typedef struct {
   TraceKind kind;
   uint64_t t0, t1;     /* cycles */
@@ -51,13 +63,36 @@ typedef struct {
   uint64_t max_bytes;       /* size bound; 0: the default */
   const char *program_name;
   int cores, subcores;      /* the mesh, for process/thread names */
+  /* Additions (keep the fields above first; zero means "default"): */
+  bool scalar_subcore;      /* a scalar_subcore kernel: subcore threads are "scalar" */
 } TraceOptions;
+
+#define TRACE_DEFAULT_MAX_BYTES (256ull << 20) /* 256 MiB: chrome://tracing's limit */
+#define TRACE_DEFAULT_CLOCK_HZ 1e9             /* 1 cycle = 1 ns when clock_hz is 0 */
+
+/* Fills *o with the defaults: Chrome JSON, clock 0 (1 GHz), no window, no
+ * filters (filter_core = filter_subcore = -1), the default size bound.  A
+ * zeroed TraceOptions is NOT the default: its filters select core 0,
+ * subcore 0. */
+void trace_options_init(TraceOptions *o);
+
+/* The command-line options of traces, for the CLI to delegate to:
+ *   --trace-format json|csv       --trace-window START:END (cycles, either may be empty)
+ *   --trace-core N                --trace-subcore N
+ *   --trace-space S               --trace-ref R            --trace-op OP
+ *   --trace-max-bytes N[k|M|G]    (binary units)
+ * Returns 1 when `flag` is one of them and `value` was stored in *o (string
+ * values are borrowed: they must outlive the sink's trace_open), 0 when
+ * `flag` is not a trace option, -1 with *d set (D_IN_VALUE) on a bad value. */
+int trace_parse_option(TraceOptions *o, const char *flag, const char *value, Diag *d);
 
 typedef struct TraceSink TraceSink;
 
 /* Opens a sink writing to a temporary file beside `path`; NULL with *d set
  * when the file cannot be created. */
 TraceSink *trace_open(const char *path, const TraceOptions *opt, Diag *d);
+/* Writes (or filters out) one event.  s may be NULL (no trace): nothing
+ * happens.  The strings of *e are read during the call only. */
 void trace_event(TraceSink *s, const TraceEvent *e);
 /* Finishes the file (a valid document even when the size bound cut it) and
  * renames it into place; false with *d set on an I/O error (then nothing is
@@ -65,5 +100,17 @@ void trace_event(TraceSink *s, const TraceEvent *e);
 bool trace_close(TraceSink *s, Diag *d);
 /* Drops the sink and its temporary file (the run failed before the end). */
 void trace_abort(TraceSink *s);
+
+typedef struct {
+  uint64_t events;    /* trace_event calls */
+  uint64_t records;   /* event records written (metadata lines not counted) */
+  uint64_t filtered;  /* events left out by the window or a filter */
+  uint64_t dropped;   /* events lost to the size bound (or to > 32 overlapping slices) */
+  uint64_t bytes;     /* bytes written so far */
+  bool truncated;     /* the size bound was reached */
+} TraceStats;
+
+/* The sink's counters so far (for --stats, the bench and tests). */
+void trace_get_stats(const TraceSink *s, TraceStats *st);
 
 #endif
