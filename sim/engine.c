@@ -13,10 +13,13 @@
  * bitcast splits one element into parts on several rows). */
 #include "engine.h"
 
+#include "verify.h"
+
 #include <math.h>
 #include <time.h>
 
 #include "../memory/dma.h"
+#include "../memory/race.h"
 #include "../traces/trace.h"
 
 #include <stdio.h>
@@ -49,6 +52,7 @@ typedef struct {
   Region *sem;         /* NULL for sync_copy */
   int64_t sem_off, bytes;
   bool done, retired;
+  int race;            /* its thread in the race detector */
   const char *src_space, *dst_space, *src_ref, *dst_ref;
   int line, col;
   uint64_t t0;
@@ -65,6 +69,14 @@ typedef struct {
   DmaRec *dmas;
   int ndmas, capdmas;
   struct TraceSink *trace;
+  RaceDetector *rd;
+  struct {
+    const Region *g;
+    int64_t off;
+    int slot;
+  } *semslots;       /* the race detector's object for each semaphore */
+  int nsemslots, capsemslots;
+  uint32_t dma_read_tag, dma_write_tag; /* the DMA being enqueued */
 } Eng;
 
 /* A view with its operands read: per level the evaluated starts/sizes and
@@ -288,12 +300,63 @@ static Cell store_convert(const Eng *E, Dtype from, Dtype to, Cell c) {
 
 static bool ev_oob(Eng *E, Sc *s, const Instr *in, EV *ev) { return efault(E, s, in, FAULT_OOB, ev->why); }
 
-static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out) {
+/* ---- race detection (memory/race.h) ------------------------------------- */
+static uint32_t race_open(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma) {
+  RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, atomic, dma};
+  return race_begin(E->rd, &a, s->idx);
+}
+
+static void describe(const RaceAccess *a, char *buf, size_t n) {
+  if (a->dma >= 0)
+    snprintf(buf, n, "the %s by the DMA that subcore %d.%d started at line %d (cycle %llu)", a->write ? "write" : "read", a->core,
+             a->subcore, a->line, (unsigned long long)a->cycle);
+  else
+    snprintf(buf, n, "the %s by subcore %d.%d at line %d (cycle %llu)", a->write ? "write" : "read", a->core, a->subcore, a->line,
+             (unsigned long long)a->cycle);
+}
+
+static bool race_fault(Eng *E, const RaceReport *rep) {
+  char a[200], b[200], name[160];
+  describe(&rep->first, a, sizeof a);
+  describe(&rep->second, b, sizeof b);
+  const Ref *ref = NULL;
+  for (int i = 0; i < E->p->nrefs; i++)
+    if (!strcmp(E->p->refs[i]->name, rep->region->name)) ref = E->p->refs[i];
+  verify_instance_name(ref, rep->region, name, sizeof name);
+  run_fault(E->r, FAULT_RACE, (Loc){E->p->file, rep->second.line, rep->second.col}, rep->second.core, rep->second.subcore,
+            rep->second.op, "%s of bytes [%lld, %lld) of %s '%s' races with %s: no wait, barrier or semaphore orders them", b,
+            (long long)rep->lo, (long long)rep->hi, space_key(ref->space), name, a);
+  return false;
+}
+
+static bool race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, int np) {
+  RaceReport rep;
+  for (int i = 0; i < np; i++)
+    if (!race_bytes(E->rd, tag, g, pt[i].off, pt[i].n, &rep)) return race_fault(E, &rep);
+  return true;
+}
+
+static int sem_slot(Eng *E, const Region *g, int64_t off) {
+  for (int i = 0; i < E->nsemslots; i++)
+    if (E->semslots[i].g == g && E->semslots[i].off == off) return E->semslots[i].slot;
+  if (E->nsemslots == E->capsemslots) {
+    E->capsemslots = E->capsemslots ? E->capsemslots * 2 : 16;
+    E->semslots = realloc(E->semslots, sizeof *E->semslots * (size_t)E->capsemslots);
+    if (!E->semslots) abort();
+  }
+  E->semslots[E->nsemslots].g = g;
+  E->semslots[E->nsemslots].off = off;
+  return E->semslots[E->nsemslots++].slot = race_slot(E->rd);
+}
+
+/* tag 0: a read for verification's own bookkeeping, not an access. */
+static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_t tag) {
   val_shape(out, ev->dt[ev->top], ev->rank[ev->top], ev->lvl[ev->top]);
   Part pt[MAX_PARTS];
   int np;
   for (int64_t i = 0; i < ev->n; i++) {
     if (!ev_parts(ev, i, pt, &np)) return ev_oob(E, s, in, ev);
+    if (tag && !race_parts(E, tag, ev->reg, pt, np)) return false;
     out->v[i] = ev_read(ev, pt, np, &out->def[i]);
     if (E->c->mutant == MUT_UNSIGNED_SIGN_EXTEND && (out->dtype == DT_UINT8 || out->dtype == DT_UINT16))
       out->v[i].i = out->dtype == DT_UINT8 ? (int8_t)out->v[i].i : (int16_t)out->v[i].i;
@@ -509,7 +572,7 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
   EV ev;
   Value *m, mem = {0};
   if (!mask_of(E, s, in, &m) || !ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
-  if (!load_all(E, s, in, &ev, &mem)) return val_free(&mem), false;
+  if (!load_all(E, s, in, &ev, &mem, race_open(E, s, in, false, false, -1))) return val_free(&mem), false;
   Value *d = &s->reg[in->d];
   if (!m) {
     val_copy(d, &mem);
@@ -546,6 +609,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   Dtype t = ev.dt[ev.top];
   Part pt[MAX_PARTS];
   int np;
+  uint32_t tag = race_open(E, s, in, true, false, -1);
   for (int64_t i = 0, k = 0; i < (m ? m->n : ev.n); i++) {
     if (m && !alu_truthy(m->dtype, m->v[i])) continue;
     int64_t lane = m && E->c->mutant == MUT_COMPRESS_NO_SKIP ? k : i;
@@ -553,6 +617,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     k++;
     int64_t xi = x->n == 1 ? 0 : lane;
     if (!ev_parts(&ev, elem, pt, &np)) return ev_oob(E, s, in, &ev);
+    if (!race_parts(E, tag, ev.reg, pt, np)) return false;
     uint8_t cdef;
     Cell cur = ev_read(&ev, pt, np, &cdef);
     if (!x->def[xi] || (in->add && !cdef)) return efault(E, s, in, FAULT_UNINIT, "a stored lane (or the memory it adds to) is undefined");
@@ -561,7 +626,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     ev_write(E, &ev, pt, np, c);
   }
   Value after = {0};
-  if (!load_all(E, s, in, &ev, &after)) return val_free(&after), false;
+  if (!load_all(E, s, in, &ev, &after, 0)) return val_free(&after), false;
   if (in->log) log_value(E, s, in, in->log, &after);
   s->cost = in->op == I_STORE ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, ev.n, t) * (uint64_t)cp(E)->vector_issue_cycles;
   count_access(E, ev.vd->ref->space, ev.n * dtype_size(t), true);
@@ -583,6 +648,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   Dtype t = ev.dt[ev.top];
   Value out = {0};
   if (gather) val_shape(&out, t, 1, &n);
+  uint32_t tag = race_open(E, s, in, !gather, false, -1);
   int64_t hits[256] = {0}, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
   bool first_wins = E->c->mutant == MUT_SCATTER_FIRST_WINS && !in->add;
   for (int64_t j = 0; j < n; j++) {
@@ -604,6 +670,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     Part pt[MAX_PARTS];
     int np;
     if (!ev_parts(&ev, to_flat(ev.rank[ev.top], ev.lvl[ev.top], at), pt, &np)) return val_free(&out), ev_oob(E, s, in, &ev);
+    if (!race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false;
     int64_t bank = (pt[0].off / (cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4)) % banks;
     if (++hits[bank] > maxhit) maxhit = hits[bank];
     uint8_t cdef;
@@ -656,6 +723,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
   int ns, nd;
   if (!ev_parts(src, se, sp, &ns)) return ev_oob(E, s, in, src);
   if (!ev_parts(dst, de, dp, &nd)) return ev_oob(E, s, in, dst);
+  if (!race_parts(E, E->dma_read_tag, src->reg, sp, ns) || !race_parts(E, E->dma_write_tag, dst->reg, dp, nd)) return false;
   uint8_t sdef, ddef;
   Cell c = ev_read(src, sp, ns, &sdef);
   if (in->add) {
@@ -675,7 +743,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
 static bool dma_offsets(Eng *E, Sc *s, const Instr *in, Value *o) {
   if (in->view4 >= 0) {
     EV ev;
-    return ev_resolve(E, s, in, in->view4, s->core, s->subcore, &ev) && load_all(E, s, in, &ev, o);
+    return ev_resolve(E, s, in, in->view4, s->core, s->subcore, &ev) && load_all(E, s, in, &ev, o, race_open(E, s, in, false, false, -1));
   }
   bool ok = true;
   Value *v = rd(E, s, in, in->a, &ok);
@@ -767,6 +835,7 @@ static void trace_counter(Eng *E, TraceKind k, int core, int sub, const char *na
 static int x_dma(Eng *E, Sc *s, const Instr *in) {
   if (s->sync_tag >= 0) {
     if (!E->dmas[s->sync_tag].done) return X_BLOCKED;
+    race_dma_retire(E->rd, E->dmas[s->sync_tag].race, s->idx);
     s->sync_tag = -1;
     return X_OK;
   }
@@ -775,6 +844,9 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   if (!ev_resolve(E, s, in, in->view, s->core, s->subcore, &src) || !ev_resolve(E, s, in, in->view2, s->core, s->subcore, &dst))
     return X_FAULT;
   int64_t bytes = dst.n * dtype_size(dst.dt[dst.top]), moved;
+  int thr = race_dma_start(E->rd, s->idx);
+  E->dma_read_tag = race_open(E, s, in, false, false, thr);
+  E->dma_write_tag = race_open(E, s, in, true, in->add, thr);
   if (in->op == I_ENQUEUE_INDIRECT_DMA) {
     int64_t rows, row_bytes;
     if (!dma_indirect(E, s, in, &src, &dst, &bytes, &rows, &row_bytes)) return X_FAULT;
@@ -788,6 +860,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   int tag = new_dma(E);
   DmaRec *d = &E->dmas[tag];
   d->sub = s->idx;
+  d->race = thr;
   d->bytes = bytes;
   d->src_space = space_key(src.vd->ref->space), d->dst_space = space_key(dst.vd->ref->space);
   d->src_ref = src.vd->ref->name, d->dst_ref = dst.vd->ref->name;
@@ -832,6 +905,7 @@ static int x_wait(Eng *E, Sc *s, const Instr *in) {
     DmaRec *d = &E->dmas[i];
     if (d->sub != s->idx || d->sem != g || d->sem_off != off || !d->done || d->retired) continue;
     d->retired = true;
+    race_dma_retire(E->rd, d->race, s->idx);
     trace_dma(E, d, i, TE_DMA_WAIT, s->t);
     break;
   }
@@ -850,15 +924,20 @@ static int x_sem(Eng *E, Sc *s, const Instr *in) {
   if (!sem_addr(E, s, in, in->view, (int)core, (int)sub, &g, &off)) return X_FAULT;
   if (in->op == I_SEM_SIGNAL) {
     sem_write(g, off, sem_read(g, off) + amount);
+    race_release(E->rd, s->idx, sem_slot(E, g, off));
     return X_OK;
   }
   if (sem_read(g, off) < amount) return X_BLOCKED;
   sem_write(g, off, sem_read(g, off) - amount);
+  race_acquire(E->rd, s->idx, sem_slot(E, g, off));
   return X_OK;
 }
 
 static int x_barrier(Eng *E, Sc *s) {
-  if (!s->at_barrier) s->at_barrier = true, s->barrier_gen++;
+  if (!s->at_barrier) {
+    s->at_barrier = true, s->barrier_gen++;
+    race_barrier_arrive(E->rd, s->idx, s->barrier_gen);
+  }
   int here = 0;
   for (int i = 0; i < E->nsub; i++) {
     Sc *o = &E->sc[i];
@@ -866,6 +945,7 @@ static int x_barrier(Eng *E, Sc *s) {
   }
   if (here < E->p->mesh_subcores) return X_BLOCKED;
   s->at_barrier = false;
+  race_barrier_leave(E->rd, s->idx, s->barrier_gen, s->core * (int)E->p->mesh_subcores, (int)E->p->mesh_subcores);
   return X_OK;
 }
 
@@ -881,6 +961,7 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   Part pt[MAX_PARTS];
   int np;
   if (!ev_parts(&ev, 0, pt, &np)) return ev_oob(E, s, in, &ev), X_FAULT;
+  if (!race_parts(E, race_open(E, s, in, true, true, -1), ev.reg, pt, np)) return X_FAULT;
   uint8_t def;
   Cell old = ev_read(&ev, pt, np, &def), c;
   if (!def || !x->def[0]) return efault(E, s, in, FAULT_UNINIT, "fetch_and_add on an undefined value"), X_FAULT;
@@ -928,7 +1009,8 @@ static int x_expect(Eng *E, Sc *s, const Instr *in) {
   if (!ok) return X_FAULT;
   if (in->op == I_EXPECT_VIEW) {
     EV ev;
-    if (!ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got)) return val_free(&got), X_FAULT;
+    if (!ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, race_open(E, s, in, false, false, -1)))
+      return val_free(&got), X_FAULT;
   } else {
     Value *a = rd(E, s, in, in->a, &ok);
     if (!ok) return X_FAULT;
@@ -1151,7 +1233,8 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   double clock = q->clock_hz > 0 ? (double)q->clock_hz : 1e9;
   E->dm = dma_new(E->nsub, (int)p->mesh_cores, (double)q->dma_bytes_per_cycle, (double)q->hbm_bytes_per_second / clock,
                   (double)q->vmem_shared_bytes_per_cycle, (uint64_t)q->dma_setup_cycles);
-  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && run_mem_init(p, &out->mem);
+  E->rd = race_new(E->nsub);
+  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && E->rd && run_mem_init(p, &out->mem);
   size_t nr = (size_t)(c->nregs ? c->nregs : 1);
   for (int i = 0; ok && i < E->nsub; i++) {
     Sc *s = &E->sc[i];
@@ -1224,7 +1307,9 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   }
   free(E.sc);
   free(E.dmas);
+  free(E.semslots);
   dma_free(E.dm);
+  race_free(E.rd);
   out->stats.host_seconds = (double)(clock() - host0) / CLOCKS_PER_SEC;
   return !out->faulted;
 }

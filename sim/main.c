@@ -282,7 +282,8 @@ static void summary(const Program *p) {
  * lowering and the reference disagree. */
 static int fault_outcome(const Options *o, RunResult *ref, RunResult *eng) {
   Diag d;
-  if (ref->faulted && eng->faulted && ref->fault.kind == eng->fault.kind) {
+  /* Races are found by the engine alone (it models the concurrency). */
+  if ((ref->faulted && eng->faulted && ref->fault.kind == eng->fault.kind) || (eng->faulted && eng->fault.kind == FAULT_RACE)) {
     verify_fault_diag(eng, &d);
     return report(o, &d);
   }

@@ -1,0 +1,289 @@
+/* memory/race.c -- vector clocks and per-byte shadow state. */
+#include "race.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PAGE 4096
+
+typedef struct {
+  uint32_t w;  /* access tag of the last write, 0 none */
+  uint32_t r;  /* a read tag, or READSET | index of a read set, 0 none */
+} Shadow;
+#define READSET 0x80000000u
+
+typedef struct {
+  const Region *g;
+  int64_t page;
+  Shadow *sh;
+} PageEntry;
+
+typedef struct {
+  uint32_t *v;
+  int n, cap;
+} TagSet;
+
+typedef struct {
+  int issuer;
+  uint32_t *start_vc; /* the issuer's clock when it started */
+  uint32_t wait_clock; /* 0 until a wait retires it */
+} DmaThread;
+
+struct RaceDetector {
+  int nsub;
+  uint32_t *vc;        /* nsub x nsub */
+  RaceAccess *acc;     /* access table, tag = index + 1 */
+  uint32_t *acc_clock; /* the thread clock at the access */
+  int *acc_thread;     /* the subcore index of the access's thread */
+  int nacc, capacc;
+  DmaThread *dma;
+  int ndma, capdma;
+  uint32_t *slots;     /* synchronisation objects: a vector clock each */
+  int nslots, capslots;
+  uint32_t *barrier;   /* 2 generations x nsub x nsub arrival clocks */
+  PageEntry *pages;    /* open-addressing hash of shadow pages */
+  int64_t npages, cappages;
+  TagSet *sets;
+  int nsets, capsets;
+};
+
+static void *grow(void *p, int *cap, int need, size_t size) {
+  if (need <= *cap) return p;
+  int c = *cap ? *cap : 64;
+  while (c < need) c *= 2;
+  void *q = realloc(p, size * (size_t)c);
+  if (!q) abort();
+  memset((char *)q + size * (size_t)*cap, 0, size * (size_t)(c - *cap));
+  *cap = c;
+  return q;
+}
+
+RaceDetector *race_new(int nsub) {
+  RaceDetector *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->nsub = nsub;
+  r->vc = calloc((size_t)nsub * (size_t)nsub, sizeof(uint32_t));
+  r->barrier = calloc(2 * (size_t)nsub * (size_t)nsub, sizeof(uint32_t));
+  if (!r->vc || !r->barrier) {
+    race_free(r);
+    return NULL;
+  }
+  for (int i = 0; i < nsub; i++) r->vc[i * nsub + i] = 1;
+  return r;
+}
+
+void race_free(RaceDetector *r) {
+  if (!r) return;
+  for (int i = 0; i < r->ndma; i++) free(r->dma[i].start_vc);
+  for (int i = 0; i < r->nsets; i++) free(r->sets[i].v);
+  for (int64_t i = 0; i < r->cappages; i++) free(r->pages ? r->pages[i].sh : NULL);
+  free(r->pages);
+  free(r->sets);
+  free(r->dma);
+  free(r->slots);
+  free(r->acc);
+  free(r->acc_clock);
+  free(r->acc_thread);
+  free(r->barrier);
+  free(r->vc);
+  free(r);
+}
+
+static uint32_t *vc_of(RaceDetector *r, int sub) { return r->vc + (size_t)sub * (size_t)r->nsub; }
+static void tick(RaceDetector *r, int sub) { vc_of(r, sub)[sub]++; }
+static void join(uint32_t *dst, const uint32_t *src, int n) {
+  for (int i = 0; i < n; i++)
+    if (src[i] > dst[i]) dst[i] = src[i];
+}
+
+int race_dma_start(RaceDetector *r, int sub) {
+  r->dma = grow(r->dma, &r->capdma, r->ndma + 1, sizeof *r->dma);
+  DmaThread *d = &r->dma[r->ndma];
+  d->issuer = sub;
+  d->start_vc = malloc(sizeof(uint32_t) * (size_t)r->nsub);
+  if (!d->start_vc) abort();
+  memcpy(d->start_vc, vc_of(r, sub), sizeof(uint32_t) * (size_t)r->nsub);
+  d->wait_clock = 0;
+  tick(r, sub);
+  return r->ndma++;
+}
+
+void race_dma_retire(RaceDetector *r, int dma, int sub) {
+  tick(r, sub);
+  r->dma[dma].wait_clock = vc_of(r, sub)[sub];
+}
+
+int race_slot(RaceDetector *r) {
+  r->slots = grow(r->slots, &r->capslots, (r->nslots + 1) * r->nsub, sizeof(uint32_t));
+  return r->nslots++;
+}
+
+void race_release(RaceDetector *r, int sub, int slot) {
+  join(r->slots + (size_t)slot * (size_t)r->nsub, vc_of(r, sub), r->nsub);
+  tick(r, sub);
+}
+
+void race_acquire(RaceDetector *r, int sub, int slot) { join(vc_of(r, sub), r->slots + (size_t)slot * (size_t)r->nsub, r->nsub); }
+
+void race_barrier_arrive(RaceDetector *r, int sub, int gen) {
+  uint32_t *a = r->barrier + ((size_t)(gen & 1) * (size_t)r->nsub + (size_t)sub) * (size_t)r->nsub;
+  memcpy(a, vc_of(r, sub), sizeof(uint32_t) * (size_t)r->nsub);
+  tick(r, sub);
+}
+
+void race_barrier_leave(RaceDetector *r, int sub, int gen, int first, int n) {
+  for (int k = first; k < first + n; k++)
+    join(vc_of(r, sub), r->barrier + ((size_t)(gen & 1) * (size_t)r->nsub + (size_t)k) * (size_t)r->nsub, r->nsub);
+}
+
+/* Does access `tag` happen before the current point of thread (sub, dma)? */
+static bool before(const RaceDetector *r, uint32_t tag, int sub, int dma) {
+  const RaceAccess *a = &r->acc[tag - 1];
+  const uint32_t *vc = dma >= 0 ? r->dma[dma].start_vc : r->vc + (size_t)sub * (size_t)r->nsub;
+  if (a->dma >= 0) {
+    if (a->dma == dma) return true; /* one DMA's own accesses */
+    const DmaThread *d = &r->dma[a->dma];
+    return d->wait_clock && vc[d->issuer] >= d->wait_clock;
+  }
+  return r->acc_clock[tag - 1] <= vc[r->acc_thread[tag - 1]];
+}
+
+static bool conflict(const RaceDetector *r, uint32_t tag, const RaceAccess *now, int sub) {
+  const RaceAccess *a = &r->acc[tag - 1];
+  if (!(a->write || now->write)) return false;
+  if (a->atomic && now->atomic) return false;
+  return !before(r, tag, sub, now->dma);
+}
+
+static uint32_t new_tag(RaceDetector *r, const RaceAccess *a, int sub) {
+  int need = r->nacc + 1;
+  int cap = r->capacc;
+  r->acc = grow(r->acc, &cap, need, sizeof *r->acc);
+  cap = r->capacc;
+  r->acc_clock = grow(r->acc_clock, &cap, need, sizeof *r->acc_clock);
+  cap = r->capacc;
+  r->acc_thread = grow(r->acc_thread, &r->capacc, need, sizeof *r->acc_thread);
+  r->acc[r->nacc] = *a;
+  r->acc_thread[r->nacc] = sub;
+  r->acc_clock[r->nacc] = a->dma >= 0 ? 0 : vc_of(r, sub)[sub];
+  return (uint32_t)++r->nacc;
+}
+
+static Shadow *page_of(RaceDetector *r, const Region *g, int64_t page) {
+  if (r->npages * 2 >= r->cappages) { /* rehash */
+    int64_t cap = r->cappages ? r->cappages * 2 : 256;
+    PageEntry *t = calloc((size_t)cap, sizeof *t);
+    if (!t) abort();
+    for (int64_t i = 0; i < r->cappages; i++) {
+      if (!r->pages[i].sh) continue;
+      uint64_t h = ((uint64_t)(uintptr_t)r->pages[i].g * 31u + (uint64_t)r->pages[i].page) * 0x9e3779b97f4a7c15ULL;
+      int64_t k = (int64_t)(h % (uint64_t)cap);
+      while (t[k].sh) k = (k + 1) % cap;
+      t[k] = r->pages[i];
+    }
+    free(r->pages);
+    r->pages = t;
+    r->cappages = cap;
+  }
+  uint64_t h = ((uint64_t)(uintptr_t)g * 31u + (uint64_t)page) * 0x9e3779b97f4a7c15ULL;
+  int64_t k = (int64_t)(h % (uint64_t)r->cappages);
+  while (r->pages[k].sh && !(r->pages[k].g == g && r->pages[k].page == page)) k = (k + 1) % r->cappages;
+  if (!r->pages[k].sh) {
+    r->pages[k].g = g;
+    r->pages[k].page = page;
+    r->pages[k].sh = calloc(PAGE, sizeof(Shadow));
+    if (!r->pages[k].sh) abort();
+    r->npages++;
+  }
+  return r->pages[k].sh;
+}
+
+static bool report(const RaceDetector *r, uint32_t tag, const RaceAccess *now, const Region *g, int64_t at, RaceReport *rep) {
+  rep->first = r->acc[tag - 1];
+  rep->second = *now;
+  rep->region = g;
+  rep->lo = at;
+  rep->hi = at + 1;
+  return false;
+}
+
+/* The reads since the last write, as a list of tags. */
+static int reads_of(RaceDetector *r, const Shadow *s, const uint32_t **out, uint32_t *one) {
+  if (!s->r) return 0;
+  if (!(s->r & READSET)) {
+    *one = s->r;
+    *out = one;
+    return 1;
+  }
+  const TagSet *t = &r->sets[s->r & ~READSET];
+  *out = t->v;
+  return t->n;
+}
+
+static void add_read(RaceDetector *r, Shadow *s, uint32_t tag, int sub, int dma) {
+  const uint32_t *old;
+  uint32_t one;
+  int n = reads_of(r, s, &old, &one);
+  if (n == 0 || (n == 1 && before(r, old[0], sub, dma))) {
+    if (s->r & READSET) r->sets[s->r & ~READSET].n = 0;
+    else s->r = tag;
+    if (s->r & READSET) r->sets[s->r & ~READSET].v[r->sets[s->r & ~READSET].n++] = tag;
+    return;
+  }
+  if (!(s->r & READSET)) {
+    r->sets = grow(r->sets, &r->capsets, r->nsets + 1, sizeof *r->sets);
+    TagSet *t = &r->sets[r->nsets];
+    t->cap = 4;
+    t->v = malloc(sizeof(uint32_t) * 4);
+    if (!t->v) abort();
+    t->n = 1;
+    t->v[0] = s->r;
+    s->r = READSET | (uint32_t)r->nsets++;
+  }
+  TagSet *t = &r->sets[s->r & ~READSET];
+  int k = 0;
+  for (int i = 0; i < t->n; i++) /* keep an antichain: drop reads ordered before this one */
+    if (!before(r, t->v[i], sub, dma)) t->v[k++] = t->v[i];
+  t->n = k;
+  t->v = grow(t->v, &t->cap, t->n + 1, sizeof(uint32_t));
+  t->v[t->n++] = tag;
+}
+
+static bool access_byte(RaceDetector *r, Shadow *s, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t at,
+                        RaceReport *rep) {
+  if (s->w && conflict(r, s->w, a, sub)) return report(r, s->w, a, g, at, rep);
+  if (!a->write) {
+    add_read(r, s, tag, sub, a->dma);
+    return true;
+  }
+  const uint32_t *reads;
+  uint32_t one;
+  int n = reads_of(r, s, &reads, &one);
+  for (int i = 0; i < n; i++)
+    if (conflict(r, reads[i], a, sub)) return report(r, reads[i], a, g, at, rep);
+  s->w = tag;
+  if (s->r & READSET) r->sets[s->r & ~READSET].n = 0;
+  else s->r = 0;
+  return true;
+}
+
+uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) { return new_tag(r, a, sub); }
+
+bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n, RaceReport *rep) {
+  const RaceAccess *a = &r->acc[tag - 1];
+  int sub = r->acc_thread[tag - 1];
+  for (int64_t b = off; b < off + n; b++) {
+    Shadow *s = &page_of(r, g, b / PAGE)[b % PAGE];
+    if (!access_byte(r, s, tag, a, sub, g, b, rep)) {
+      int64_t hi = b + 1;
+      while (hi < off + n) { /* widen the report over the overlapping run */
+        Shadow *t = &page_of(r, g, hi / PAGE)[hi % PAGE];
+        if (t->w != s->w && !(t->r == s->r)) break;
+        hi++;
+      }
+      rep->hi = hi;
+      return false;
+    }
+  }
+  return true;
+}

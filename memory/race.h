@@ -1,0 +1,56 @@
+/* memory/race.h -- happens-before race detection (SPEC §7.10).
+ *
+ * Two accesses to overlapping bytes, at least one a write, race unless one
+ * happens before the other through program order, a DMA's wait, a barrier,
+ * or a semaphore signal and the wait that consumes it.  Each subcore keeps
+ * a vector clock; each DMA is a thread of its own whose accesses are ordered
+ * after its start (it copies the issuer's clock then) and before whatever
+ * the issuer does after the wait that retires it (the issuer's clock at
+ * that wait).  Shadow state per byte: the last write and the reads since,
+ * kept as an antichain (a read ordered before a newer read is dropped), so
+ * the detector is exact for any mesh, with no sampling.
+ * Atomic read-modify-writes (fetch_and_add, add DMAs) do not race with
+ * each other. */
+#ifndef SC_RACE_H
+#define SC_RACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memory.h"
+
+typedef struct {
+  int op;               /* program operation id */
+  int line, col;
+  int core, subcore;    /* the subcore (the issuer, for a DMA) */
+  uint64_t cycle;
+  bool write, atomic;
+  int dma;              /* the DMA thread, or -1 for the subcore itself */
+} RaceAccess;
+
+typedef struct {
+  RaceAccess first, second;
+  const Region *region;
+  int64_t lo, hi;       /* byte range of the overlap */
+} RaceReport;
+
+typedef struct RaceDetector RaceDetector;
+
+RaceDetector *race_new(int nsub);
+void race_free(RaceDetector *r);
+/* Synchronisation. */
+int race_dma_start(RaceDetector *r, int sub);          /* returns the DMA thread */
+void race_dma_retire(RaceDetector *r, int dma, int sub);
+void race_release(RaceDetector *r, int sub, int slot); /* semaphore / barrier object `slot` */
+void race_acquire(RaceDetector *r, int sub, int slot);
+int race_slot(RaceDetector *r);                         /* a new synchronisation object */
+/* Barrier over subcores [first, first + n): everyone leaves with the join. */
+void race_barrier_arrive(RaceDetector *r, int sub, int gen);
+void race_barrier_leave(RaceDetector *r, int sub, int gen, int first, int n);
+/* Opens one access (an instruction, or one side of a DMA) of subcore `sub`
+ * (or of DMA thread a->dma); its bytes are then given with race_bytes,
+ * which returns false with *rep filled when they race. */
+uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub);
+bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n, RaceReport *rep);
+
+#endif
