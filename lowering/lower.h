@@ -86,8 +86,6 @@ typedef struct {
  * size limit.  The caller frees with lower_free. */
 bool lower_program(const Program *p, Mutant mut, Code *out, Diag *d);
 void lower_free(Code *c);
-/* The text form (sc-sim lower): one instruction a line, with the program
- * line it came from. */
-void lower_print(const Code *c, FILE *f);
+
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lowering/asm.h"
 #include "../lowering/check.h"
 #include "chips.h"
 #include "load.h"
@@ -385,17 +386,34 @@ static int run_program(Program *p, const Options *o) {
   if (bad) return report(o, &d);
   RunLimits lim = {o->max_ops, o->max_cycles, trace};
   int rc = EXIT_OK;
-  lower_program(p, o->mutant, &code, &d);
+  if (p->lowered) { /* the user's lowering (PROGRAM_FORMAT.md, Differential testing) */
+    if (!asm_parse(p, p->lowered, p->lowered_loc, &code, &d) || !asm_verify(&code, &d)) {
+      bool parsed = diag_class(d.id) == DC_RULE;
+      if (parsed) lower_free(&code);
+      if (trace) trace_abort(trace);
+      return report(o, &d);
+    }
+  } else {
+    lower_program(p, o->mutant, &code, &d);
+  }
   reference_run(p, &lim, &ref);
   engine_run(p, &code, &lim, &eng);
-  VerifyStats st = {0, 0};
+  VerifyStats st = {0, 0, 0, 0, NULL};
+  if (!strcmp(o->cmd, "diff")) {
+    st.max_list = o->max_mismatches ? (o->max_mismatches < VERIFY_MAX_LIST ? (int)o->max_mismatches : VERIFY_MAX_LIST) : 10;
+    st.list = calloc((size_t)st.max_list, sizeof *st.list);
+  }
   if (ref.faulted || eng.faulted) rc = fault_outcome(o, &ref, &eng);
   else if (!verify_runs(p, &ref, &eng, &d, &st)) rc = report(o, &d);
   else if (!verify_expect_refs(p, &eng, &d) || !cycles_ok(p, &eng, &d)) rc = report(o, &d);
   if (trace && !trace_close(trace, &d) && rc == EXIT_OK) rc = report(o, &d);
   if (o->stats && !stats_write(o->stats, p, &eng, &d) && rc == EXIT_OK) rc = report(o, &d);
-  if (!strcmp(o->cmd, "diff"))
+  if (!strcmp(o->cmd, "diff")) {
     printf("diff: %llu matched, %llu mismatched\n", (unsigned long long)st.matched, (unsigned long long)st.mismatched);
+    if (st.nlist) printf(" line  %-22s  sub  %-16s  %-14s  %-14s\n", "operation", "where", "reference", "lowering");
+    for (int i = 0; i < st.nlist; i++) printf("%s\n", st.list[i]);
+    free(st.list);
+  }
   else if (rc == EXIT_OK && o->json) json_run(p, &eng);
   else if (rc == EXIT_OK) {
     summary(p);
@@ -444,10 +462,14 @@ int main(int argc, char **argv) {
     code = EXIT_MISMATCH;
   } else if (!strcmp(o.cmd, "lower")) {
     Code c;
-    lower_program(&p, o.mutant, &c, &d);
-    lower_print(&c, stdout);
-    lower_free(&c);
-    code = EXIT_OK;
+    if (p.lowered && !asm_parse(&p, p.lowered, p.lowered_loc, &c, &d)) {
+      code = report(&o, &d);
+    } else {
+      if (!p.lowered) lower_program(&p, o.mutant, &c, &d);
+      asm_print(&c, stdout);
+      lower_free(&c);
+      code = EXIT_OK;
+    }
   } else if (!strcmp(o.cmd, "check")) {
     if (o.json) printf("{\"status\": \"ok\", \"exit\": 0}\n");
     code = EXIT_OK;

@@ -54,6 +54,11 @@ static bool mismatch_event(const Program *p, int sub, const Event *a, const Even
   return false;
 }
 
+static void keep(VerifyStats *st, int line, const char *what, int sub, const char *where, const char *a, const char *b) {
+  if (!st->list || st->nlist >= st->max_list) return;
+  snprintf(st->list[st->nlist++], sizeof st->list[0], "%5d  %-22s  %3d  %-16s  %-14s  %-14s", line, what, sub, where, a, b);
+}
+
 static bool compare_logs(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st) {
   bool ok = true;
   for (int s = 0; s < ref->nsub; s++) {
@@ -75,6 +80,13 @@ static bool compare_logs(const Program *p, const RunResult *ref, const RunResult
         }
         st->mismatched++;
         if (ok) ok = mismatch_event(p, s, x, y, i, d);
+        const Op *op = find_op(&p->body, x->op);
+        char ra[64], rb[64], where[32], what[64];
+        cell_text(x->val.dtype, x->val.v[i], true, ra, sizeof ra);
+        cell_text(y->val.dtype, y->val.v[i], y->val.def[i], rb, sizeof rb);
+        snprintf(where, sizeof where, "lane %lld", (long long)i);
+        snprintf(what, sizeof what, "%s %s", op ? op_key(op->kind) : "?", x->kind == EV_LOADED ? "loaded" : x->kind == EV_OLD ? "old" : "new");
+        keep(st, op ? op->loc.line : 0, what, s, where, ra, rb);
       }
     }
     if (a->n != b->n) {
@@ -107,11 +119,13 @@ static bool compare_memory(const Program *p, const RunResult *ref, const RunResu
           continue;
         }
         st->mismatched++;
-        if (!ok) continue;
-        char name[160], va[64], vb[64], msg[600];
+        char name[160], va[64], vb[64], msg[600], where[40];
         verify_instance_name(rf, a, name, sizeof name);
         cell_text(rf->dtype, dtype_load(rf->dtype, ab), true, va, sizeof va);
         cell_text(rf->dtype, dtype_load(rf->dtype, bb), bdef, vb, sizeof vb);
+        snprintf(where, sizeof where, "element %lld", (long long)e);
+        keep(st, rf->loc.line, name, a->subcore < 0 ? 0 : a->subcore, where, va, vb);
+        if (!ok) continue;
         snprintf(msg, sizeof msg, "final contents of '%s', element %lld: reference %s, lowering %s", name, (long long)e, va, vb);
         diag_set(d, D_RUN_MISMATCH, rf->loc, msg);
         ok = false;
@@ -122,7 +136,7 @@ static bool compare_memory(const Program *p, const RunResult *ref, const RunResu
 }
 
 bool verify_runs(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st) {
-  VerifyStats local = {0, 0};
+  VerifyStats local = {0, 0, 0, 0, NULL};
   if (!st) st = &local;
   bool a = compare_logs(p, ref, eng, d, st);
   Diag d2;

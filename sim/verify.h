@@ -13,8 +13,13 @@
 #include "run.h"
 
 /* Counts of compared elements, for sc-sim diff's verdict line. */
+#define VERIFY_MAX_LIST 1000
+
 typedef struct {
   uint64_t matched, mismatched;
+  int max_list;              /* how many mismatches to keep (sc-sim diff) */
+  int nlist;
+  char (*list)[240];         /* "line L  op  subcore  lane/element  reference  lowering" rows */
 } VerifyStats;
 
 /* Compares the two runs; false with *d set (RUN_MISMATCH) at the first

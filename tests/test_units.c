@@ -10,6 +10,7 @@
 
 #include "../isa/isa.h"
 #include "../isa/value.h"
+#include "../lowering/asm.h"
 #include "../lowering/check.h"
 #include "../lowering/lower.h"
 #include "../sim/expr.h"
@@ -230,6 +231,82 @@ static void test_catalog_coverage(void) {
   CU_ASSERT_EQUAL(missing, 0);
 }
 
+/* ---- the ISA text round trip: print, parse, compare ------------------------ */
+static bool same_code(const Code *a, const Code *b) {
+  if (a->n != b->n || a->nviews != b->nviews) return false;
+  for (int i = 0; i < a->n; i++) {
+    Instr x = a->code[i], y = b->code[i];
+    if (x.op != y.op || x.d != y.d || x.a != y.a || x.b != y.b || x.c != y.c || x.mask != y.mask || x.view != y.view ||
+        x.view2 != y.view2 || x.view3 != y.view3 || x.view4 != y.view4 || x.imm != y.imm || x.sub != y.sub ||
+        x.add != y.add || x.log != y.log || x.rank != y.rank || x.op_id != y.op_id || x.loc.line != y.loc.line ||
+        x.loc.col != y.loc.col || (x.op == I_CONST && x.fimm != y.fimm && !(x.fimm != x.fimm && y.fimm != y.fimm)))
+      return false;
+    if (strchr(isa_form(x.op), 'T') && x.ty != y.ty) return false;
+    if (strchr(isa_form(x.op), 'U') && x.uty != y.uty) return false;
+    if (strchr(isa_form(x.op), 'J') && x.target != y.target) return false;
+    if (memcmp(x.shape, y.shape, sizeof(int64_t) * (size_t)x.rank)) return false;
+  }
+  for (int i = 0; i < a->nviews; i++) {
+    const VDesc *x = &a->views[i], *y = &b->views[i];
+    if (x->ref != y->ref || x->nlev != y->nlev) return false;
+    for (int k = 0; k < x->nlev; k++) {
+      const Level *u = &x->lev[k], *w = &y->lev[k];
+      if (u->kind != w->kind || u->dtype != w->dtype || u->rank != w->rank || u->n != w->n) return false;
+      if (u->int_rank == 0 && memcmp(u->shape, w->shape, sizeof(int64_t) * (size_t)u->rank)) return false;
+      for (int d = 0; d < u->n; d++)
+        if (u->ek[d] != w->ek[d] || u->start[d].reg != w->start[d].reg || u->start[d].imm != w->start[d].imm ||
+            (u->ek[d] == IX_SLICE && (u->size[d].reg != w->size[d].reg || u->size[d].imm != w->size[d].imm || u->stride[d] != w->stride[d])))
+          return false;
+    }
+  }
+  return true;
+}
+
+static int roundtrip_dir(const char *dir, int *failed) {
+  DIR *dd = opendir(dir);
+  int n = 0;
+  if (!dd) return 0;
+  struct dirent *e;
+  while ((e = readdir(dd))) {
+    size_t len = strlen(e->d_name);
+    if (len < 5 || strcmp(e->d_name + len - 5, ".yaml")) continue;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    Program p;
+    Diag dg;
+    memset(&p, 0, sizeof p);
+    if (load_program(path, &p, &dg) && check_program(&p, &dg)) {
+      Code a, b;
+      lower_program(&p, MUT_NONE, &a, &dg);
+      char *buf = NULL;
+      size_t size = 0;
+      FILE *f = open_memstream(&buf, &size);
+      asm_print(&a, f);
+      fclose(f);
+      bool ok = asm_parse(&p, buf, (Loc){path, 1, 1}, &b, &dg);
+      if (!ok || !same_code(&a, &b)) {
+        fprintf(stderr, "\n  round trip differs for %s%s%s", path, ok ? "" : ": ", ok ? "" : dg.message);
+        ++*failed;
+      }
+      if (ok) lower_free(&b);
+      lower_free(&a);
+      free(buf);
+      n++;
+    }
+    program_free(&p);
+  }
+  closedir(dd);
+  return n;
+}
+
+static void test_isa_roundtrip(void) {
+  int failed = 0, n = 0;
+  static const char *const dirs[] = {"tests/golden/exec", "tests/golden/race", "tests/golden/timing", "tests/golden/worked", "examples"};
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) n += roundtrip_dir(dirs[i], &failed);
+  CU_ASSERT(n > 20);
+  CU_ASSERT_EQUAL(failed, 0);
+}
+
 int main(void) {
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
   CU_pSuite s = CU_add_suite("sc-sim", NULL, NULL);
@@ -243,6 +320,7 @@ int main(void) {
   CU_add_test(s, "integer wrap and conversions", test_int_wrap_and_convert);
   CU_add_test(s, "store/load round trip", test_store_load_roundtrip);
   CU_add_test(s, "catalog coverage by golden programs", test_catalog_coverage);
+  CU_add_test(s, "ISA text round trip", test_isa_roundtrip);
   CU_basic_set_mode(CU_BRM_NORMAL);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures();

@@ -1,0 +1,482 @@
+/* lowering/asm.c -- printing and parsing lowered code. */
+#include "asm.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/expr.h"
+
+/* ---- printing ------------------------------------------------------------ */
+static void print_operand(FILE *f, Operand o) {
+  if (o.reg >= 0 && o.imm) fprintf(f, "%%%d+%lld", o.reg, (long long)o.imm);
+  else if (o.reg >= 0) fprintf(f, "%%%d", o.reg);
+  else fprintf(f, "%lld", (long long)o.imm);
+}
+
+static void print_level(FILE *f, const Level *lv) {
+  if (lv->kind == TR_BITCAST) {
+    fprintf(f, ".bitcast(%s)", dtype_name(lv->dtype));
+    return;
+  }
+  if (lv->kind == TR_RESHAPE) {
+    fprintf(f, ".reshape(");
+    for (int d = 0; d < lv->rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)lv->shape[d]);
+    fprintf(f, ")");
+    return;
+  }
+  fprintf(f, "[");
+  for (int d = 0; d < lv->n; d++) {
+    fprintf(f, "%s", d ? ", " : "");
+    print_operand(f, lv->start[d]);
+    if (lv->ek[d] != IX_SLICE) continue;
+    fprintf(f, ":");
+    print_operand(f, lv->size[d]);
+    if (lv->stride[d] != 1) fprintf(f, ":%lld", (long long)lv->stride[d]);
+  }
+  fprintf(f, "]");
+}
+
+static void print_view(FILE *f, const VDesc *v, int id) {
+  fprintf(f, "view v%d = %s", id, v->ref->name);
+  for (int k = 0; k < v->nlev; k++) print_level(f, &v->lev[k]);
+  fprintf(f, "\n");
+}
+
+static void print_instr(FILE *f, const Instr *in, int pc) {
+  fprintf(f, "%d: ", pc);
+  if (in->d >= 0) fprintf(f, "%%%d = ", in->d);
+  fprintf(f, "%s", isa_mnemonic(in->op));
+  const int regs[4] = {in->a, in->b, in->c, in->mask};
+  static const char *const rk[4] = {"a", "b", "c", "mask"};
+  for (int i = 0; i < 4; i++)
+    if (regs[i] >= 0) fprintf(f, " %s=%%%d", rk[i], regs[i]);
+  const int views[4] = {in->view, in->view2, in->view3, in->view4};
+  static const char *const vk[4] = {"v", "v2", "sem", "offsets"};
+  for (int i = 0; i < 4; i++)
+    if (views[i] >= 0) fprintf(f, " %s=v%d", vk[i], views[i]);
+  if (in->imm) fprintf(f, " imm=%lld", (long long)in->imm);
+  if (in->op == I_CONST && in->ty == DT_FLOAT64) fprintf(f, " fimm=%.17g", in->fimm);
+  if (in->sub == OP_NEG || in->sub == OP_POS) fprintf(f, " op=\"%s\"", in->sub == OP_NEG ? "neg" : "pos");
+  else if (in->sub == OP_NOT) fprintf(f, " op=\"not\"");
+  else if (in->sub != OP_NONE) fprintf(f, " op=\"%s\"", expr_op_text(in->sub));
+  if (strchr(isa_form(in->op), 'T')) fprintf(f, " ty=%s", dtype_name(in->ty));
+  if (strchr(isa_form(in->op), 'U')) fprintf(f, " uty=%s", dtype_name(in->uty));
+  if (strchr(isa_form(in->op), 'J')) fprintf(f, " target=%d", in->target);
+  if (in->add) fprintf(f, " add=true");
+  if (in->log) fprintf(f, " log=%c", in->log);
+  if (in->rank) {
+    fprintf(f, " shape=(");
+    for (int i = 0; i < in->rank; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)in->shape[i]);
+    fprintf(f, ")");
+  }
+  fprintf(f, " at=%d:%d id=%d\n", in->loc.line, in->loc.col, in->op_id);
+}
+
+void asm_print(const Code *c, FILE *f) {
+  fprintf(f, "# sc-sim lowered code: kernel %s, lowering %s, %d registers\n",
+          c->p->kernel == KERNEL_VECTOR ? "vector_subcore" : "scalar_subcore", mutant_name(c->mutant), c->nregs);
+  for (int i = 0; i < c->nviews; i++) print_view(f, &c->views[i], i);
+  for (int i = 0; i < c->n; i++) print_instr(f, &c->code[i], i);
+}
+
+/* ---- parsing ---------------------------------------------------------------- */
+typedef struct {
+  const Program *p;
+  const char *s;
+  size_t pos;
+  Loc at;       /* the position of s[0] */
+  Loc line0;    /* position of the current line's start */
+  Diag *d;
+  bool failed;
+  Code *c;
+} Asm;
+
+static Loc here(const Asm *A) { return expr_loc_at(A->s, A->at, A->pos); }
+
+static bool afail(Asm *A, const char *fmt, const char *arg) {
+  if (A->failed) return false;
+  char msg[400];
+  snprintf(msg, sizeof msg, fmt, arg);
+  diag_set(A->d, D_IN_EXPR, here(A), msg);
+  A->failed = true;
+  return false;
+}
+
+static void sp(Asm *A) {
+  while (A->s[A->pos] == ' ' || A->s[A->pos] == '\t') A->pos++;
+}
+
+static bool lit(Asm *A, const char *t) {
+  sp(A);
+  size_t n = strlen(t);
+  if (strncmp(A->s + A->pos, t, n)) return false;
+  A->pos += n;
+  return true;
+}
+
+static bool word(Asm *A, char *buf, size_t n) {
+  sp(A);
+  size_t b = A->pos;
+  while (isalnum((unsigned char)A->s[A->pos]) || A->s[A->pos] == '_' || A->s[A->pos] == '.') A->pos++;
+  size_t len = A->pos - b;
+  if (!len || len >= n) return afail(A, "expected a name%s", "");
+  memcpy(buf, A->s + b, len);
+  buf[len] = '\0';
+  return true;
+}
+
+static bool number(Asm *A, int64_t *v) {
+  sp(A);
+  char *end;
+  errno = 0;
+  long long x = strtoll(A->s + A->pos, &end, 10);
+  if (end == A->s + A->pos || errno) return afail(A, "expected an integer%s", "");
+  A->pos = (size_t)(end - A->s);
+  *v = x;
+  return true;
+}
+
+static bool reg(Asm *A, int *r) {
+  int64_t v;
+  if (!lit(A, "%")) return afail(A, "expected a register such as %%3%s", "");
+  if (!number(A, &v)) return false;
+  if (v < 0 || v > 1000000) return afail(A, "register number out of range%s", "");
+  *r = (int)v;
+  if (*r >= A->c->nregs) A->c->nregs = *r + 1;
+  return true;
+}
+
+static bool operand(Asm *A, Operand *o) {
+  o->reg = -1;
+  o->imm = 0;
+  sp(A);
+  if (A->s[A->pos] == '%') {
+    if (!reg(A, &o->reg)) return false;
+    if (lit(A, "+")) return number(A, &o->imm);
+    return true;
+  }
+  return number(A, &o->imm);
+}
+
+/* One [entries] level over shape (rank, shape); computes the result. */
+static bool slice_level(Asm *A, Level *lv, int rank, const int64_t *shape, Dtype t) {
+  lv->kind = TR_INDEX;
+  lv->dtype = t;
+  while (!lit(A, "]")) {
+    if (lv->n && !lit(A, ",")) return afail(A, "expected ',' or ']'%s", "");
+    if (lv->n >= MAX_RANK) return afail(A, "too many index entries%s", "");
+    int d = lv->n++;
+    lv->stride[d] = 1;
+    lv->size[d] = (Operand){1, -1};
+    if (!operand(A, &lv->start[d])) return false;
+    lv->ek[d] = IX_INT;
+    if (!lit(A, ":")) continue;
+    lv->ek[d] = IX_SLICE;
+    if (!operand(A, &lv->size[d])) return false;
+    if (lit(A, ":") && !number(A, &lv->stride[d])) return false;
+  }
+  if (lv->n != rank) {
+    char m[64];
+    snprintf(m, sizeof m, "%d", rank);
+    return afail(A, "the level indexes a view of rank %s with another number of entries", m);
+  }
+  for (int d = 0; d < lv->n; d++)
+    if (lv->ek[d] == IX_SLICE) lv->shape[lv->rank++] = lv->size[d].reg >= 0 ? DYN : lv->size[d].imm;
+  (void)shape;
+  return true;
+}
+
+static bool parse_view(Asm *A) {
+  int64_t id;
+  char name[128];
+  if (!lit(A, "v") || !number(A, &id) || !lit(A, "=") || !word(A, name, sizeof name)) return afail(A, "expected 'view vN = REF ...'%s", "");
+  if (id != A->c->nviews) return afail(A, "views are numbered from v0 in order%s", "");
+  const Ref *r = program_ref(A->p, name);
+  if (!r) return afail(A, "unknown ref '%s'", name);
+  VDesc vd;
+  memset(&vd, 0, sizeof vd);
+  vd.ref = r;
+  int rank = r->rank;
+  int64_t shape[MAX_RANK];
+  memcpy(shape, r->shape, sizeof shape);
+  Dtype t = r->dtype;
+  for (;;) {
+    sp(A);
+    if (A->s[A->pos] != '[' && A->s[A->pos] != '.') break;
+    if (vd.nlev >= MAX_TRANSFORMS) return afail(A, "too many levels%s", "");
+    Level *lv = &vd.lev[vd.nlev++];
+    if (lit(A, "[")) {
+      if (!slice_level(A, lv, rank, shape, t)) return false;
+    } else if (lit(A, ".bitcast(")) {
+      char dn[32];
+      if (!word(A, dn, sizeof dn) || !dtype_lookup(dn, &lv->dtype) || !lit(A, ")")) return afail(A, "expected .bitcast(DTYPE)%s", "");
+      lv->kind = TR_BITCAST;
+      lv->rank = rank;
+      memcpy(lv->shape, shape, sizeof shape);
+      if (rank >= 2 && dtype_bits(lv->dtype) != dtype_bits(t)) lv->shape[rank - 2] = shape[rank - 2] * dtype_bits(t) / dtype_bits(lv->dtype);
+    } else if (lit(A, ".reshape(")) {
+      lv->kind = TR_RESHAPE;
+      lv->dtype = t;
+      while (!lit(A, ")")) {
+        if (lv->rank && !lit(A, ",")) return afail(A, "expected ',' or ')'%s", "");
+        if (lv->rank >= MAX_RANK || !number(A, &lv->shape[lv->rank++])) return false;
+      }
+    } else {
+      return afail(A, "expected [...], .bitcast(...) or .reshape(...)%s", "");
+    }
+    rank = lv->rank;
+    memcpy(shape, lv->shape, sizeof shape);
+    t = lv->dtype;
+  }
+  if (A->c->nviews == A->c->capviews) {
+    A->c->capviews = A->c->capviews ? A->c->capviews * 2 : 64;
+    A->c->views = realloc(A->c->views, sizeof *A->c->views * (size_t)A->c->capviews);
+    if (!A->c->views) abort();
+  }
+  A->c->views[A->c->nviews++] = vd;
+  return true;
+}
+
+static bool parse_op_text(Asm *A, ExprOp *op) {
+  static const ExprOp all[] = {OP_OR, OP_AND, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_BOR, OP_BXOR, OP_BAND, OP_SHL,
+                               OP_SHR, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD, OP_NEG, OP_POS, OP_INVERT, OP_NOT};
+  if (!lit(A, "\"")) return afail(A, "expected a quoted operator such as \"+\"%s", "");
+  size_t b = A->pos;
+  while (A->s[A->pos] && A->s[A->pos] != '"') A->pos++;
+  char t[16];
+  snprintf(t, sizeof t, "%.*s", (int)(A->pos - b), A->s + b);
+  A->pos++;
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    const char *x = expr_op_text(all[i]);
+    size_t n = strlen(x);
+    while (n && x[n - 1] == ' ') n--;
+    if (strlen(t) == n && !strncmp(t, x, n) && (all[i] != OP_POS && all[i] != OP_NEG)) return *op = all[i], true;
+  }
+  if (!strcmp(t, "neg")) return *op = OP_NEG, true;
+  if (!strcmp(t, "pos")) return *op = OP_POS, true;
+  return afail(A, "unknown operator \"%s\"", t);
+}
+
+static bool view_ref(Asm *A, int *v) {
+  int64_t id;
+  if (!lit(A, "v") || !number(A, &id)) return afail(A, "expected a view such as v0%s", "");
+  *v = (int)id;
+  return true;
+}
+
+static bool parse_field(Asm *A, Instr *in, const char *key) {
+  char buf[32];
+  if (!strcmp(key, "d")) return reg(A, &in->d);
+  if (!strcmp(key, "a")) return reg(A, &in->a);
+  if (!strcmp(key, "b")) return reg(A, &in->b);
+  if (!strcmp(key, "c")) return reg(A, &in->c);
+  if (!strcmp(key, "mask")) return reg(A, &in->mask);
+  if (!strcmp(key, "v")) return view_ref(A, &in->view);
+  if (!strcmp(key, "v2")) return view_ref(A, &in->view2);
+  if (!strcmp(key, "sem")) return view_ref(A, &in->view3);
+  if (!strcmp(key, "offsets")) return view_ref(A, &in->view4);
+  if (!strcmp(key, "imm")) return number(A, &in->imm);
+  if (!strcmp(key, "id")) {
+    int64_t v;
+    if (!number(A, &v)) return false;
+    in->op_id = (int)v;
+    return true;
+  }
+  if (!strcmp(key, "target")) {
+    int64_t v;
+    if (!number(A, &v)) return false;
+    in->target = (int)v;
+    return true;
+  }
+  if (!strcmp(key, "fimm")) {
+    sp(A);
+    char *end;
+    in->fimm = strtod(A->s + A->pos, &end);
+    if (end == A->s + A->pos) return afail(A, "expected a number%s", "");
+    A->pos = (size_t)(end - A->s);
+    return true;
+  }
+  if (!strcmp(key, "op")) return parse_op_text(A, &in->sub);
+  if (!strcmp(key, "ty") || !strcmp(key, "uty")) {
+    if (!word(A, buf, sizeof buf)) return false;
+    Dtype t;
+    if (!dtype_lookup(buf, &t)) return afail(A, "unknown dtype '%s'", buf);
+    *(key[0] == 't' ? &in->ty : &in->uty) = t;
+    return true;
+  }
+  if (!strcmp(key, "add")) {
+    if (!word(A, buf, sizeof buf) || (strcmp(buf, "true") && strcmp(buf, "false"))) return afail(A, "add is true or false%s", "");
+    in->add = buf[0] == 't';
+    return true;
+  }
+  if (!strcmp(key, "log")) {
+    sp(A);
+    char k = A->s[A->pos];
+    if (k != 'L' && k != 'O' && k != 'N') return afail(A, "log is L, O or N%s", "");
+    in->log = k;
+    A->pos++;
+    return true;
+  }
+  if (!strcmp(key, "shape")) {
+    if (!lit(A, "(")) return afail(A, "expected (d0,d1,...)%s", "");
+    while (!lit(A, ")")) {
+      if (in->rank && !lit(A, ",")) return afail(A, "expected ',' or ')'%s", "");
+      if (in->rank >= MAX_RANK || !number(A, &in->shape[in->rank++])) return afail(A, "bad shape%s", "");
+    }
+    return true;
+  }
+  if (!strcmp(key, "at")) {
+    int64_t l, c;
+    if (!number(A, &l) || !lit(A, ":") || !number(A, &c)) return afail(A, "at takes LINE:COL%s", "");
+    in->loc = (Loc){A->p->file, (int)l, (int)c};
+    return true;
+  }
+  return afail(A, "unknown field '%s'", key);
+}
+
+static Instr *new_instr(Code *c) {
+  if (c->n == c->cap) {
+    c->cap = c->cap ? c->cap * 2 : 256;
+    c->code = realloc(c->code, sizeof *c->code * (size_t)c->cap);
+    if (!c->code) abort();
+  }
+  Instr *in = &c->code[c->n++];
+  memset(in, 0, sizeof *in);
+  in->d = in->a = in->b = in->c = in->mask = in->view = in->view2 = in->view3 = in->view4 = in->op_id = -1;
+  return in;
+}
+
+static bool parse_instr(Asm *A) {
+  sp(A);
+  if (isdigit((unsigned char)A->s[A->pos])) { /* an optional "N:" index */
+    int64_t n;
+    if (!number(A, &n) || !lit(A, ":")) return afail(A, "expected 'N:' before the instruction%s", "");
+    if (n != A->c->n) return afail(A, "instructions are numbered from 0 in order%s", "");
+  }
+  int d = -1;
+  sp(A);
+  if (A->s[A->pos] == '%') {
+    if (!reg(A, &d) || !lit(A, "=")) return afail(A, "expected '%%N = MNEMONIC ...'%s", "");
+  }
+  char m[64];
+  Opcode op;
+  size_t mpos = A->pos;
+  if (!word(A, m, sizeof m)) return false;
+  if (!isa_lookup(m, &op)) {
+    A->pos = mpos;
+    sp(A);
+    return afail(A, "unknown instruction '%s' (sc-sim --list-ops lists them)", m);
+  }
+  Instr *in = new_instr(A->c);
+  in->op = op;
+  in->d = d;
+  for (;;) {
+    sp(A);
+    char c = A->s[A->pos];
+    if (!c || c == '\n' || c == '#' || c == ';') break;
+    char key[32];
+    if (!word(A, key, sizeof key) || !lit(A, "=")) return afail(A, "expected key=value%s", "");
+    if (!parse_field(A, in, key)) return false;
+  }
+  if (in->loc.line == 0) in->loc = (Loc){A->p->file, A->line0.line, A->line0.col};
+  return true;
+}
+
+/* Operand references must name registers, views and targets that exist. */
+static bool asm_links(Asm *A) {
+  for (int i = 0; i < A->c->n; i++) {
+    Instr *in = &A->c->code[i];
+    const int views[4] = {in->view, in->view2, in->view3, in->view4};
+    bool bad = false;
+    for (int k = 0; k < 4; k++) bad |= views[k] >= A->c->nviews;
+    if (strchr(isa_form(in->op), 'J') && (in->target < 0 || in->target > A->c->n)) bad = true;
+    if (strchr(isa_form(in->op), 'V') && in->view < 0) bad = true;
+    if (!bad) continue;
+    diag_set(A->d, D_IN_EXPR, in->loc, "an instruction names a view or jump target that does not exist, or lacks its view");
+    return false;
+  }
+  return true;
+}
+
+bool asm_parse(const Program *p, const char *text, Loc at, Code *out, Diag *d) {
+  memset(out, 0, sizeof *out);
+  out->p = p;
+  Asm A = {p, text, 0, at, at, d, false, out};
+  while (A.s[A.pos] && !A.failed) {
+    A.line0 = here(&A);
+    sp(&A);
+    char c = A.s[A.pos];
+    if (c == '#' || c == '\n' || !c) {
+      while (A.s[A.pos] && A.s[A.pos] != '\n') A.pos++;
+    } else if (lit(&A, "view ")) {
+      parse_view(&A);
+    } else {
+      parse_instr(&A);
+    }
+    sp(&A);
+    if (!A.failed && A.s[A.pos] == '#')
+      while (A.s[A.pos] && A.s[A.pos] != '\n') A.pos++;
+    if (!A.failed && A.s[A.pos] && A.s[A.pos] != '\n') afail(&A, "unexpected text at the end of the line%s", "");
+    if (A.s[A.pos] == '\n') A.pos++;
+  }
+  if (A.failed || !asm_links(&A)) {
+    lower_free(out);
+    return false;
+  }
+  out->reg_name = calloc((size_t)(out->nregs ? out->nregs : 1), sizeof *out->reg_name);
+  return true;
+}
+
+/* ---- the verifier of a user's lowering (SPEC §4.M) --------------------------- */
+static void view_type(const VDesc *v, Dtype *t, int *rank, const int64_t **shape) {
+  if (!v->nlev) {
+    *t = v->ref->dtype, *rank = v->ref->rank, *shape = v->ref->shape;
+    return;
+  }
+  const Level *lv = &v->lev[v->nlev - 1];
+  *t = lv->dtype, *rank = lv->rank, *shape = lv->shape;
+}
+
+static bool verify_instr(const Code *c, const Instr *in, Diag *d) {
+  const VDesc *v = in->view >= 0 ? &c->views[in->view] : NULL;
+  Dtype t, t2;
+  int r, r2;
+  const int64_t *sh, *sh2;
+  switch (in->op) {
+  case I_VLOAD: case I_VSTORE: case I_VLOAD_IDX: case I_VSTORE_IDX: {
+    static const char *const names[] = {"vector_load", "vector_store", "vector_load_idx", "vector_store_idx"};
+    const char *name = names[in->op == I_VLOAD ? 0 : in->op == I_VSTORE ? 1 : in->op == I_VLOAD_IDX ? 2 : 3];
+    if (v->ref->space != SP_VMEM) return diag_set(d, D_M_VL1, in->loc, name), false;
+    view_type(v, &t, &r, &sh);
+    if (in->mask >= 0 && dtype_size(t) != 4)
+      return diag_set(d, D_M_VL2, in->loc, in->op == I_VLOAD || in->op == I_VLOAD_IDX ? "load" : "store"), false;
+    return true;
+  }
+  case I_ENQUEUE_DMA:
+    view_type(v, &t, &r, &sh);
+    view_type(&c->views[in->view2], &t2, &r2, &sh2);
+    if (t != t2) return diag_set(d, D_M_DMA1, in->loc), false;
+    if (r != r2 || memcmp(sh, sh2, sizeof(int64_t) * (size_t)r)) return diag_set(d, D_M_DMA2, in->loc), false;
+    return true;
+  case I_ENQUEUE_INDIRECT_DMA:
+  case I_WAIT_INDIRECT_DMA:
+    if (c->p->kernel == KERNEL_SCALAR) {
+      bool e = in->op == I_ENQUEUE_INDIRECT_DMA;
+      return diag_set(d, D_M_IND1, in->loc, e ? "enqueue" : "wait", e ? "Enqueue" : "Wait"), false;
+    }
+    return true;
+  case I_CONST: case I_COORD: case I_IOTA: case I_BINARY: case I_UNARY: case I_SELECT: case I_MINMAX: case I_CAST:
+  case I_BROADCAST: case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: case I_LOAD: case I_STORE: case I_WAIT_DMA:
+  case I_SEM_SIGNAL: case I_SEM_WAIT: case I_BARRIER: case I_FETCH_AND_ADD: case I_FOR: case I_ENDFOR:
+  case I_BRANCH_IF_FALSE: case I_JUMP: case I_EXPECT: case I_EXPECT_VIEW: case I_COUNT: break;
+  }
+  return true;
+}
+
+bool asm_verify(const Code *c, Diag *d) {
+  for (int i = 0; i < c->n; i++)
+    if (!verify_instr(c, &c->code[i], d)) return false;
+  return true;
+}
