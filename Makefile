@@ -38,6 +38,7 @@ run: all
 test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim
 	@for t in $(UNIT_TESTS); do $$t || exit 1; done
 	@tests/golden.sh $(BUILD)/sc-sim
+	@tests/limits.sh $(BUILD)/sc-sim
 	@if [ -x tests/mutants.sh ]; then tests/mutants.sh $(BUILD)/sc-sim; fi
 
 # Benchmarks: simulator speed as a ratio to plain C loops doing the same work.

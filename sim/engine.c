@@ -1166,6 +1166,19 @@ static void engine_semaphores(Eng *E) {
   }
 }
 
+/* A run limit: where every subcore stands, so a hang can be located. */
+static void limit_fault(Eng *E, Sc *s, const Instr *in, const char *what, uint64_t n) {
+  char buf[700];
+  size_t len = (size_t)snprintf(buf, sizeof buf, what, (unsigned long long)n);
+  for (int i = 0; i < E->nsub && len < sizeof buf - 80; i++) {
+    const Sc *o = &E->sc[i];
+    const Instr *at = o->pc < E->c->n ? &E->c->code[o->pc] : NULL;
+    if (at) len += (size_t)snprintf(buf + len, sizeof buf - len, "%s subcore %d.%d at line %d", i ? ";" : ":", o->core, o->subcore, at->loc.line);
+    else len += (size_t)snprintf(buf + len, sizeof buf - len, "%s subcore %d.%d done", i ? ";" : ":", o->core, o->subcore);
+  }
+  run_fault(E->r, FAULT_LIMIT, in->loc, s->core, s->subcore, in->op_id, "%s", buf);
+}
+
 static bool is_load(Opcode op) { return op == I_LOAD || op == I_VLOAD || op == I_VLOAD_IDX; }
 
 /* Issues s's next instruction at its cycle; false when the run stops. */
@@ -1188,12 +1201,8 @@ static bool issue(Eng *E, Sc *s) {
   ss->instructions++;
   if (st == X_OK) s->pc++;
   if (in->op == I_SEM_SIGNAL || in->op == I_BARRIER) unblock_all(E, s->t);
-  if (++E->r->ops > E->max_ops)
-    run_fault(E->r, FAULT_LIMIT, in->loc, s->core, s->subcore, in->op_id, "the run executed more than %llu instructions (--max-ops)",
-              (unsigned long long)E->max_ops);
-  if (E->max_cycles && s->t > E->max_cycles)
-    run_fault(E->r, FAULT_LIMIT, in->loc, s->core, s->subcore, in->op_id, "the run passed %llu cycles (--max-cycles)",
-              (unsigned long long)E->max_cycles);
+  if (++E->r->ops > E->max_ops) limit_fault(E, s, in, "the run executed more than %llu instructions (--max-ops)", E->max_ops);
+  if (E->max_cycles && s->t > E->max_cycles) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
   return !E->r->faulted;
 }
 

@@ -1024,6 +1024,27 @@ static bool load_top_key(Loader *L, const char *key, yaml_node_t *k, yaml_node_t
   return unknown_key(L, k, "the program", top_keys, NTOP);
 }
 
+/* The vmem (or smem) refs of one subcore must fit the preset's capacity;
+ * the ref that overflows it is named. */
+static bool capacity_ok(Loader *L, Space sp, int64_t cap, const char *param) {
+  const Program *p = L->p;
+  if (!p->chip->has_sc || cap <= 0) return true;
+  int64_t used = 0;
+  for (int i = 0; i < p->nrefs; i++) {
+    const Ref *r = p->refs[i];
+    if (r->space != sp) continue;
+    used += r->nelems * dtype_size(r->dtype);
+    if (used <= cap) continue;
+    char msg[500];
+    snprintf(msg, sizeof msg,
+             "ref '%s' does not fit in %s: the %s refs of a subcore need %lld bytes up to it, and %s has %lld per subcore (%s; "
+             "override it in chip: {preset: %s, %s: N} to model more)",
+             r->name, space_repr(sp), space_key(sp), (long long)used, p->chip->name, (long long)cap, param, p->chip->name, param);
+    return fail(L, D_IN_LIMIT, r->loc, msg);
+  }
+  return true;
+}
+
 /* An expect.refs name is `name`, `name@C` (vmem_shared) or `name@C.S`
  * (vmem, smem, semaphore), with C and S inside the mesh. */
 static bool expect_instance_ok(Loader *L, int k) {
@@ -1080,6 +1101,9 @@ static bool load_top(Loader *L, yaml_node_t *root) {
   if (!p->mesh_subcores) p->mesh_subcores = p->kernel == KERNEL_SCALAR ? 1 : p->params.num_subcores;
   for (int k = 0; k < p->nexpect_refs; k++)
     if (!expect_instance_ok(L, k)) return false;
+  if (!capacity_ok(L, SP_VMEM, p->params.vmem_capacity_bytes, "vmem_capacity_bytes") ||
+      !capacity_ok(L, SP_SMEM, p->params.smem_capacity_bytes, "smem_capacity_bytes"))
+    return false;
   return check_names(L);
 }
 

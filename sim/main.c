@@ -283,9 +283,18 @@ static void summary(const Program *p) {
  * lowering and the reference disagree. */
 static int fault_outcome(const Options *o, RunResult *ref, RunResult *eng) {
   Diag d;
-  /* Races are found by the engine alone (it models the concurrency). */
-  if ((ref->faulted && eng->faulted && ref->fault.kind == eng->fault.kind) || (eng->faulted && eng->fault.kind == FAULT_RACE)) {
+  /* Races and cycle limits are the engine's alone (it models concurrency
+   * and time); an operation limit reads best in the reference's words. */
+  if (ref->faulted && eng->faulted && ref->fault.kind == eng->fault.kind) {
+    verify_fault_diag(ref->fault.kind == FAULT_LIMIT ? ref : eng, &d);
+    return report(o, &d);
+  }
+  if (eng->faulted && (eng->fault.kind == FAULT_RACE || eng->fault.kind == FAULT_LIMIT)) {
     verify_fault_diag(eng, &d);
+    return report(o, &d);
+  }
+  if (ref->faulted && ref->fault.kind == FAULT_LIMIT) {
+    verify_fault_diag(ref, &d);
     return report(o, &d);
   }
   const RunResult *f = ref->faulted ? ref : eng;

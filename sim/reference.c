@@ -1091,6 +1091,33 @@ static void check_semaphores(Ref_ *R) {
   }
 }
 
+/* The operation a subcore is at (a loop between iterations: the loop). */
+static Loc where(const Sub *s) {
+  for (int k = s->depth - 1; k >= 0; k--) {
+    const Frame *f = &s->fr[k];
+    if (f->pc < f->body->n) return f->body->ops[f->pc]->loc;
+    if (f->loop) return f->loop->loc;
+  }
+  return (Loc){NULL, 0, 0};
+}
+
+/* --max-ops: where every subcore stands, so a hang can be located. */
+static void limit(Ref_ *R, Sub *s) {
+  char buf[700];
+  size_t len = (size_t)snprintf(buf, sizeof buf, "the run executed more than %llu operations (--max-ops)", (unsigned long long)R->max_ops);
+  for (int i = 0; i < R->nsub && len < sizeof buf - 80; i++) {
+    const Sub *o = &R->subs[i];
+    Loc at = where(o);
+    if (at.line)
+      len += (size_t)snprintf(buf + len, sizeof buf - len, "%s subcore %d.%d at line %d", i ? ";" : ":", o->core, o->subcore, at.line);
+    else
+      len += (size_t)snprintf(buf + len, sizeof buf - len, "%s subcore %d.%d %s", i ? ";" : ":", o->core, o->subcore, o->done ? "done" : "between operations");
+  }
+  Loc at = where(s);
+  if (!at.line) at = (Loc){R->p->file, 0, 0};
+  run_fault(R->r, FAULT_LIMIT, at, s->core, s->subcore, -1, "%s", buf);
+}
+
 static void schedule(Ref_ *R) {
   for (;;) {
     bool progress = false, all_done = true;
@@ -1100,11 +1127,7 @@ static void schedule(Ref_ *R) {
         int st = step(R, s);
         if (st == ST_BLOCKED) break;
         progress = true;
-        if (R->r->ops > R->max_ops) {
-          const Frame *f = &s->fr[s->depth ? s->depth - 1 : 0];
-          run_fault(R->r, FAULT_LIMIT, f->body && f->pc < f->body->n ? f->body->ops[f->pc]->loc : (Loc){R->p->file, 0, 0},
-                    s->core, s->subcore, -1, "the run executed more than %llu operations (--max-ops)", (unsigned long long)R->max_ops);
-        }
+        if (R->r->ops > R->max_ops) limit(R, s);
       }
       all_done &= s->done;
     }

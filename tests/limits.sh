@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Resource limits: each at, just under and just over its bound.  The
+# programs are generated here (some are megabytes) into a temporary folder.
+# Usage: tests/limits.sh path/to/sc-sim
+set -u
+sim=$(realpath "$1")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+pass=0 fail=0
+
+# expect NAME EXIT [TEXT]: the last run's exit status and stderr.
+check() {
+  local name=$1 want=$2 text=${3:-}
+  if [ "$got" = "$want" ] && { [ -z "$text" ] || grep -qF -- "$text" err; }; then
+    pass=$((pass+1))
+  else
+    fail=$((fail+1))
+    echo "testing limits/$name ... FAILED (exit $got, want $want${text:+, stderr with '$text'})"
+    head -3 err
+  fi
+}
+run() { "$sim" "$@" >out 2>err; got=$?; }
+
+header() { printf 'version: 1\nchip: tpu7x\nmesh: {cores: 1, subcores: 1}\n'; }
+
+# operations in a program: 100000
+ops() {
+  { header; printf 'refs:\n  s: {space: smem, shape: [4], dtype: int32, init: 0}\nbody:\n'
+    for ((i = 0; i < $1; i++)); do printf '  - barrier: {}\n'; done; } > ops.yaml
+}
+ops 99999;  run check ops.yaml; check ops_under 0
+ops 100000; run check ops.yaml; check ops_at 0
+ops 100001; run check ops.yaml; check ops_over 2 "more than 100000 operations"
+
+# nesting of loop/when bodies: 64
+nest() {
+  { header; printf 'refs:\n  s: {space: smem, shape: [4], dtype: int32, init: 0}\nbody:\n'
+    local ind="  "
+    for ((i = 0; i < $1; i++)); do printf '%s- when:\n%s    cond: true\n%s    body:\n' "$ind" "$ind" "$ind"; ind="$ind    "; done
+    printf '%s- barrier: {}\n' "$ind"; } > nest.yaml
+}
+nest 62; run check nest.yaml; check nesting_under 0
+nest 63; run check nest.yaml; check nesting_at 0
+nest 64; run check nest.yaml; check nesting_over 2 "nested more than 64 deep"
+
+# expression depth: 200 levels (the whole expression is one, so 199 parentheses)
+expr() {
+  local open close
+  open=$(printf '%*s' "$1" '' | tr ' ' '(')
+  close=$(printf '%*s' "$1" '' | tr ' ' ')')
+  { header; printf 'refs:\n  s: {space: smem, shape: [4], dtype: int32, init: 0}\nbody:\n  - let: {name: v, value: "%s1%s"}\n' "$open" "$close"; } > expr.yaml
+}
+expr 198; run check expr.yaml; check expr_depth_under 0
+expr 199; run check expr.yaml; check expr_depth_at 0
+expr 200; run check expr.yaml; check expr_depth_over 2 "nested too deeply"
+
+# shape rank: 8
+rank() {
+  local dims
+  dims=$(printf '1, %.0s' $(seq 1 "$1")); dims=${dims%, }
+  { header; printf 'refs:\n  x: {space: hbm, shape: [%s], dtype: int32}\nbody: []\n' "$dims"; } > rank.yaml
+}
+rank 7; run check rank.yaml; check rank_under 0
+rank 8; run check rank.yaml; check rank_at 0
+rank 9; run check rank.yaml; check rank_over 2 "supports ranks up to 8"
+
+# elements of one ref: 2**36 (hbm is reserved sparsely, so this costs nothing)
+elems() { { header; printf 'refs:\n  x: {space: hbm, shape: [%s], dtype: int8}\nbody: []\n' "$1"; } > elems.yaml; }
+elems 68719476735; run check elems.yaml; check elems_under 0
+elems 68719476736; run check elems.yaml; check elems_at 0
+elems 68719476737; run check elems.yaml; check elems_over 2 "limit for one ref is 2**36"
+
+# VMEM of one subcore: tpu7x has 524288 bytes
+vmem() { { header; printf 'refs:\n  a: {space: vmem, shape: [%s], dtype: int8}\n  b: {space: vmem, shape: [8], dtype: int8}\nbody: []\n' "$1"; } > vmem.yaml; }
+vmem 524279; run check vmem.yaml; check vmem_under 0
+vmem 524280; run check vmem.yaml; check vmem_at 0
+vmem 524281; run check vmem.yaml; check vmem_over 2 "ref 'b' does not fit in VMEM"
+
+# flow nesting in the YAML text: 256
+flow() {
+  local open close
+  open=$(printf '%*s' "$1" '' | tr ' ' '[')
+  close=$(printf '%*s' "$1" '' | tr ' ' ']')
+  { header; printf 'refs:\n  x: {space: hbm, shape: [4], dtype: int32}\nbody: []\nname: %s1%s\n' "$open" "$close"; } > flow.yaml
+}
+flow 255; run check flow.yaml; check flow_under 2 "'name' must be a string"
+flow 256; run check flow.yaml; check flow_at 2 "'name' must be a string"
+flow 257; run check flow.yaml; check flow_over 2 "nest more than 256 levels deep"
+
+# --max-ops N: a loop of 10 iterations runs 11 operations (the loop and 10 lets)
+{ header; printf 'refs:\n  s: {space: smem, shape: [4], dtype: int32, init: 0}\nbody:\n  - loop: {var: i, range: [0, 10], body: [{let: {name: v, value: i}}]}\n'; } > loop.yaml
+run loop.yaml --max-ops 12; check max_ops_under 0
+run loop.yaml --max-ops 11; check max_ops_at 0
+run loop.yaml --max-ops 10; check max_ops_over 4 "fault: limit: the run executed more than 10 operations"
+
+# --max-cycles N: the same loop ends at cycle 32 (timing self-check: tests/golden/timing)
+run loop.yaml --max-cycles 33; check max_cycles_under 0
+run loop.yaml --stats stats.json; cycles=$(sed -n 's/^  "cycles": \([0-9]*\),/\1/p' stats.json)
+run loop.yaml --max-cycles "$cycles"; check max_cycles_at 0
+run loop.yaml --max-cycles $((cycles - 1)); check max_cycles_over 4 "fault: limit: the run passed $((cycles - 1)) cycles"
+
+echo "limits: $pass passed, $fail failed"
+[ $fail = 0 ]
