@@ -20,6 +20,9 @@ struct DmaModel {
   double now;
   Xfer **queue;      /* per engine, FIFO; the head may be active */
   DmaEngineStats *st;
+  double *rate;      /* scratch: each engine's current rate */
+  int *shared;       /* scratch: active VMEM_SHARED transfers per core */
+  int active;        /* transfers queued anywhere */
 };
 
 DmaModel *dma_new(int engines, int cores, double engine_bpc, double hbm_bpc, double shared_bpc, uint64_t setup) {
@@ -33,7 +36,9 @@ DmaModel *dma_new(int engines, int cores, double engine_bpc, double hbm_bpc, dou
   m->setup = setup;
   m->queue = calloc((size_t)engines, sizeof *m->queue);
   m->st = calloc((size_t)engines, sizeof *m->st);
-  if (!m->queue || !m->st) {
+  m->rate = calloc((size_t)engines, sizeof *m->rate);
+  m->shared = calloc((size_t)(cores > 0 ? cores : 1), sizeof *m->shared);
+  if (!m->queue || !m->st || !m->rate || !m->shared) {
     dma_free(m);
     return NULL;
   }
@@ -49,6 +54,8 @@ void dma_free(DmaModel *m) {
     }
   free(m->queue);
   free(m->st);
+  free(m->rate);
+  free(m->shared);
   free(m);
 }
 
@@ -67,6 +74,7 @@ void dma_submit(DmaModel *m, const DmaReq *r) {
   Xfer **tail = &m->queue[r->engine];
   while (*tail) tail = &(*tail)->next;
   *tail = x;
+  m->active++;
   DmaEngineStats *s = &m->st[r->engine];
   s->transfers++;
   s->bytes += (uint64_t)r->bytes;
@@ -76,8 +84,8 @@ void dma_submit(DmaModel *m, const DmaReq *r) {
 
 /* The rate of each engine's head transfer at the current moment. */
 static void rates(const DmaModel *m, double *rate) {
-  int hbm = 0, *shared = calloc((size_t)m->cores, sizeof(int));
-  if (!shared) abort();
+  int hbm = 0, *shared = m->shared;
+  memset(shared, 0, sizeof(int) * (size_t)(m->cores > 0 ? m->cores : 1));
   for (int e = 0; e < m->engines; e++) {
     const Xfer *x = m->queue[e];
     if (!x || x->start > m->now) continue;
@@ -93,7 +101,6 @@ static void rates(const DmaModel *m, double *rate) {
     if (x->r.shared && m->shared_bpc / shared[x->r.core] < r) r = m->shared_bpc / shared[x->r.core];
     rate[e] = r;
   }
-  free(shared);
 }
 
 /* The next moment something changes: a head finishes or a setup ends. */
@@ -109,18 +116,15 @@ static double next_change(const DmaModel *m, const double *rate) {
 }
 
 uint64_t dma_next_event(const DmaModel *m) {
-  double *rate = calloc((size_t)m->engines, sizeof *rate);
-  if (!rate) abort();
-  rates(m, rate);
-  double t = next_change(m, rate);
-  free(rate);
+  if (!m->active) return DMA_NEVER;
+  rates(m, m->rate);
+  double t = next_change(m, m->rate);
   if (!isfinite(t)) return DMA_NEVER;
   return (uint64_t)ceil(t - 1e-9);
 }
 
 int dma_advance(DmaModel *m, uint64_t until, int *tags, int max) {
-  double *rate = calloc((size_t)m->engines, sizeof *rate);
-  if (!rate) abort();
+  double *rate = m->rate;
   int done = 0;
   while (m->now < (double)until) {
     rates(m, rate);
@@ -143,10 +147,10 @@ int dma_advance(DmaModel *m, uint64_t until, int *tags, int max) {
       m->queue[e] = x->next;
       if (m->queue[e] && m->queue[e]->start < m->now) m->queue[e]->start = m->now; /* FIFO: the next starts now */
       free(x);
+      m->active--;
     }
     if (!isfinite(next_change(m, rate)) && c >= (double)until) break;
   }
-  free(rate);
   return done;
 }
 

@@ -8,15 +8,17 @@
 
 #define MAP_THRESHOLD (1u << 20) /* larger regions come from mmap */
 
+static size_t shadow_size(size_t n) { return (n + 7) / 8; }
+
 static bool alloc_region(Region *r, size_t size) {
   r->size = size;
-  size_t n = size ? size : 1;
+  size_t n = size ? size : 1, sn = shadow_size(n);
   if (n >= MAP_THRESHOLD) {
     void *b = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    void *d = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *d = mmap(NULL, sn, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (b == MAP_FAILED || d == MAP_FAILED) {
       if (b != MAP_FAILED) munmap(b, n);
-      if (d != MAP_FAILED) munmap(d, n);
+      if (d != MAP_FAILED) munmap(d, sn);
       return false;
     }
     r->bytes = b;
@@ -25,7 +27,7 @@ static bool alloc_region(Region *r, size_t size) {
     return true;
   }
   r->bytes = calloc(1, n);
-  r->defined = calloc(1, n);
+  r->defined = calloc(1, sn);
   return r->bytes && r->defined;
 }
 
@@ -57,7 +59,7 @@ static void init_region(Region *r, const RegionSpec *s) {
   int sz = dtype_size(s->dtype);
   if (s->init == 0) return; /* undefined: shadow stays 0 */
   if (s->init == 1) { /* zeros: calloc / mmap already zeroed the bytes */
-    memset(r->defined, 1, r->size);
+    mem_set_defined(r, 0, (int64_t)r->size, true);
     return;
   }
   for (int64_t i = 0; i < s->nelems; i++) {
@@ -70,7 +72,7 @@ static void init_region(Region *r, const RegionSpec *s) {
     }
     dtype_store(s->dtype, c, r->bytes + i * sz);
   }
-  memset(r->defined, 1, r->size);
+  mem_set_defined(r, 0, (int64_t)r->size, true);
 }
 
 static int count_for(InstScope sc, int cores, int subcores) {
@@ -110,7 +112,7 @@ void mem_free(MemSystem *m) {
       Region *g = &m->inst[r][i];
       if (g->mapped) {
         munmap(g->bytes, g->size);
-        munmap(g->defined, g->size);
+        munmap(g->defined, shadow_size(g->size));
       } else {
         free(g->bytes);
         free(g->defined);
@@ -132,4 +134,28 @@ Region *mem_region(MemSystem *m, int ref, int core, int subcore) {
   case INST_PER_SUBCORE: return &m->inst[ref][core * m->subcores + subcore];
   }
   return NULL;
+}
+
+bool mem_range_defined(const Region *g, int64_t off, int64_t n) {
+  for (int64_t b = off; b < off + n; b++) {
+    if (!(b & 7) && b + 8 <= off + n) { /* whole shadow bytes */
+      if (g->defined[b >> 3] != 0xff) return false;
+      b += 7;
+      continue;
+    }
+    if (!mem_defined(g, b)) return false;
+  }
+  return true;
+}
+
+void mem_set_defined(Region *g, int64_t off, int64_t n, bool v) {
+  for (int64_t b = off; b < off + n; b++) {
+    if (!(b & 7) && b + 8 <= off + n) {
+      g->defined[b >> 3] = v ? 0xff : 0;
+      b += 7;
+      continue;
+    }
+    if (v) g->defined[b >> 3] |= (uint8_t)(1u << (b & 7));
+    else g->defined[b >> 3] &= (uint8_t)~(1u << (b & 7));
+  }
 }

@@ -6,7 +6,7 @@
  * Region: its bytes and a shadow byte per byte saying whether it holds a
  * defined value (SPEC §7.9, §9.1).  Large regions are reserved with mmap
  * and no swap reservation, so a multi-gigabyte HBM ref costs only the pages
- * a kernel touches. */
+ * a kernel touches; the shadow is a bitmap (an eighth of the bytes). */
 #ifndef SC_MEMORY_H
 #define SC_MEMORY_H
 
@@ -33,7 +33,7 @@ typedef struct {
 
 typedef struct {
   uint8_t *bytes;
-  uint8_t *defined;    /* 1 where the byte holds a defined value */
+  uint8_t *defined;    /* bitmap: bit b set where byte b holds a defined value */
   size_t size;         /* bytes */
   bool mapped;
   Dtype dtype;
@@ -46,6 +46,11 @@ typedef struct {
   const RegionSpec *specs;
   Region **inst;       /* inst[ref]: array of instances */
 } MemSystem;
+
+static inline bool mem_defined(const Region *g, int64_t off) { return (g->defined[off >> 3] >> (off & 7)) & 1; }
+/* Whether bytes [off, off + n) are all defined. */
+bool mem_range_defined(const Region *g, int64_t off, int64_t n);
+void mem_set_defined(Region *g, int64_t off, int64_t n, bool v);
 
 /* Builds every instance and applies the inits; false on allocation failure. */
 bool mem_init(MemSystem *m, const RegionSpec *specs, int nrefs, int cores, int subcores);

@@ -97,6 +97,7 @@ static void join(uint32_t *dst, const uint32_t *src, int n) {
 }
 
 int race_dma_start(RaceDetector *r, int sub) {
+  if (!r) return -1;
   r->dma = grow(r->dma, &r->capdma, r->ndma + 1, sizeof *r->dma);
   DmaThread *d = &r->dma[r->ndma];
   d->issuer = sub;
@@ -109,29 +110,36 @@ int race_dma_start(RaceDetector *r, int sub) {
 }
 
 void race_dma_retire(RaceDetector *r, int dma, int sub) {
+  if (!r || dma < 0) return;
   tick(r, sub);
   r->dma[dma].wait_clock = vc_of(r, sub)[sub];
 }
 
 int race_slot(RaceDetector *r) {
+  if (!r) return 0;
   r->slots = grow(r->slots, &r->capslots, (r->nslots + 1) * r->nsub, sizeof(uint32_t));
   return r->nslots++;
 }
 
 void race_release(RaceDetector *r, int sub, int slot) {
+  if (!r) return;
   join(r->slots + (size_t)slot * (size_t)r->nsub, vc_of(r, sub), r->nsub);
   tick(r, sub);
 }
 
-void race_acquire(RaceDetector *r, int sub, int slot) { join(vc_of(r, sub), r->slots + (size_t)slot * (size_t)r->nsub, r->nsub); }
+void race_acquire(RaceDetector *r, int sub, int slot) {
+  if (r) join(vc_of(r, sub), r->slots + (size_t)slot * (size_t)r->nsub, r->nsub);
+}
 
 void race_barrier_arrive(RaceDetector *r, int sub, int gen) {
+  if (!r) return;
   uint32_t *a = r->barrier + ((size_t)(gen & 1) * (size_t)r->nsub + (size_t)sub) * (size_t)r->nsub;
   memcpy(a, vc_of(r, sub), sizeof(uint32_t) * (size_t)r->nsub);
   tick(r, sub);
 }
 
 void race_barrier_leave(RaceDetector *r, int sub, int gen, int first, int n) {
+  if (!r) return;
   for (int k = first; k < first + n; k++)
     join(vc_of(r, sub), r->barrier + ((size_t)(gen & 1) * (size_t)r->nsub + (size_t)k) * (size_t)r->nsub, r->nsub);
 }
@@ -267,9 +275,10 @@ static bool access_byte(RaceDetector *r, Shadow *s, uint32_t tag, const RaceAcce
   return true;
 }
 
-uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) { return new_tag(r, a, sub); }
+uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) { return r ? new_tag(r, a, sub) : 0; }
 
 bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n, RaceReport *rep) {
+  if (!r || !tag) return true;
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
   for (int64_t b = off; b < off + n; b++) {

@@ -9,6 +9,7 @@
  * that wait).  Shadow state per byte: the last write and the reads since,
  * kept as an antichain (a read ordered before a newer read is dropped), so
  * the detector is exact for any mesh, with no sampling.
+ * A NULL detector (races not checked) accepts every call and does nothing.
  * Atomic read-modify-writes (fetch_and_add, add DMAs) do not race with
  * each other. */
 #ifndef SC_RACE_H

@@ -44,6 +44,7 @@ typedef struct {
   BlockKind blocked;
   uint64_t block_start;
   int sync_tag;        /* a sync_copy waiting for its transfer, or -1 */
+  Value tmp;           /* scratch: results are built here, then swapped in */
 } Sc;
 
 /* What a DMA does when its last byte lands. */
@@ -77,11 +78,14 @@ typedef struct {
   } *semslots;       /* the race detector's object for each semaphore */
   int nsemslots, capsemslots;
   uint32_t dma_read_tag, dma_write_tag; /* the DMA being enqueued */
+  struct EV *cache;  /* per view: its resolution, when it has no register operands */
+  uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached */
+  bool no_log, no_races;
 } Eng;
 
 /* A view with its operands read: per level the evaluated starts/sizes and
  * the shape below (lvl[0] is the ref). */
-typedef struct {
+typedef struct EV {
   const VDesc *vd;
   Region *reg;
   int rank[MAX_TRANSFORMS + 1];
@@ -91,6 +95,12 @@ typedef struct {
   int64_t n;
   int top;
   char why[300];
+  /* The fast path: when every level is an integer/slice indexer, a
+   * same-width bitcast or a reshape of a dense view, and every level is in
+   * bounds, element i sits at base + sum(idx_d * bstride_d) (bytes). */
+  bool affine;
+  int arank;
+  int64_t base, adim[MAX_RANK], bstride[MAX_RANK];
 } EV;
 
 typedef struct {
@@ -130,11 +140,72 @@ static bool operand_value(Eng *E, Sc *s, const Instr *in, Operand o, int64_t *ou
 }
 
 /* ---- views ---------------------------------------------------------------- */
-static bool ev_resolve(Eng *E, Sc *s, const Instr *in, int view, int core, int subcore, EV *ev) {
+/* One INDEX level of the affine form; false when it leaves the fast path. */
+static bool affine_index(EV *ev, int k) {
+  const Level *lv = &ev->vd->lev[k];
+  if (lv->int_rank) return false;
+  int64_t dim[MAX_RANK], st[MAX_RANK];
+  int r = 0, si = 0;
+  for (int d = 0; d < lv->n; d++) {
+    int64_t start = ev->start[k][d];
+    if (lv->ek[d] != IX_SLICE) {
+      if (start < 0 || start >= ev->adim[d]) return false;
+      ev->base += start * ev->bstride[d];
+      continue;
+    }
+    int64_t size = ev->lvl[k + 1][si++];
+    if (size > 0 && (start < 0 || start + (size - 1) * lv->stride[d] >= ev->adim[d])) return false;
+    ev->base += start * ev->bstride[d];
+    dim[r] = size;
+    st[r++] = ev->bstride[d] * lv->stride[d];
+  }
+  ev->arank = r;
+  memcpy(ev->adim, dim, sizeof dim);
+  memcpy(ev->bstride, st, sizeof st);
+  return true;
+}
+
+static bool affine_reshape(EV *ev, int k) {
+  int64_t esize = dtype_size(ev->dt[k]), want = esize;
+  for (int d = ev->arank - 1; d >= 0; d--) { /* dense row-major only */
+    if (ev->adim[d] != 1 && ev->bstride[d] != want) return false;
+    want *= ev->adim[d];
+  }
+  const Level *lv = &ev->vd->lev[k];
+  ev->arank = lv->rank;
+  int64_t b = esize;
+  for (int d = lv->rank - 1; d >= 0; d--) {
+    ev->adim[d] = lv->shape[d];
+    ev->bstride[d] = b;
+    b *= lv->shape[d];
+  }
+  return true;
+}
+
+static void ev_affine(EV *ev) {
+  ev->affine = false;
+  ev->base = 0;
+  ev->arank = ev->rank[0];
+  int64_t b = dtype_size(ev->dt[0]);
+  for (int d = ev->arank - 1; d >= 0; d--) {
+    ev->adim[d] = ev->lvl[0][d];
+    ev->bstride[d] = b;
+    b *= ev->lvl[0][d];
+  }
+  for (int k = 0; k < ev->vd->nlev; k++) {
+    const Level *lv = &ev->vd->lev[k];
+    bool ok = lv->kind == TR_INDEX     ? affine_index(ev, k)
+              : lv->kind == TR_RESHAPE ? affine_reshape(ev, k)
+                                       : dtype_size(ev->dt[k]) == dtype_size(lv->dtype);
+    if (!ok) return;
+  }
+  ev->affine = true;
+}
+
+static bool ev_resolve_full(Eng *E, Sc *s, const Instr *in, int view, EV *ev) {
   const VDesc *vd = &E->c->views[view];
-  memset(ev, 0, sizeof *ev);
   ev->vd = vd;
-  ev->reg = mem_region(&E->r->mem, vd->ref->index, core, subcore);
+  ev->why[0] = '\0';
   ev->rank[0] = vd->ref->rank;
   memcpy(ev->lvl[0], vd->ref->shape, sizeof ev->lvl[0]);
   ev->dt[0] = vd->ref->dtype;
@@ -157,6 +228,48 @@ static bool ev_resolve(Eng *E, Sc *s, const Instr *in, int view, int core, int s
   ev->top = vd->nlev;
   ev->n = 1;
   for (int d = 0; d < ev->rank[ev->top]; d++) ev->n *= ev->lvl[ev->top][d];
+  ev_affine(ev);
+  return true;
+}
+
+static bool static_view(const VDesc *vd) {
+  for (int k = 0; k < vd->nlev; k++)
+    for (int d = 0; d < vd->lev[k].n; d++)
+      if (vd->lev[k].start[d].reg >= 0 || vd->lev[k].size[d].reg >= 0) return false;
+  return true;
+}
+
+/* Reads a view's operands.  A view without register operands resolves the
+ * same way every time: it is resolved once and copied (only its instance
+ * changes with the subcore). */
+static bool ev_resolve(Eng *E, Sc *s, const Instr *in, int view, int core, int subcore, EV *ev) {
+  const VDesc *vd = &E->c->views[view];
+  if (E->cache_state[view] == 0) E->cache_state[view] = static_view(vd) ? 1 : 2;
+  if (E->cache_state[view] == 1) {
+    if (!ev_resolve_full(E, s, in, view, &E->cache[view])) return false;
+    E->cache_state[view] = 3;
+  }
+  if (E->cache_state[view] == 3) {
+    const EV *c = &E->cache[view];
+    ev->vd = vd;
+    ev->top = c->top;
+    ev->n = c->n;
+    ev->affine = c->affine;
+    if (c->affine) { /* the fast path needs only these */
+      ev->arank = c->arank;
+      ev->base = c->base;
+      memcpy(ev->adim, c->adim, sizeof(int64_t) * (size_t)c->arank);
+      memcpy(ev->bstride, c->bstride, sizeof(int64_t) * (size_t)c->arank);
+      ev->dt[ev->top] = c->dt[c->top];
+      ev->rank[ev->top] = c->rank[c->top];
+      memcpy(ev->lvl[ev->top], c->lvl[c->top], sizeof ev->lvl[0]);
+    } else {
+      *ev = *c;
+    }
+  } else if (!ev_resolve_full(E, s, in, view, ev)) {
+    return false;
+  }
+  ev->reg = mem_region(&E->r->mem, vd->ref->index, core, subcore);
   return true;
 }
 
@@ -208,6 +321,17 @@ static int64_t to_flat(int rank, const int64_t *shape, const int64_t *idx) {
 }
 
 static bool ev_parts(EV *ev, int64_t elem, Part *parts, int *np) {
+  if (ev->affine) {
+    int64_t off = ev->base;
+    for (int d = ev->arank - 1; d >= 0; d--) {
+      int64_t n = ev->adim[d] > 0 ? ev->adim[d] : 1;
+      off += (elem % n) * ev->bstride[d];
+      elem /= n;
+    }
+    parts[0] = (Part){off, dtype_size(ev->dt[ev->top])};
+    *np = 1;
+    return true;
+  }
   Work stack[MAX_PARTS];
   int sp = 0;
   *np = 0;
@@ -261,13 +385,14 @@ static Cell ev_read(EV *ev, const Part *pt, int np, uint8_t *def) {
   for (int i = 0; i < np; i++)
     for (int j = 0; j < pt[i].n; j++) {
       b[k++] = ev->reg->bytes[pt[i].off + j];
-      *def &= ev->reg->defined[pt[i].off + j] ? 1 : 0;
+      *def &= mem_defined(ev->reg, pt[i].off + j);
     }
   return dtype_load(ev->dt[ev->top], b);
 }
 
 static void ev_write(Eng *E, EV *ev, const Part *pt, int np, Cell c) {
   uint8_t b[16];
+  for (int i = 0; i < np; i++) mem_set_defined(ev->reg, pt[i].off, pt[i].n, true);
   Dtype t = ev->dt[ev->top];
   if (t == DT_BFLOAT16 && E->c->mutant == MUT_BF16_TRUNCATE) {
     float f = (float)c.f;
@@ -282,7 +407,6 @@ static void ev_write(Eng *E, EV *ev, const Part *pt, int np, Cell c) {
   for (int i = 0; i < np; i++)
     for (int j = 0; j < pt[i].n; j++) {
       ev->reg->bytes[pt[i].off + j] = b[k++];
-      ev->reg->defined[pt[i].off + j] = 1;
     }
 }
 
@@ -330,6 +454,7 @@ static bool race_fault(Eng *E, const RaceReport *rep) {
 }
 
 static bool race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, int np) {
+  if (!tag) return true;
   RaceReport rep;
   for (int i = 0; i < np; i++)
     if (!race_bytes(E->rd, tag, g, pt[i].off, pt[i].n, &rep)) return race_fault(E, &rep);
@@ -366,6 +491,14 @@ static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_
 
 /* ---- arithmetic --------------------------------------------------------- */
 static void set_reg(Sc *s, int r) { s->written[r] = 1; }
+
+/* The scratch value becomes register r (no copy, no allocation). */
+static void swap_in(Sc *s, int r) {
+  Value v = s->reg[r];
+  s->reg[r] = s->tmp;
+  s->tmp = v;
+  set_reg(s, r);
+}
 
 /* ---- timing helpers (the costs are the chip table's, sim/chips.h) ---------- */
 static const ChipParams *cp(const Eng *E) { return &E->p->params; }
@@ -429,22 +562,19 @@ static bool x_binary(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   Value *a = rd(E, s, in, in->a, &ok), *b = ok ? rd(E, s, in, in->b, &ok) : NULL;
   if (!ok) return false;
-  Value t = {0};
+  Value *t = &s->tmp;
   const Value *big = a->n >= b->n ? a : b;
-  val_shape(&t, in->ty, big->rank, big->shape);
-  for (int64_t i = 0; i < t.n; i++) {
+  val_shape(t, in->ty, big->rank, big->shape);
+  for (int64_t i = 0; i < t->n; i++) {
     int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
-    t.def[i] = a->def[ia] && b->def[ib];
-    if (!t.def[i]) continue;
+    t->def[i] = a->def[ia] && b->def[ib];
+    if (!t->def[i]) continue;
     Cell x = alu_convert(a->dtype, in->uty, a->v[ia]), y = alu_convert(b->dtype, in->uty, b->v[ib]);
-    if (alu_binary(in->sub, in->uty, in->ty, x, y, &t.v[i]) == ALU_DIVZERO) {
-      val_free(&t);
+    if (alu_binary(in->sub, in->uty, in->ty, x, y, &t->v[i]) == ALU_DIVZERO) {
       return efault(E, s, in, FAULT_DIVZERO, "integer division by zero");
     }
   }
-  val_copy(&s->reg[in->d], &t);
-  val_free(&t);
-  set_reg(s, in->d);
+  swap_in(s, in->d);
   return true;
 }
 
@@ -452,15 +582,13 @@ static bool x_unary(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   Value *a = rd(E, s, in, in->a, &ok);
   if (!ok) return false;
-  Value t = {0};
-  val_shape(&t, in->ty, a->rank, a->shape);
+  Value *t = &s->tmp;
+  val_shape(t, in->ty, a->rank, a->shape);
   for (int64_t i = 0; i < a->n; i++) {
-    t.def[i] = a->def[i];
-    t.v[i] = in->sub == OP_NOT ? alu_unary(OP_NOT, a->dtype, a->v[i]) : alu_unary(in->sub, in->ty, alu_convert(a->dtype, in->ty, a->v[i]));
+    t->def[i] = a->def[i];
+    t->v[i] = in->sub == OP_NOT ? alu_unary(OP_NOT, a->dtype, a->v[i]) : alu_unary(in->sub, in->ty, alu_convert(a->dtype, in->ty, a->v[i]));
   }
-  val_copy(&s->reg[in->d], &t);
-  val_free(&t);
-  set_reg(s, in->d);
+  swap_in(s, in->d);
   return true;
 }
 
@@ -473,53 +601,50 @@ static bool x_select(Eng *E, Sc *s, const Instr *in) {
   const Value *big = a;
   if (b->n > big->n) big = b;
   if (m && m->n > big->n) big = m;
-  Value t = {0};
-  val_shape(&t, in->ty, big->rank, big->shape);
-  for (int64_t i = 0; i < t.n; i++) {
+  Value *t = &s->tmp;
+  val_shape(t, in->ty, big->rank, big->shape);
+  for (int64_t i = 0; i < t->n; i++) {
     int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
     Cell x = alu_convert(a->dtype, in->uty, a->v[ia]), y = alu_convert(b->dtype, in->uty, b->v[ib]);
     if (w) {
       int64_t im = m->n == 1 ? 0 : i;
       bool pick = alu_truthy(m->dtype, m->v[im]);
-      t.v[i] = pick ? x : y;
-      t.def[i] = m->def[im] && (pick ? a->def[ia] : b->def[ib]);
+      t->v[i] = pick ? x : y;
+      t->def[i] = m->def[im] && (pick ? a->def[ia] : b->def[ib]);
       continue;
     }
     bool nan = dtype_is_float(in->uty) && (x.f != x.f || y.f != y.f);
     Cell gt;
     alu_binary(OP_GT, in->uty, DT_BOOL, x, y, &gt);
-    t.v[i] = nan ? (x.f != x.f ? x : y) : ((gt.i != 0) == (in->imm == 1) ? x : y);
-    t.def[i] = a->def[ia] && b->def[ib];
+    t->v[i] = nan ? (x.f != x.f ? x : y) : ((gt.i != 0) == (in->imm == 1) ? x : y);
+    t->def[i] = a->def[ia] && b->def[ib];
   }
-  val_copy(&s->reg[in->d], &t);
-  val_free(&t);
-  set_reg(s, in->d);
+  swap_in(s, in->d);
   return true;
 }
 
 static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
-  Value *d = &s->reg[in->d];
-  Value t = {0};
+  Value *t = &s->tmp;
   if (in->op == I_CONST) {
-    val_scalar(&t, in->ty, in->ty == DT_FLOAT64 ? (Cell){.f = in->fimm} : (Cell){.i = in->imm});
+    val_scalar(t, in->ty, in->ty == DT_FLOAT64 ? (Cell){.f = in->fimm} : (Cell){.i = in->imm});
   } else if (in->op == I_COORD) {
-    val_scalar(&t, DT_INT32, (Cell){.i = in->imm ? s->subcore : s->core});
+    val_scalar(t, DT_INT32, (Cell){.i = in->imm ? s->subcore : s->core});
   } else if (in->op == I_IOTA) {
     int64_t n = in->imm;
-    val_shape(&t, DT_INT32, 1, &n);
-    for (int64_t i = 0; i < n; i++) t.v[i].i = i + (E->c->mutant == MUT_IOTA_FROM_ONE), t.def[i] = 1;
+    val_shape(t, DT_INT32, 1, &n);
+    for (int64_t i = 0; i < n; i++) t->v[i].i = i + (E->c->mutant == MUT_IOTA_FROM_ONE), t->def[i] = 1;
   } else if (in->op != I_FROM_ELEMENTS) {
     Value *a = rd(E, s, in, in->a, &ok);
     if (!ok) return false;
     if (in->op == I_MOV) {
-      val_copy(&t, a);
+      val_copy(t, a);
     } else if (in->op == I_CAST) {
-      val_shape(&t, in->ty, a->rank, a->shape);
-      for (int64_t i = 0; i < a->n; i++) t.v[i] = alu_convert(a->dtype, in->ty, a->v[i]), t.def[i] = a->def[i];
+      val_shape(t, in->ty, a->rank, a->shape);
+      for (int64_t i = 0; i < a->n; i++) t->v[i] = alu_convert(a->dtype, in->ty, a->v[i]), t->def[i] = a->def[i];
     } else if (in->op == I_BROADCAST) {
-      val_shape(&t, in->ty, in->rank, in->shape);
-      for (int64_t i = 0; i < t.n; i++) t.v[i] = alu_convert(a->dtype, in->ty, a->v[0]), t.def[i] = a->def[0];
+      val_shape(t, in->ty, in->rank, in->shape);
+      for (int64_t i = 0; i < t->n; i++) t->v[i] = alu_convert(a->dtype, in->ty, a->v[0]), t->def[i] = a->def[0];
     } else {
       int64_t off = 0;
       for (int k = 0; k < in->rank; k++) {
@@ -528,32 +653,30 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
       }
       int64_t inner = 1;
       for (int k = in->rank; k < a->rank; k++) inner *= a->shape[k];
-      val_shape(&t, a->dtype, a->rank - in->rank, a->shape + in->rank);
-      memcpy(t.v, a->v + off * inner, sizeof(Cell) * (size_t)inner);
-      memcpy(t.def, a->def + off * inner, (size_t)inner);
+      val_shape(t, a->dtype, a->rank - in->rank, a->shape + in->rank);
+      memcpy(t->v, a->v + off * inner, sizeof(Cell) * (size_t)inner);
+      memcpy(t->def, a->def + off * inner, (size_t)inner);
     }
   } else {
     for (int64_t k = 0; k < in->imm; k++) {
       Value *it = rd(E, s, in, in->a + (int)k, &ok);
-      if (!ok) return val_free(&t), false;
+      if (!ok) return false;
       if (k == 0) {
         int64_t shape[MAX_RANK];
         shape[0] = in->imm;
         memcpy(shape + 1, it->shape, sizeof(int64_t) * (size_t)it->rank);
-        val_shape(&t, in->ty, it->rank + 1, shape);
+        val_shape(t, in->ty, it->rank + 1, shape);
       }
-      for (int64_t i = 0; i < it->n; i++) t.v[k * it->n + i] = alu_convert(it->dtype, in->ty, it->v[i]), t.def[k * it->n + i] = it->def[i];
+      for (int64_t i = 0; i < it->n; i++) t->v[k * it->n + i] = alu_convert(it->dtype, in->ty, it->v[i]), t->def[k * it->n + i] = it->def[i];
     }
   }
-  val_copy(d, &t);
-  val_free(&t);
-  set_reg(s, in->d);
+  swap_in(s, in->d);
   return true;
 }
 
 /* ---- memory instructions ------------------------------------------------- */
 static void log_value(Eng *E, Sc *s, const Instr *in, char kind, const Value *v) {
-  if (kind) run_log(&E->r->logs[s->idx], in->op_id, (EventKind)kind, v);
+  if (kind && !E->no_log) run_log(&E->r->logs[s->idx], in->op_id, (EventKind)kind, v);
 }
 
 static bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
@@ -626,11 +749,13 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     ev_write(E, &ev, pt, np, c);
   }
   Value after = {0};
-  if (!load_all(E, s, in, &ev, &after, 0)) return val_free(&after), false;
-  if (in->log) log_value(E, s, in, in->log, &after);
+  if ((in->log && !E->no_log) || E->trace) {
+    if (!load_all(E, s, in, &ev, &after, 0)) return val_free(&after), false;
+    log_value(E, s, in, in->log, &after);
+  }
   s->cost = in->op == I_STORE ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, ev.n, t) * (uint64_t)cp(E)->vector_issue_cycles;
   count_access(E, ev.vd->ref->space, ev.n * dtype_size(t), true);
-  trace_access(E, s, in, &ev, NULL, &after, s->cost);
+  trace_access(E, s, in, &ev, NULL, after.n ? &after : NULL, s->cost);
   val_free(&after);
   return true;
 }
@@ -735,7 +860,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
   if (sdef) {
     ev_write(E, dst, dp, nd, c);
   } else {
-    for (int i = 0; i < nd; i++) memset(dst->reg->defined + dp[i].off, 0, (size_t)dp[i].n);
+    for (int i = 0; i < nd; i++) mem_set_defined(dst->reg, dp[i].off, dp[i].n, false);
   }
   return true;
 }
@@ -1242,8 +1367,11 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   double clock = q->clock_hz > 0 ? (double)q->clock_hz : 1e9;
   E->dm = dma_new(E->nsub, (int)p->mesh_cores, (double)q->dma_bytes_per_cycle, (double)q->hbm_bytes_per_second / clock,
                   (double)q->vmem_shared_bytes_per_cycle, (uint64_t)q->dma_setup_cycles);
-  E->rd = race_new(E->nsub);
-  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && E->rd && run_mem_init(p, &out->mem);
+  E->rd = E->no_races ? NULL : race_new(E->nsub);
+  E->cache = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cache);
+  E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
+  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state &&
+            run_mem_init(p, &out->mem);
   size_t nr = (size_t)(c->nregs ? c->nregs : 1);
   for (int i = 0; ok && i < E->nsub; i++) {
     Sc *s = &E->sc[i];
@@ -1300,6 +1428,8 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   E.max_ops = lim && lim->max_ops ? lim->max_ops * 8 : RUN_DEFAULT_MAX_OPS * 8;
   E.max_cycles = lim ? lim->max_cycles : 0;
   E.trace = lim ? lim->trace : NULL;
+  E.no_log = lim && lim->no_log;
+  E.no_races = lim && lim->no_races;
   out->nsub = E.nsub;
   if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
   else {
@@ -1313,10 +1443,13 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
     free(E.sc[i].reg);
     free(E.sc[i].written);
     free(E.sc[i].ready);
+    val_free(&E.sc[i].tmp);
   }
   free(E.sc);
   free(E.dmas);
   free(E.semslots);
+  free(E.cache);
+  free(E.cache_state);
   dma_free(E.dm);
   race_free(E.rd);
   out->stats.host_seconds = (double)(clock() - host0) / CLOCKS_PER_SEC;

@@ -24,7 +24,7 @@ enum { EXIT_OK = 0, EXIT_REJECTED = 1, EXIT_INVALID = 2, EXIT_MISMATCH = 3, EXIT
 typedef struct {
   const char *cmd; /* run, check, lower, diff */
   const char *path;
-  bool json;
+  bool json, no_verify, no_races;
   Mutant mutant;
   uint64_t max_ops, max_cycles, max_mismatches, trace_max_bytes;
   const char *stats, *trace, *trace_format, *trace_window, *trace_filter, *mutate;
@@ -40,6 +40,8 @@ static const struct {
   const char *help;
 } options[] = {
     {"--json", OPT_FLAG, offsetof(Options, json), "the outcome as one JSON object on standard output"},
+    {"--no-verify", OPT_FLAG, offsetof(Options, no_verify), "run the engine only: no reference run, no comparison (expectations still hold)"},
+    {"--no-races", OPT_FLAG, offsetof(Options, no_races), "skip race detection"},
     {"--mutate", OPT_TEXT, offsetof(Options, mutate), "NAME: run a deliberately wrong lowering (--list-mutants)"},
     {"--max-ops", OPT_COUNT, offsetof(Options, max_ops), "N: stop a run after N operations (fault limit)"},
     {"--max-cycles", OPT_COUNT, offsetof(Options, max_cycles), "N: stop a run after N simulated cycles (fault limit)"},
@@ -338,7 +340,7 @@ static void json_region(const Ref *ref, Region *g) {
   for (int64_t e = 0; e < ref->nelems; e++) {
     v.v[e] = dtype_load(ref->dtype, g->bytes + e * sz);
     v.def[e] = 1;
-    for (int b = 0; b < sz; b++) v.def[e] &= g->defined[e * sz + b] ? 1 : 0;
+    v.def[e] = mem_range_defined(g, e * sz, sz);
   }
   int64_t i = 0;
   json_array(ref->dtype, v.v, v.def, ref->rank, ref->shape, &i);
@@ -393,7 +395,7 @@ static int run_program(Program *p, const Options *o) {
   bool bad;
   TraceSink *trace = open_trace(o, p, &d, &bad);
   if (bad) return report(o, &d);
-  RunLimits lim = {o->max_ops, o->max_cycles, trace};
+  RunLimits lim = {o->max_ops, o->max_cycles, trace, o->no_verify, o->no_races};
   int rc = EXIT_OK;
   if (p->lowered) { /* the user's lowering (PROGRAM_FORMAT.md, Differential testing) */
     if (!asm_parse(p, p->lowered, p->lowered_loc, &code, &d) || !asm_verify(&code, &d)) {
@@ -405,15 +407,19 @@ static int run_program(Program *p, const Options *o) {
   } else {
     lower_program(p, o->mutant, &code, &d);
   }
-  reference_run(p, &lim, &ref);
+  if (o->no_verify) memset(&ref, 0, sizeof ref);
+  else reference_run(p, &lim, &ref);
   engine_run(p, &code, &lim, &eng);
   VerifyStats st = {0, 0, 0, 0, NULL};
   if (!strcmp(o->cmd, "diff")) {
     st.max_list = o->max_mismatches ? (o->max_mismatches < VERIFY_MAX_LIST ? (int)o->max_mismatches : VERIFY_MAX_LIST) : 10;
     st.list = calloc((size_t)st.max_list, sizeof *st.list);
   }
-  if (ref.faulted || eng.faulted) rc = fault_outcome(o, &ref, &eng);
-  else if (!verify_runs(p, &ref, &eng, &d, &st)) rc = report(o, &d);
+  if (o->no_verify && eng.faulted) {
+    verify_fault_diag(&eng, &d);
+    rc = report(o, &d);
+  } else if (ref.faulted || eng.faulted) rc = fault_outcome(o, &ref, &eng);
+  else if (!o->no_verify && !verify_runs(p, &ref, &eng, &d, &st)) rc = report(o, &d);
   else if (!verify_expect_refs(p, &eng, &d) || !cycles_ok(p, &eng, &d)) rc = report(o, &d);
   if (trace && !trace_close(trace, &d) && rc == EXIT_OK) rc = report(o, &d);
   if (o->stats && !stats_write(o->stats, p, &eng, &d) && rc == EXIT_OK) rc = report(o, &d);

@@ -433,7 +433,7 @@ static bool read_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell *c, ui
   for (int i = 0; i < np; i++)
     for (int j = 0; j < pc[i].n; j++, k++) {
       buf[k] = g->bytes[pc[i].off + j];
-      d &= g->defined[pc[i].off + j] != 0;
+      d &= mem_defined(g, pc[i].off + j);
     }
   *c = dtype_load(t, buf);
   *def = d;
@@ -444,10 +444,10 @@ static void write_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell c) {
   uint8_t buf[16];
   dtype_store(t, c, buf);
   int k = 0;
+  for (int i = 0; i < np; i++) mem_set_defined(g, pc[i].off, pc[i].n, true);
   for (int i = 0; i < np; i++)
     for (int j = 0; j < pc[i].n; j++, k++) {
       g->bytes[pc[i].off + j] = buf[k];
-      g->defined[pc[i].off + j] = 1;
     }
 }
 
@@ -736,7 +736,7 @@ static void apply_pending(Pending *pd) {
     if (def) write_pieces(pd->dst, pd->dtype, pd->dp + i * MAX_PIECES, pd->ndp[i], c);
     else { /* DMAs copy definedness (§9.1) */
       const Piece *p = pd->dp + i * MAX_PIECES;
-      for (int k = 0; k < pd->ndp[i]; k++) memset(pd->dst->defined + p[k].off, 0, (size_t)p[k].n);
+      for (int k = 0; k < pd->ndp[i]; k++) mem_set_defined(pd->dst, p[k].off, p[k].n, false);
     }
     (void)sz;
   }

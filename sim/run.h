@@ -98,6 +98,8 @@ typedef struct {
   uint64_t max_ops;  /* per run; 0: the default */
   uint64_t max_cycles; /* engine only; 0: unbounded */
   struct TraceSink *trace; /* engine only: where events go, or NULL */
+  bool no_log;       /* engine only: keep no event log (nothing verifies it) */
+  bool no_races;     /* engine only: skip race detection */
 } RunLimits;
 
 #define RUN_DEFAULT_MAX_OPS 50000000ULL

@@ -112,7 +112,8 @@ static bool compare_memory(const Program *p, const RunResult *ref, const RunResu
       for (int64_t e = 0; e < rf->nelems; e++) {
         const uint8_t *ab = a->bytes + e * sz, *bb = b->bytes + e * sz;
         bool adef = true, bdef = true;
-        for (int k = 0; k < sz; k++) adef &= a->defined[e * sz + k] != 0, bdef &= b->defined[e * sz + k] != 0;
+        adef = mem_range_defined(a, e * sz, sz);
+        bdef = mem_range_defined(b, e * sz, sz);
         if (!adef) continue;
         if (bdef && !memcmp(ab, bb, (size_t)sz)) {
           st->matched++;
@@ -177,7 +178,7 @@ static bool check_instance(const Program *p, int k, const Ref *ref, Region *g, C
   for (int64_t e = 0; e < ref->nelems; e++) {
     Cell want = cells[n == 1 ? 0 : e];
     bool def = true;
-    for (int b = 0; b < sz; b++) def &= g->defined[e * sz + b] != 0;
+    def = mem_range_defined(g, e * sz, sz);
     Cell got = dtype_load(ref->dtype, g->bytes + e * sz);
     if (def && alu_equal(ref->dtype, got, want)) continue;
     char name[160], a[64], b[64], msg[600];
