@@ -49,7 +49,7 @@
   X(BARRIER, "tpu.barrier", "", "block until every vector subcore of the core arrives")          \
   X(FETCH_AND_ADD, "tpu.fetch_and_add_sync", "DVAB", "d := view on subcore b; view += a (atomic)") \
   X(FOR, "scf.for", "DABCJ", "d := a; loop while d < b (step c); exit to J")                     \
-  X(ENDFOR, "scf.yield", "DCJ", "d += c; back to J (the FOR)")                                   \
+  X(ENDFOR, "scf.yield", "DCJ", "d += c; while d is in range (hi b), jump to J (the body's first instruction)")                                   \
   X(BRANCH_IF_FALSE, "scf.if", "AJ", "if not a: jump to J")                                      \
   X(JUMP, "cf.br", "J", "jump to J")                                                             \
   X(EXPECT, "sc.expect", "AB", "every lane of a equals b (broadcast)")                          \

@@ -87,13 +87,21 @@ typedef struct {
   const char *s;
   size_t pos;
   Loc at;       /* the position of s[0] */
+  const Loc *map; /* or the position of every byte */
   Loc line0;    /* position of the current line's start */
   Diag *d;
   bool failed;
   Code *c;
 } Asm;
 
-static Loc here(const Asm *A) { return expr_loc_at(A->s, A->at, A->pos); }
+static Loc here(const Asm *A) { return A->map ? A->map[A->pos] : expr_loc_at(A->s, A->at, A->pos); }
+
+static bool afail(Asm *A, const char *fmt, const char *arg);
+
+static bool afail_at(Asm *A, size_t pos, const char *fmt, const char *arg) {
+  A->pos = pos;
+  return afail(A, fmt, arg);
+}
 
 static bool afail(Asm *A, const char *fmt, const char *arg) {
   if (A->failed) return false;
@@ -191,10 +199,17 @@ static bool slice_level(Asm *A, Level *lv, int rank, const int64_t *shape, Dtype
 static bool parse_view(Asm *A) {
   int64_t id;
   char name[128];
-  if (!lit(A, "v") || !number(A, &id) || !lit(A, "=") || !word(A, name, sizeof name)) return afail(A, "expected 'view vN = REF ...'%s", "");
-  if (id != A->c->nviews) return afail(A, "views are numbered from v0 in order%s", "");
+  sp(A);
+  size_t vpos = A->pos;
+  if (!lit(A, "v") || !number(A, &id) || !lit(A, "=")) return afail(A, "expected 'view vN = REF ...'%s", "");
+  if (id != A->c->nviews) return afail_at(A, vpos, "views are numbered from v0 in order%s", "");
+  sp(A);
+  size_t rpos = A->pos;
+  while (isalnum((unsigned char)A->s[A->pos]) || A->s[A->pos] == '_') A->pos++; /* a ref name has no dots */
+  if (A->pos == rpos || A->pos - rpos >= sizeof name) return afail(A, "expected a ref name%s", "");
+  snprintf(name, sizeof name, "%.*s", (int)(A->pos - rpos), A->s + rpos);
   const Ref *r = program_ref(A->p, name);
-  if (!r) return afail(A, "unknown ref '%s'", name);
+  if (!r) return afail_at(A, rpos, "unknown ref '%s'", name);
   VDesc vd;
   memset(&vd, 0, sizeof vd);
   vd.ref = r;
@@ -377,8 +392,12 @@ static bool parse_instr(Asm *A) {
     char c = A->s[A->pos];
     if (!c || c == '\n' || c == '#' || c == ';') break;
     char key[32];
+    size_t kpos = A->pos;
     if (!word(A, key, sizeof key) || !lit(A, "=")) return afail(A, "expected key=value%s", "");
-    if (!parse_field(A, in, key)) return false;
+    if (!parse_field(A, in, key)) {
+      if (!strncmp(A->d->message, "unknown field", 13)) A->d->loc = A->map ? A->map[kpos] : expr_loc_at(A->s, A->at, kpos);
+      return false;
+    }
   }
   if (in->loc.line == 0) in->loc = (Loc){A->p->file, A->line0.line, A->line0.col};
   return true;
@@ -403,7 +422,7 @@ static bool asm_links(Asm *A) {
 bool asm_parse(const Program *p, const char *text, Loc at, Code *out, Diag *d) {
   memset(out, 0, sizeof *out);
   out->p = p;
-  Asm A = {p, text, 0, at, at, d, false, out};
+  Asm A = {p, text, 0, at, text == p->lowered ? p->lowered_map : NULL, at, d, false, out};
   while (A.s[A.pos] && !A.failed) {
     A.line0 = here(&A);
     sp(&A);

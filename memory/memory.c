@@ -159,3 +159,16 @@ void mem_set_defined(Region *g, int64_t off, int64_t n, bool v) {
     else g->defined[b >> 3] &= (uint8_t)~(1u << (b & 7));
   }
 }
+
+void mem_copy_bytes(Region *dst, int64_t doff, const Region *src, int64_t soff, int64_t n) {
+  memmove(dst->bytes + doff, src->bytes + soff, (size_t)n);
+  if (!((doff | soff | n) & 7)) {
+    memmove(dst->defined + (doff >> 3), src->defined + (soff >> 3), (size_t)(n >> 3));
+    return;
+  }
+  for (int64_t b = 0; b < n; b++) {
+    bool v = mem_defined(src, soff + b);
+    if (v) dst->defined[(doff + b) >> 3] |= (uint8_t)(1u << ((doff + b) & 7));
+    else dst->defined[(doff + b) >> 3] &= (uint8_t)~(1u << ((doff + b) & 7));
+  }
+}

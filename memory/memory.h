@@ -51,6 +51,8 @@ static inline bool mem_defined(const Region *g, int64_t off) { return (g->define
 /* Whether bytes [off, off + n) are all defined. */
 bool mem_range_defined(const Region *g, int64_t off, int64_t n);
 void mem_set_defined(Region *g, int64_t off, int64_t n, bool v);
+/* Copies n bytes and their shadow from src at soff to dst at doff. */
+void mem_copy_bytes(Region *dst, int64_t doff, const Region *src, int64_t soff, int64_t n);
 
 /* Builds every instance and applies the inits; false on allocation failure. */
 bool mem_init(MemSystem *m, const RegionSpec *specs, int nrefs, int cores, int subcores);

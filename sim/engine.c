@@ -841,6 +841,41 @@ static bool sem_addr(Eng *E, Sc *s, const Instr *in, int view, int core, int sub
 static int64_t sem_read(Region *g, int64_t off) { return dtype_load(DT_INT32, g->bytes + off).i; }
 static void sem_write(Region *g, int64_t off, int64_t v) { dtype_store(DT_INT32, (Cell){.i = v}, g->bytes + off); }
 
+/* The byte offset of element i of an affine view. */
+static int64_t aff_off(const EV *ev, int64_t i) {
+  int64_t off = ev->base;
+  for (int d = ev->arank - 1; d >= 0; d--) {
+    int64_t n = ev->adim[d] > 0 ? ev->adim[d] : 1;
+    off += (i % n) * ev->bstride[d];
+    i /= n;
+  }
+  return off;
+}
+
+/* How many trailing elements form a dense row-major block (a run of them
+ * starting on a multiple of it sits at consecutive addresses). */
+static int64_t dense_block(const EV *ev) {
+  int64_t want = dtype_size(ev->dt[ev->top]), n = 1;
+  for (int d = ev->arank - 1; d >= 0; d--) {
+    if (ev->adim[d] != 1 && ev->bstride[d] != want) break;
+    want *= ev->adim[d];
+    n *= ev->adim[d];
+  }
+  return n;
+}
+
+/* A plain copy of n elements from src element se to dst element de by
+ * memcpy when both sides are dense there; false when it does not apply. */
+static bool fast_copy(Eng *E, const Instr *in, EV *src, int64_t se, EV *dst, int64_t de, int64_t n) {
+  if (!src->affine || !dst->affine || in->add || E->rd || E->c->mutant != MUT_NONE || src->dt[src->top] != dst->dt[dst->top])
+    return false;
+  int64_t sb = dense_block(src), db = dense_block(dst);
+  if (se % sb + n > sb || de % db + n > db) return false;
+  int64_t es = dtype_size(src->dt[src->top]);
+  mem_copy_bytes(dst->reg, aff_off(dst, de), src->reg, aff_off(src, se), n * es);
+  return true;
+}
+
 /* Copies element se of src to element de of dst (adding when asked),
  * definedness included. */
 static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *dst, int64_t de) {
@@ -901,6 +936,7 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
       return efault(E, s, in, FAULT_OOB, msg);
     }
     ++*rows_done;
+    if (gather ? fast_copy(E, in, src, at * row, dst, r * row, row) : fast_copy(E, in, src, r * row, dst, at * row, row)) continue;
     for (int64_t j = 0; j < row; j++) {
       bool ok = gather ? copy_elem(E, s, in, src, at * row + j, dst, r * row + j) : copy_elem(E, s, in, src, r * row + j, dst, at * row + j);
       if (!ok) return val_free(&o), false;
@@ -978,8 +1014,15 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
     moved = rows * granule_round(E, row_bytes);
   } else {
     int64_t n = src.n - (E->c->mutant == MUT_DMA_DROP_LAST && src.n > 0);
-    for (int64_t i = 0; i < n; i++)
-      if (!copy_elem(E, s, in, &src, i, &dst, i)) return X_FAULT;
+    if (!(n > 0 && fast_copy(E, in, &src, 0, &dst, 0, n)))
+      for (int64_t i = 0; i < n; i++) {
+        int64_t run = src.affine && dst.affine ? dense_block(&src) : 1;
+        if (run > 1 && i % run == 0 && i + run <= n && fast_copy(E, in, &src, i, &dst, i, run)) {
+          i += run - 1;
+          continue;
+        }
+        if (!copy_elem(E, s, in, &src, i, &dst, i)) return X_FAULT;
+      }
     moved = granule_round(E, bytes);
   }
   int tag = new_dma(E);

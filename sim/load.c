@@ -1014,7 +1014,9 @@ static bool load_top_key(Loader *L, const char *key, yaml_node_t *k, yaml_node_t
   if (!strcmp(key, "layout_passes")) return want_bool(L, v, "layout_passes", &p->layout_passes);
   if (!strcmp(key, "lowered")) {
     p->lowered_loc = text_loc(L, v);
-    return want_string(L, v, "lowered", &p->lowered);
+    if (!want_string(L, v, "lowered", &p->lowered)) return false;
+    if (L->raw) p->lowered_map = scalar_map(L, v, p->lowered);
+    return true;
   }
   if (!strcmp(key, "mesh")) return load_mesh(L, v);
   if (!strcmp(key, "refs")) return load_refs(L, v);

@@ -243,6 +243,7 @@ typedef struct {
   int nops; /* operations in the whole tree */
   const char *lowered; /* the user's lowering text, or NULL */
   Loc lowered_loc;
+  const Loc *lowered_map; /* the file position of each byte of lowered */
   /* expectations */
   bool expect_error;
   const char *expect_error_type, *expect_error_message;

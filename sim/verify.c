@@ -91,10 +91,13 @@ static bool compare_logs(const Program *p, const RunResult *ref, const RunResult
     }
     if (a->n != b->n) {
       st->mismatched += (uint64_t)(a->n > b->n ? a->n - b->n : b->n - a->n);
-      if (ok) {
+      if (ok) { /* located at the first result only one side has */
+        const EventLog *longer = a->n > b->n ? a : b;
+        const Op *op = find_op(&p->body, longer->ev[n].op);
         char msg[200];
-        snprintf(msg, sizeof msg, "subcore %d logged %d memory results in the reference and %d in the lowering", s, a->n, b->n);
-        diag_set(d, D_RUN_MISMATCH, (Loc){p->file, 0, 0}, msg);
+        snprintf(msg, sizeof msg, "subcore %d.%d logged %d memory results in the reference and %d in the lowering",
+                 s / (int)p->mesh_subcores, s % (int)p->mesh_subcores, a->n, b->n);
+        diag_set(d, D_RUN_MISMATCH, op ? op->loc : (Loc){p->file, 0, 0}, msg);
         ok = false;
       }
     }
