@@ -35,10 +35,11 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(OBJS)
 run: all
 	$(BUILD)/sc-sim examples/quickstart.yaml
 
-test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim
+test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim $(BUILD)/trace-check
 	@for t in $(UNIT_TESTS); do $$t || exit 1; done
 	@tests/golden.sh $(BUILD)/sc-sim
 	@tests/limits.sh $(BUILD)/sc-sim
+	@tests/traces.sh $(BUILD)/sc-sim $(BUILD)/trace-check
 	@if [ -x tests/mutants.sh ]; then tests/mutants.sh $(BUILD)/sc-sim; fi
 
 # Benchmarks: simulator speed as a ratio to plain C loops doing the same work.

@@ -13,27 +13,35 @@ static double now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* vector_loop.yaml: 20000 x (load 16 int32, add 1, store). */
-static double vector_loop(void) {
-  static volatile int32_t buf[64][16];
+/* swap_stream.yaml: 500000 x (load 16 int32, store 16 int32, add one). */
+static double swap_stream(void) {
+  static volatile int32_t buf[16];
+  int32_t v[16], old[16];
+  for (int l = 0; l < 16; l++) v[l] = l;
   double t0 = now();
-  for (int i = 0; i < 20000; i++)
-    for (int l = 0; l < 16; l++) buf[i % 64][l] = buf[i % 64][l] + 1;
+  for (int i = 0; i < 500000; i++)
+    for (int l = 0; l < 16; l++) {
+      old[l] = buf[l];
+      buf[l] = v[l];
+      v[l] = old[l] + 1;
+    }
   return now() - t0;
 }
 
-/* dma_stream.yaml: 16 x 64 rows of 4 KiB, HBM -> VMEM -> HBM. */
-static double dma_stream(void) {
-  int32_t *x = calloc(16 * 64 * 1024, 4), *y = calloc(16 * 64 * 1024, 4), *buf = calloc(1024, 4);
+/* copy_stream.yaml: 256 chunks of 256 KiB, HBM -> VMEM -> HBM. */
+static double copy_stream(void) {
+  size_t chunk = 65536 * 4;
+  uint8_t *x = calloc(256, chunk), *y = calloc(256, chunk), *buf = calloc(1, chunk);
   if (!x || !y || !buf) exit(1);
+  memset(x, 1, 256 * chunk); /* touch the pages first, as the simulator's iota init does */
+  memset(y, 0, 256 * chunk);
   double t0 = now();
-  for (int s = 0; s < 16; s++)
-    for (int r = 0; r < 64; r++) {
-      memcpy(buf, x + (s * 64 + r) * 1024, 4096);
-      memcpy(y + (s * 64 + r) * 1024, buf, 4096);
-    }
+  for (int c = 0; c < 256; c++) {
+    memcpy(buf, x + c * chunk, chunk);
+    memcpy(y + c * chunk, buf, chunk);
+  }
   double t = now() - t0;
-  volatile int32_t sink = y[12345];
+  volatile uint8_t sink = y[12345];
   (void)sink;
   free(x), free(y), free(buf);
   return t;
@@ -43,7 +51,7 @@ int main(int argc, char **argv) {
   const char *which = argc > 1 ? argv[1] : "";
   double best = 1e9;
   for (int k = 0; k < 5; k++) { /* the best of five: the machine is shared */
-    double t = !strcmp(which, "vector_loop") ? vector_loop() : dma_stream();
+    double t = !strcmp(which, "swap_stream") ? swap_stream() : copy_stream();
     if (t < best) best = t;
   }
   printf("%.9f\n", best);

@@ -1,18 +1,44 @@
 #!/usr/bin/env bash
-# make bench: each bench program through sc-sim (engine + reference +
-# verification) with --stats, against bench/baseline doing the same memory
-# work as a plain C loop, in the same run.  Figures are ratios.
+# make bench: the bench programs through sc-sim, one after another, with
+# --stats; swap_stream and copy_stream also against bench/baseline (the same
+# memory work as plain C loops, in the same run).  Each program runs with
+# verification and race detection off (--no-verify --no-races) and, where it
+# fits in time, with them on.  Figures are printed and written to
+# bench/results.md.
 set -euo pipefail
 sim=$1 base=$2
-printf '%-14s %12s %14s %12s %14s %10s\n' program sim_cycles engine_instr/s engine_s baseline_s ratio
-for name in vector_loop dma_stream; do
+out=bench/results.md
+field() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2" | head -1; }
+
+run() { # program flags -> "wall instr/s bytes/s predicted_us"
+  local stats
   stats=$(mktemp)
-  "$sim" "bench/$name.yaml" --stats "$stats" >/dev/null
-  cycles=$(sed -n 's/^  "cycles": \([0-9]*\),/\1/p' "$stats")
-  host=$(sed -n 's/.*"host_seconds": \([0-9.]*\),.*/\1/p' "$stats")
-  ips=$(sed -n 's/.*"instructions_per_second": \([0-9.]*\),.*/\1/p' "$stats")
-  b=$("$base" "$name")
-  ratio=$(awk -v h="$host" -v b="$b" 'BEGIN { printf "%.0f", (b > 0 ? h / b : 0) }')
-  printf '%-14s %12s %14.0f %12s %14s %9sx\n' "$name" "$cycles" "$ips" "$host" "$b" "$ratio"
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$sim" "bench/$1.yaml" $2 --stats "$stats" >/dev/null
+  t1=$(date +%s.%N)
+  printf '%.3f %s %s %s' "$(echo "$t1 - $t0" | bc)" "$(field instructions_per_second "$stats")" \
+    "$(field dma_bytes_per_second "$stats")" "$(field time_us "$stats")"
   rm -f "$stats"
-done
+}
+
+{
+  echo "# sc-sim benchmarks"
+  echo
+  echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+  echo
+  echo "| program | flags | wall s | sim instr/s | sim DMA bytes/s | predicted kernel us | vs C loop |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  for p in swap_stream copy_stream add_one gather_sixteenth gather_full; do
+    for flags in "--no-verify --no-races" ""; do
+      [ "$p" = gather_full ] && [ -z "$flags" ] && continue   # 2 GiB through the reference: not in minutes
+      read -r wall ips bps us <<<"$(run "$p" "$flags")"
+      ratio="-"
+      if [ "$p" = swap_stream ] || [ "$p" = copy_stream ]; then
+        b=$("$base" "$p")
+        ratio=$(awk -v w="$wall" -v b="$b" 'BEGIN { printf "%.0fx slower (C %.4f s)", w / b, b }')
+      fi
+      echo "| $p | ${flags:-(verification and races on)} | $wall | $ips | $bps | $us | $ratio |"
+    done
+  done
+} | tee "$out"

@@ -475,8 +475,23 @@ static int sem_slot(Eng *E, const Region *g, int64_t off) {
 }
 
 /* tag 0: a read for verification's own bookkeeping, not an access. */
+static int64_t dense_block(const EV *ev);
+
+/* Whether all n elements of an affine view sit densely from its base. */
+static bool dense_all(const EV *ev) { return ev->affine && dense_block(ev) >= ev->n; }
+
 static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_t tag) {
   val_shape(out, ev->dt[ev->top], ev->rank[ev->top], ev->lvl[ev->top]);
+  if (!tag && ev->n > 0 && dense_all(ev) && E->c->mutant != MUT_UNSIGNED_SIGN_EXTEND) { /* the fast path */
+    Dtype t = ev->dt[ev->top];
+    int64_t es = dtype_size(t);
+    const uint8_t *b = ev->reg->bytes + ev->base;
+    for (int64_t i = 0; i < ev->n; i++) out->v[i] = dtype_load(t, b + i * es);
+    if (mem_range_defined(ev->reg, ev->base, ev->n * es)) memset(out->def, 1, (size_t)ev->n);
+    else
+      for (int64_t i = 0; i < ev->n; i++) out->def[i] = mem_range_defined(ev->reg, ev->base + i * es, es);
+    return true;
+  }
   Part pt[MAX_PARTS];
   int np;
   for (int64_t i = 0; i < ev->n; i++) {
@@ -733,6 +748,12 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   Part pt[MAX_PARTS];
   int np;
   uint32_t tag = race_open(E, s, in, true, false, -1);
+  if (!m && !tag && !in->add && dense_all(&ev) && val_all_defined(x)) { /* the fast path */
+    int64_t es = dtype_size(t);
+    uint8_t *b = ev.reg->bytes + ev.base;
+    for (int64_t i = 0; i < ev.n; i++) dtype_store(t, store_convert(E, x->dtype, t, x->v[x->n == 1 ? 0 : i]), b + i * es);
+    mem_set_defined(ev.reg, ev.base, ev.n * es, true);
+  } else
   for (int64_t i = 0, k = 0; i < (m ? m->n : ev.n); i++) {
     if (m && !alu_truthy(m->dtype, m->v[i])) continue;
     int64_t lane = m && E->c->mutant == MUT_COMPRESS_NO_SKIP ? k : i;
@@ -997,6 +1018,8 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   if (s->sync_tag >= 0) {
     if (!E->dmas[s->sync_tag].done) return X_BLOCKED;
     race_dma_retire(E->rd, E->dmas[s->sync_tag].race, s->idx);
+    E->dmas[s->sync_tag].retired = true;
+    trace_dma(E, &E->dmas[s->sync_tag], s->sync_tag, TE_DMA_WAIT, s->t);
     s->sync_tag = -1;
     return X_OK;
   }
@@ -1042,6 +1065,10 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   count_access(E, ss, bytes, false);
   count_access(E, ds, bytes, true);
   trace_dma(E, d, tag, TE_DMA_START, s->t);
+  if (E->trace) {
+    trace_counter(E, TE_INFLIGHT, -1, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), s->t);
+    trace_counter(E, TE_INFLIGHT, s->core, 0, "vmem_shared", (int64_t)dma_inflight_bytes(E->dm, 1), s->t);
+  }
   if (in->view3 >= 0) return X_OK;
   s->sync_tag = tag;
   return X_BLOCKED;
@@ -1093,11 +1120,13 @@ static int x_sem(Eng *E, Sc *s, const Instr *in) {
   if (in->op == I_SEM_SIGNAL) {
     sem_write(g, off, sem_read(g, off) + amount);
     race_release(E->rd, s->idx, sem_slot(E, g, off));
+    trace_counter(E, TE_SEMAPHORE, (int)core, (int)sub, g->name, sem_read(g, off), s->t);
     return X_OK;
   }
   if (sem_read(g, off) < amount) return X_BLOCKED;
   sem_write(g, off, sem_read(g, off) - amount);
   race_acquire(E->rd, s->idx, sem_slot(E, g, off));
+  trace_counter(E, TE_SEMAPHORE, s->core, s->subcore, g->name, sem_read(g, off), s->t);
   return X_OK;
 }
 
@@ -1288,7 +1317,7 @@ static void dma_events(Eng *E, uint64_t t) {
     any |= n > 0;
   } while (n == 64);
   if (E->trace) {
-    trace_counter(E, TE_INFLIGHT, 0, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), t);
+    trace_counter(E, TE_INFLIGHT, -1, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), t);
     trace_counter(E, TE_INFLIGHT, 0, 0, "vmem_shared", (int64_t)dma_inflight_bytes(E->dm, 1), t);
   }
   if (any) unblock_all(E, t);

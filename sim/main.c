@@ -248,7 +248,7 @@ static TraceSink *open_trace(const Options *o, const Program *p, Diag *d, bool *
   *bad = false;
   if (!o->trace) return NULL;
   TraceOptions t;
-  memset(&t, 0, sizeof t);
+  trace_options_init(&t);
   t.format = o->trace_format && !strcmp(o->trace_format, "csv") ? TRACE_CSV : TRACE_CHROME_JSON;
   t.clock_hz = p->params.clock_hz > 0 ? (double)p->params.clock_hz : 1e9;
   t.filter_core = t.filter_subcore = -1;
@@ -264,6 +264,7 @@ static TraceSink *open_trace(const Options *o, const Program *p, Diag *d, bool *
   t.program_name = p->name;
   t.cores = (int)p->mesh_cores;
   t.subcores = (int)p->mesh_subcores;
+  t.scalar_subcore = p->kernel == KERNEL_SCALAR;
   TraceSink *s = trace_open(o->trace, &t, d);
   *bad = !s;
   return s;

@@ -76,16 +76,6 @@ typedef struct {
  * subcore 0. */
 void trace_options_init(TraceOptions *o);
 
-/* The command-line options of traces, for the CLI to delegate to:
- *   --trace-format json|csv       --trace-window START:END (cycles, either may be empty)
- *   --trace-core N                --trace-subcore N
- *   --trace-space S               --trace-ref R            --trace-op OP
- *   --trace-max-bytes N[k|M|G]    (binary units)
- * Returns 1 when `flag` is one of them and `value` was stored in *o (string
- * values are borrowed: they must outlive the sink's trace_open), 0 when
- * `flag` is not a trace option, -1 with *d set (D_IN_VALUE) on a bad value. */
-int trace_parse_option(TraceOptions *o, const char *flag, const char *value, Diag *d);
-
 typedef struct TraceSink TraceSink;
 
 /* Opens a sink writing to a temporary file beside `path`; NULL with *d set
