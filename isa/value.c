@@ -176,3 +176,15 @@ Cell alu_unary(ExprOp op, Dtype t, Cell a) {
   else if (op == OP_INVERT) r.i = t == DT_BOOL ? !a.i : ~a.i;
   return dtype_fit(t, r);
 }
+
+Cell alu_minmax(Dtype t, Cell a, Cell b, bool max) {
+  if (dtype_is_float(t)) {
+    if (isnan(a.f)) return a;
+    if (isnan(b.f)) return b;
+    if (a.f == b.f) return (signbit(a.f) != 0) == !max ? a : b; /* -0.0 is the smaller zero */
+    return (a.f < b.f) == !max ? a : b;
+  }
+  Cell lt;
+  alu_binary(OP_LT, t, DT_BOOL, a, b, &lt);
+  return (lt.i != 0) == !max ? a : b;
+}

@@ -34,6 +34,9 @@ typedef enum { ALU_OK, ALU_DIVZERO } AluStatus;
  * dtype `out` (bool for comparisons, float32 for / of integers). */
 AluStatus alu_binary(ExprOp op, Dtype in, Dtype out, Cell a, Cell b, Cell *r);
 Cell alu_unary(ExprOp op, Dtype t, Cell a);
+/* min / max as jnp.minimum / jnp.maximum: NaN propagates, and
+ * min(0.0, -0.0) is -0.0, max(0.0, -0.0) is 0.0. */
+Cell alu_minmax(Dtype t, Cell a, Cell b, bool max);
 /* Converts a lane between dtypes as a weakly typed literal or astype does. */
 Cell alu_convert(Dtype from, Dtype to, Cell c);
 bool alu_truthy(Dtype t, Cell c);

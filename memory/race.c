@@ -212,6 +212,12 @@ static bool report(const RaceDetector *r, uint32_t tag, const RaceAccess *now, c
   rep->region = g;
   rep->lo = at;
   rep->hi = at + 1;
+  const RaceAccess *a = &rep->first;
+  if (a->span_hi > a->span_lo && now->span_hi > now->span_lo) { /* the whole overlap of two contiguous accesses */
+    rep->lo = a->span_lo > now->span_lo ? a->span_lo : now->span_lo;
+    rep->hi = a->span_hi < now->span_hi ? a->span_hi : now->span_hi;
+    if (rep->lo > at || rep->hi <= at) rep->lo = at, rep->hi = at + 1;
+  }
   return false;
 }
 
@@ -284,6 +290,7 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
   for (int64_t b = off; b < off + n; b++) {
     Shadow *s = &page_of(r, g, b / PAGE)[b % PAGE];
     if (!access_byte(r, s, tag, a, sub, g, b, rep)) {
+      if (rep->hi > b + 1) return false; /* the spans gave the whole overlap */
       int64_t hi = b + 1;
       while (hi < off + n) { /* widen the report over the overlapping run */
         Shadow *t = &page_of(r, g, hi / PAGE)[hi % PAGE];

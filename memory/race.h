@@ -27,6 +27,7 @@ typedef struct {
   uint64_t cycle;
   bool write, atomic;
   int dma;              /* the DMA thread, or -1 for the subcore itself */
+  int64_t span_lo, span_hi; /* the bytes the whole access covers, when contiguous (else lo == hi) */
 } RaceAccess;
 
 typedef struct {

@@ -75,12 +75,15 @@ typedef struct {
     const Region *g;
     int64_t off;
     int slot;
-  } *semslots;       /* the race detector's object for each semaphore */
+    Loc signal;      /* the last semaphore_signal on it */
+  } *semslots;       /* per semaphore: the race detector's object, the last signal */
   int nsemslots, capsemslots;
   uint32_t dma_read_tag, dma_write_tag; /* the DMA being enqueued */
+  int dma_thread;    /* its race-detector thread */
   struct EV *cache;  /* per view: its resolution, when it has no register operands */
   uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached */
   bool no_log, no_races;
+  bool woke;         /* a blocked subcore was released: rescan */
 } Eng;
 
 /* A view with its operands read: per level the evaluated starts/sizes and
@@ -425,8 +428,30 @@ static Cell store_convert(const Eng *E, Dtype from, Dtype to, Cell c) {
 static bool ev_oob(Eng *E, Sc *s, const Instr *in, EV *ev) { return efault(E, s, in, FAULT_OOB, ev->why); }
 
 /* ---- race detection (memory/race.h) ------------------------------------- */
-static uint32_t race_open(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma) {
-  RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, atomic, dma};
+static int64_t dense_block(const EV *ev);
+
+static int64_t aff_off(const EV *ev, int64_t i);
+
+/* A DMA side covering elements [e0, e0 + n) of ev (one indirect row). */
+static uint32_t race_open_rows(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev, int64_t e0, int64_t n) {
+  if (!E->rd) return 0;
+  RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, atomic, dma, 0, 0};
+  int64_t es = dtype_size(ev->dt[ev->top]), blk = ev->affine ? dense_block(ev) : 0;
+  if (ev->affine && n > 0 && blk > 0 && e0 % blk + n <= blk) {
+    a.span_lo = aff_off(ev, e0);
+    a.span_hi = a.span_lo + n * es;
+  }
+  return race_begin(E->rd, &a, s->idx);
+}
+
+/* ev: the view the access covers (its byte span when it is one run), or NULL. */
+static uint32_t race_open(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev) {
+  if (!E->rd) return 0;
+  RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, atomic, dma, 0, 0};
+  if (ev && ev->affine && ev->n > 0 && dense_block(ev) >= ev->n) {
+    a.span_lo = ev->base;
+    a.span_hi = ev->base + ev->n * dtype_size(ev->dt[ev->top]);
+  }
   return race_begin(E->rd, &a, s->idx);
 }
 
@@ -471,6 +496,7 @@ static int sem_slot(Eng *E, const Region *g, int64_t off) {
   }
   E->semslots[E->nsemslots].g = g;
   E->semslots[E->nsemslots].off = off;
+  E->semslots[E->nsemslots].signal = (Loc){NULL, 0, 0};
   return E->semslots[E->nsemslots++].slot = race_slot(E->rd);
 }
 
@@ -628,10 +654,7 @@ static bool x_select(Eng *E, Sc *s, const Instr *in) {
       t->def[i] = m->def[im] && (pick ? a->def[ia] : b->def[ib]);
       continue;
     }
-    bool nan = dtype_is_float(in->uty) && (x.f != x.f || y.f != y.f);
-    Cell gt;
-    alu_binary(OP_GT, in->uty, DT_BOOL, x, y, &gt);
-    t->v[i] = nan ? (x.f != x.f ? x : y) : ((gt.i != 0) == (in->imm == 1) ? x : y);
+    t->v[i] = alu_minmax(in->uty, x, y, in->imm == 1);
     t->def[i] = a->def[ia] && b->def[ib];
   }
   swap_in(s, in->d);
@@ -710,7 +733,7 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
   EV ev;
   Value *m, mem = {0};
   if (!mask_of(E, s, in, &m) || !ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
-  if (!load_all(E, s, in, &ev, &mem, race_open(E, s, in, false, false, -1))) return val_free(&mem), false;
+  if (!load_all(E, s, in, &ev, &mem, race_open(E, s, in, false, false, -1, &ev))) return val_free(&mem), false;
   Value *d = &s->reg[in->d];
   if (!m) {
     val_copy(d, &mem);
@@ -747,7 +770,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   Dtype t = ev.dt[ev.top];
   Part pt[MAX_PARTS];
   int np;
-  uint32_t tag = race_open(E, s, in, true, false, -1);
+  uint32_t tag = race_open(E, s, in, true, false, -1, m ? NULL : &ev);
   if (!m && !tag && !in->add && dense_all(&ev) && val_all_defined(x)) { /* the fast path */
     int64_t es = dtype_size(t);
     uint8_t *b = ev.reg->bytes + ev.base;
@@ -794,7 +817,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   Dtype t = ev.dt[ev.top];
   Value out = {0};
   if (gather) val_shape(&out, t, 1, &n);
-  uint32_t tag = race_open(E, s, in, !gather, false, -1);
+  uint32_t tag = race_open(E, s, in, !gather, false, -1, NULL);
   int64_t hits[256] = {0}, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
   bool first_wins = E->c->mutant == MUT_SCATTER_FIRST_WINS && !in->add;
   for (int64_t j = 0; j < n; j++) {
@@ -924,7 +947,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
 static bool dma_offsets(Eng *E, Sc *s, const Instr *in, Value *o) {
   if (in->view4 >= 0) {
     EV ev;
-    return ev_resolve(E, s, in, in->view4, s->core, s->subcore, &ev) && load_all(E, s, in, &ev, o, race_open(E, s, in, false, false, -1));
+    return ev_resolve(E, s, in, in->view4, s->core, s->subcore, &ev) && load_all(E, s, in, &ev, o, race_open(E, s, in, false, false, -1, &ev));
   }
   bool ok = true;
   Value *v = rd(E, s, in, in->a, &ok);
@@ -951,12 +974,16 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
     if (filter && at == ignored) continue;
     if (at < 0 || at >= z) {
       char msg[200];
-      snprintf(msg, sizeof msg, "DMA offset %lld (row %lld) is outside [0, %lld) of the indexed ref '%s'", (long long)at, (long long)r,
-               (long long)z, ix->vd->ref->name);
+      snprintf(msg, sizeof msg, "DMA offset %lld (row %lld) is outside [0, %lld) of the indexed ref (%s '%s')", (long long)at, (long long)r,
+               (long long)z, space_key(ix->vd->ref->space), ix->vd->ref->name);
       val_free(&o);
       return efault(E, s, in, FAULT_OOB, msg);
     }
     ++*rows_done;
+    if (E->rd) { /* each row of the indexed side is an access of its own, with its own span */
+      if (gather) E->dma_read_tag = race_open_rows(E, s, in, false, false, E->dma_thread, src, at * row, row);
+      else E->dma_write_tag = race_open_rows(E, s, in, true, in->add, E->dma_thread, dst, at * row, row);
+    }
     if (gather ? fast_copy(E, in, src, at * row, dst, r * row, row) : fast_copy(E, in, src, r * row, dst, at * row, row)) continue;
     for (int64_t j = 0; j < row; j++) {
       bool ok = gather ? copy_elem(E, s, in, src, at * row + j, dst, r * row + j) : copy_elem(E, s, in, src, r * row + j, dst, at * row + j);
@@ -1029,8 +1056,10 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
     return X_FAULT;
   int64_t bytes = dst.n * dtype_size(dst.dt[dst.top]), moved;
   int thr = race_dma_start(E->rd, s->idx);
-  E->dma_read_tag = race_open(E, s, in, false, false, thr);
-  E->dma_write_tag = race_open(E, s, in, true, in->add, thr);
+  E->dma_thread = thr;
+  bool ind = in->op == I_ENQUEUE_INDIRECT_DMA;
+  E->dma_read_tag = race_open(E, s, in, false, false, thr, ind && in->imm ? NULL : &src);
+  E->dma_write_tag = race_open(E, s, in, true, in->add, thr, ind && !in->imm ? NULL : &dst);
   if (in->op == I_ENQUEUE_INDIRECT_DMA) {
     int64_t rows, row_bytes;
     if (!dma_indirect(E, s, in, &src, &dst, &bytes, &rows, &row_bytes)) return X_FAULT;
@@ -1120,6 +1149,8 @@ static int x_sem(Eng *E, Sc *s, const Instr *in) {
   if (in->op == I_SEM_SIGNAL) {
     sem_write(g, off, sem_read(g, off) + amount);
     race_release(E->rd, s->idx, sem_slot(E, g, off));
+    for (int i = 0; i < E->nsemslots; i++)
+      if (E->semslots[i].g == g && E->semslots[i].off == off) E->semslots[i].signal = in->loc;
     trace_counter(E, TE_SEMAPHORE, (int)core, (int)sub, g->name, sem_read(g, off), s->t);
     return X_OK;
   }
@@ -1158,12 +1189,19 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   Part pt[MAX_PARTS];
   int np;
   if (!ev_parts(&ev, 0, pt, &np)) return ev_oob(E, s, in, &ev), X_FAULT;
-  if (!race_parts(E, race_open(E, s, in, true, true, -1), ev.reg, pt, np)) return X_FAULT;
+  if (!race_parts(E, race_open(E, s, in, true, true, -1, NULL), ev.reg, pt, np)) return X_FAULT;
   uint8_t def;
   Cell old = ev_read(&ev, pt, np, &def), c;
   if (!def || !x->def[0]) return efault(E, s, in, FAULT_UNINIT, "fetch_and_add on an undefined value"), X_FAULT;
   alu_binary(OP_ADD, DT_INT32, DT_INT32, old, alu_convert(x->dtype, DT_INT32, x->v[0]), &c);
   ev_write(E, &ev, pt, np, c);
+  RunResult *r = E->r; /* the order of atomics, for the reference to replay */
+  if (r->natomics == r->capatomics) {
+    r->capatomics = r->capatomics ? r->capatomics * 2 : 64;
+    r->atomics = realloc(r->atomics, sizeof *r->atomics * (size_t)r->capatomics);
+    if (!r->atomics) abort();
+  }
+  r->atomics[r->natomics++] = s->idx;
   val_scalar(&s->reg[in->d], DT_INT32, old);
   set_reg(s, in->d);
   log_value(E, s, in, in->log, &s->reg[in->d]);
@@ -1206,7 +1244,7 @@ static int x_expect(Eng *E, Sc *s, const Instr *in) {
   if (!ok) return X_FAULT;
   if (in->op == I_EXPECT_VIEW) {
     EV ev;
-    if (!ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, race_open(E, s, in, false, false, -1)))
+    if (!ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, race_open(E, s, in, false, false, -1, &ev)))
       return val_free(&got), X_FAULT;
   } else {
     Value *a = rd(E, s, in, in->a, &ok);
@@ -1285,7 +1323,10 @@ static BlockKind block_kind(Opcode op) {
   return op == I_BARRIER ? BLOCK_BARRIER : op == I_SEM_WAIT ? BLOCK_SEM : BLOCK_DMA;
 }
 
+static bool any_unblocked(const Eng *E) { return E->woke; }
+
 static void unblock_all(Eng *E, uint64_t t) {
+  E->woke = true;
   for (int i = 0; i < E->nsub; i++) {
     Sc *s = &E->sc[i];
     if (!s->blocked) continue;
@@ -1348,6 +1389,20 @@ static void engine_deadlock(Eng *E) {
   run_fault(E->r, FAULT_DEADLOCK, in->loc, first->core, first->subcore, in->op_id, "no subcore can make progress: %s", buf);
 }
 
+/* Where a semaphore left non-zero was fed: a DMA never waited, else the
+ * last signal, else the ref. */
+static Loc unconsumed(const Eng *E, const Region *g, int64_t off, Loc dflt) {
+  for (int i = 0; i < E->ndmas; i++) {
+    const DmaRec *d = &E->dmas[i];
+    if (d->sem == g && d->sem_off == off && !d->retired) return (Loc){E->p->file, d->line, d->col};
+  }
+  for (int i = 0; i < E->nsemslots; i++)
+    if (E->semslots[i].g == g && E->semslots[i].off == off && E->semslots[i].signal.line) return E->semslots[i].signal;
+  for (int i = E->ndmas - 1; i >= 0; i--) /* a wait consumed less than the DMA signalled */
+    if (E->dmas[i].sem == g && E->dmas[i].sem_off == off) return (Loc){E->p->file, E->dmas[i].line, E->dmas[i].col};
+  return dflt;
+}
+
 static void engine_semaphores(Eng *E) {
   for (int r = 0; r < E->p->nrefs && !E->r->faulted; r++) {
     const Ref *ref = E->p->refs[r];
@@ -1356,7 +1411,7 @@ static void engine_semaphores(Eng *E) {
       Region *g = mem_instance(&E->r->mem, r, i);
       for (int64_t k = 0; k < ref->nelems && !E->r->faulted; k++)
         if (sem_read(g, k * 4))
-          run_fault(E->r, FAULT_SEMAPHORE, ref->loc, g->core, g->subcore, -1,
+          run_fault(E->r, FAULT_SEMAPHORE, unconsumed(E, g, k * 4, ref->loc), g->core, g->subcore, -1,
                     "semaphore '%s@%d.%d' element %lld holds %lld at the end of the kernel (a DMA or signal was never waited)",
                     ref->name, g->core, g->subcore, (long long)k, (long long)sem_read(g, k * 4));
     }
@@ -1420,12 +1475,21 @@ static void engine_schedule(Eng *E) {
       dma_events(E, te);
       continue;
     }
-    if (s->pc >= n) {
-      s->done = true;
-      E->r->stats.sub[s->idx].end = s->t;
-      continue;
+    /* s may run on alone while it stays strictly earliest */
+    uint64_t limit = te;
+    E->woke = false;
+    for (int i = 0; i < E->nsub; i++) {
+      const Sc *o = &E->sc[i];
+      if (o != s && !o->done && !o->blocked && o->t < limit) limit = o->t;
     }
-    if (!issue(E, s)) return;
+    do {
+      if (s->pc >= n) {
+        s->done = true;
+        E->r->stats.sub[s->idx].end = s->t;
+        break;
+      }
+      if (!issue(E, s)) return;
+    } while (!s->blocked && s->t < limit && !s->done && !any_unblocked(E));
   }
 }
 

@@ -1,11 +1,2866 @@
-/* sim/fuzz.c -- placeholder until the generator lands (issue 8). */
+/* sim/fuzz.c -- sc-sim fuzz: a swarm generator of programs, the in-process
+ * pipeline as the oracle, and a shrinker (docs/fuzz.md).
+ *
+ * A program is a function of (seed, index, Knobs).  Its Plan (chip, kernel,
+ * mesh, layout mode, the enabled features and the list of units) is drawn
+ * from the program's own stream; each unit and each step of a unit draws
+ * from a stream of its own, so dropping a unit or a step, or shrinking the
+ * mesh, leaves the rest of the program as it was.  A unit declares its own
+ * refs and its steps touch nothing else; a step binds the names it uses
+ * itself.  So every step is valid alone: the shrinker can drop any subset
+ * and the text stays a valid program, race-free and fault-free by
+ * construction:
+ *   - per-subcore refs (vmem, smem) are written freely; shared refs (hbm,
+ *     vmem_shared) are written only in the row that belongs to the subcore
+ *     (core * S + subcore, or subcore), or read when nobody writes them;
+ *   - every ref has an init; masked loads feed only stores with the same
+ *     mask; every index is a literal in range or an expression reduced
+ *     modulo the dimension; DMAs are waited in the step that starts them;
+ *   - barriers stand at the top level, so every subcore reaches them.
+ * Expectations are computed where the generator knows the data: iota
+ * tables read by DMAs and gathers, integer arithmetic it evaluates itself,
+ * literal stores it rounds itself, fetch_and_add sums, exchanges.
+ *
+ * A reject program adds one operation (INJECTIONS) that breaks one rule of
+ * SPEC §4 and must be rejected with exactly that id.
+ *
+ * Each program runs in a forked child with alarm(), so a crash or a hang
+ * is an outcome like any other.  This file prints its own report: fuzz is
+ * a command of its own (sim/main.c dispatches to fuzz_main). */
 #include "fuzz.h"
 
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lowering/check.h"
+#include "../lowering/lower.h"
+#include "engine.h"
+#include "load.h"
+#include "run.h"
+#include "verify.h"
+
+enum { MAX_UNITS = 12, MAX_STEPS = 6, MAX_NAMES = 24, NAME_LEN = 24 };
+
+/* ---- text buffers ------------------------------------------------------ */
+typedef struct {
+  char *s;
+  size_t n, cap;
+} Buf;
+
+static void breserve(Buf *b, size_t more) {
+  if (b->n + more + 1 <= b->cap) return;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->n + more + 1) cap *= 2;
+  char *s = realloc(b->s, cap);
+  if (!s) abort();
+  b->s = s;
+  b->cap = cap;
+}
+
+static void bput(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bput(Buf *b, const char *fmt, ...) {
+  va_list ap, aq;
+  va_start(ap, fmt);
+  va_copy(aq, ap);
+  int need = vsnprintf(NULL, 0, fmt, aq);
+  va_end(aq);
+  breserve(b, need > 0 ? (size_t)need : 0);
+  if (need > 0) vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+  b->n += need > 0 ? (size_t)need : 0;
+  b->s[b->n] = '\0';
+  va_end(ap);
+}
+
+static void bfree(Buf *b) {
+  free(b->s);
+  memset(b, 0, sizeof *b);
+}
+
+static const char *btext(const Buf *b) { return b->s ? b->s : ""; }
+
+/* Appends src with every line indented by ind spaces. */
+static void bindent(Buf *b, const char *src, int ind) {
+  while (*src) {
+    const char *nl = strchr(src, '\n');
+    size_t len = nl ? (size_t)(nl - src) : strlen(src);
+    bput(b, "%*s%.*s\n", ind, "", (int)len, src);
+    src += len + (nl ? 1 : 0);
+  }
+}
+
+/* ---- the random streams (splitmix64) ---------------------------------- */
+typedef struct {
+  uint64_t s;
+} Rng;
+
+static uint64_t mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+static uint64_t rnext(Rng *r) {
+  r->s += 0x9e3779b97f4a7c15ULL;
+  return mix64(r->s);
+}
+
+/* A uniform integer in [lo, hi] (hi >= lo). */
+static int64_t rr(Rng *r, int64_t lo, int64_t hi) { return lo + (int64_t)(rnext(r) % (uint64_t)(hi - lo + 1)); }
+static bool rp(Rng *r, int pct) { return (int)(rnext(r) % 100) < pct; }
+
+/* The stream of one program (unit = step = 0), of unit u (step 0) or of
+ * step s of unit u: independent of every other draw. */
+static Rng rng_at(uint64_t seed, uint64_t prog, uint64_t unit, uint64_t step) {
+  Rng r = {mix64(mix64(mix64(seed ^ 0x5eedf00dULL) + prog) + (unit << 20) + step)};
+  return r;
+}
+
+/* ---- the swarm --------------------------------------------------------- */
+/* X(ENUM, what a program with the feature may contain) */
+#define FEATURES(X)                                                        \
+  X(DYN, "dynamic indices: coordinates, loop variables, let-bound names") \
+  X(CHAIN, ".at chains and slices of slices")                             \
+  X(LOOP, "units wrapped in loops")                                       \
+  X(WHEN, "units wrapped in when / else")                                 \
+  X(EXPECT, "expectations the generator computes")                        \
+  X(LET, "let-bound masks, indices and view aliases")                     \
+  X(ASYNC, "async_copy + wait instead of sync_copy")
+
+typedef enum {
+#define X(e, w) F_##e,
+  FEATURES(X)
+#undef X
+  F_COUNT
+} Feature;
+
+/* X(ENUM, name, what --avoid NAME leaves out): constructs of sc-sim bugs
+ * this fuzzer found and that are still open, so that a campaign can look
+ * past them.  Remove a row when its bug is fixed. */
+#define KNOWN_BUGS(X)                                                                                  \
+  X(NONE, "none", "(no open bug: both bugs the fuzzer found, faa-order and minmax-zero, are fixed)")
+
+typedef enum {
+#define X(e, n, w) B_##e,
+  KNOWN_BUGS(X)
+#undef X
+  B_COUNT
+} KnownBug;
+
+static const char *const bug_names[] = {
+#define X(e, n, w) n,
+    KNOWN_BUGS(X)
+#undef X
+};
+
+enum { K_VEC = 1, K_SCALAR = 2, K_BOTH = 3 };
+enum { W_LOOP = 1, W_WHEN = 2 };
+
+typedef struct G G;
+typedef struct Unit Unit;
+typedef void (*UnitGen)(G *g, Unit *u);
+
+static void unit_vec(G *g, Unit *u);
+static void unit_masked(G *g, Unit *u);
+static void unit_gather(G *g, Unit *u);
+static void unit_dma(G *g, Unit *u);
+static void unit_idma(G *g, Unit *u);
+static void unit_smem(G *g, Unit *u);
+static void unit_faa(G *g, Unit *u);
+static void unit_sem(G *g, Unit *u);
+static void unit_exch(G *g, Unit *u);
+static void unit_arith(G *g, Unit *u);
+static void unit_views(G *g, Unit *u);
+static void unit_shadd(G *g, Unit *u);
+
+/* X(ENUM, name, generator, kernels, wrappers it allows) */
+#define UNITS(X)                                                  \
+  X(VEC, "vec", unit_vec, K_VEC, W_LOOP | W_WHEN)                 \
+  X(MASKED, "masked", unit_masked, K_VEC, W_LOOP | W_WHEN)        \
+  X(GATHER, "gather", unit_gather, K_VEC, W_LOOP | W_WHEN)        \
+  X(DMA, "dma", unit_dma, K_BOTH, W_LOOP | W_WHEN)                \
+  X(IDMA, "idma", unit_idma, K_VEC, W_LOOP | W_WHEN)              \
+  X(SMEM, "smem", unit_smem, K_BOTH, W_LOOP | W_WHEN)             \
+  X(FAA, "faa", unit_faa, K_VEC, 0)                               \
+  X(SEM, "sem", unit_sem, K_BOTH, W_LOOP)                         \
+  X(EXCH, "exch", unit_exch, K_BOTH, 0)                           \
+  X(ARITH, "arith", unit_arith, K_BOTH, W_WHEN)                   \
+  X(VIEWS, "views", unit_views, K_VEC, W_LOOP | W_WHEN)         \
+  X(SHADD, "shadd", unit_shadd, K_VEC, 0)
+
+typedef enum {
+#define X(e, n, f, k, w) U_##e,
+  UNITS(X)
+#undef X
+  U_COUNT
+} UnitKind;
+
+static const struct {
+  const char *name;
+  UnitGen gen;
+  int kernels, wraps;
+} unit_info[U_COUNT] = {
+#define X(e, n, f, k, w) [U_##e] = {n, f, k, w},
+    UNITS(X)
+#undef X
+};
+
+/* X(preset, lanes, SparseCores, vector subcores) -- SPEC §2 */
+#define FUZZ_CHIPS(X)      \
+  X("tpu_v5p", 8, 4, 16)   \
+  X("tpu_v6e", 8, 2, 16)   \
+  X("tpu7x", 16, 2, 16)    \
+  X("tpu8i", 16, 1, 4)
+
+static const struct {
+  const char *name;
+  int lanes, cores, subs;
+} chips[] = {
+#define X(n, l, c, s) {n, l, c, s},
+    FUZZ_CHIPS(X)
+#undef X
+};
+enum { NCHIPS = sizeof chips / sizeof chips[0] };
+
+/* Everything drawn once per program. */
+typedef struct {
+  uint64_t seed;
+  int index;
+  int chip;
+  bool scalar, layout;
+  int cores, subs;        /* the mesh */
+  unsigned feat;          /* 1 << Feature */
+  unsigned dtypes;        /* 1 << Dtype: the data dtypes units may pick */
+  int nunits;
+  UnitKind kind[MAX_UNITS];
+  int inject;             /* an INJECTIONS row, -1 for none */
+  int inject_pos;         /* the unit it goes before */
+  unsigned avoid;         /* 1 << KnownBug: constructs left out */
+} Plan;
+
+/* What the shrinker turns: caps and simplifications, and what to drop. */
+typedef struct {
+  int max_cores, max_subs; /* 0: the plan's mesh */
+  bool simple;             /* leaves instead of expression trees */
+  bool no_wrap;            /* units are not wrapped in loop / when */
+  bool layout;             /* layout_passes: true whatever the plan says */
+  bool no_inject;
+  bool no_expect;          /* no expectations: steps that feed one can go */
+  int level;               /* 0, 1, 2: smaller shapes, fewer extra dims */
+  uint32_t drop_unit;
+  uint32_t drop_step[MAX_UNITS];
+} Knobs;
+
+/* ---- generation context -------------------------------------------------- */
+typedef struct {
+  Dtype d;
+  int rank;
+  int64_t sh[4];
+} Ty;
+
+typedef struct {
+  char name[NAME_LEN];
+  Ty t;
+} Nm;
+
+struct G {
+  const Plan *pl;
+  const Knobs *kn;
+  Rng r;
+  int L, C, S;
+  bool scalar, layout, simple;
+  int level;
+  int u, nm;
+  const char *lv;   /* the unit's loop variable, or NULL */
+  int64_t lv_max;   /* it takes values in [0, lv_max] */
+  Buf *refs, *out;  /* the unit's ref declarations; the current step */
+  int nnames;
+  Nm names[MAX_NAMES];
+};
+
+struct Unit {
+  UnitKind kind;
+  Buf refs;
+  int nsteps;
+  Buf step[MAX_STEPS];
+  int wrap;          /* 0, W_LOOP, W_WHEN, or both */
+  char loopvar[NAME_LEN];
+  int64_t lo, hi, st;
+  char hi_text[64];  /* the bound as written: a literal or, with DYN, per subcore */
+  char cond[64];
+  bool els;          /* a when has an else: the steps in reverse order */
+};
+
+static bool has(const G *g, Feature f) { return (g->pl->feat & (1u << f)) && !(f == F_EXPECT && g->kn->no_expect); }
+static Rng *R(G *g) { return &g->r; }
+
+static void fresh(G *g, char *buf, const char *tag) { snprintf(buf, NAME_LEN, "%s%d_%d", tag, g->u, g->nm++); }
+static void refname(G *g, char *buf, char c) { snprintf(buf, NAME_LEN, "R%d%c", g->u, c); }
+
+static void add_name(G *g, const char *name, const Ty *t) {
+  if (g->nnames == MAX_NAMES) return;
+  snprintf(g->names[g->nnames].name, NAME_LEN, "%s", name);
+  g->names[g->nnames++].t = *t;
+}
+
+static void shape_list(Buf *o, int rank, const int64_t *sh) {
+  bput(o, "[");
+  for (int i = 0; i < rank; i++) bput(o, "%s%lld", i ? ", " : "", (long long)sh[i]);
+  bput(o, "]");
+}
+
+static int64_t nelems(int rank, const int64_t *sh) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= sh[i];
+  return n;
+}
+
+static Ty ty_make(Dtype d, int rank, const int64_t *sh) {
+  Ty t = {d, rank, {0}};
+  for (int i = 0; i < rank; i++) t.sh[i] = sh[i];
+  return t;
+}
+
+static bool ty_eq(const Ty *a, const Ty *b) {
+  return a->d == b->d && a->rank == b->rank && !memcmp(a->sh, b->sh, sizeof(int64_t) * (size_t)a->rank);
+}
+
+/* Picks a data dtype the swarm enabled (the DTYPES up to bool: the 8-byte
+ * ones come after it); `want32` restricts to 32-bit ones. */
+static Dtype pick_dtype(G *g, bool want32) {
+  Dtype c[DT_COUNT];
+  int n = 0;
+  for (int d = 0; d <= DT_BOOL; d++)
+    if ((g->pl->dtypes & (1u << d)) && (!want32 || dtype_size((Dtype)d) == 4)) c[n++] = (Dtype)d;
+  return n ? c[rr(R(g), 0, n - 1)] : DT_INT32;
+}
+
+/* ---- literals and ref declarations ------------------------------------ */
+static const char *const float_lits[] = {"0.5", "1.5", "2.0", "-1.25", "3.0", "0.25", "-4.0", "7.75", "1.0", "-0.5"};
+
+/* A weak literal of d's kind that fits d. */
+static void lit(G *g, Buf *o, Dtype d) {
+  switch (dtype_kind(d)) {
+  case DK_INT: bput(o, "%lld", (long long)rr(R(g), dtype_size(d) == 1 ? -9 : -20, 20)); break;
+  case DK_UINT: bput(o, "%lld", (long long)rr(R(g), 0, 30)); break;
+  case DK_FLOAT: bput(o, "%s", float_lits[rr(R(g), 0, 9)]); break;
+  case DK_BOOL: bput(o, "%s", rp(R(g), 50) ? "true" : "false"); break;
+  }
+}
+
+/* An init that defines every element. */
+static void init_any(G *g, Buf *o, Dtype d) {
+  int c = (int)rr(R(g), 0, 3);
+  DtypeKind k = dtype_kind(d);
+  if (c == 0) bput(o, "zeros");
+  else if (c == 1 && k != DK_BOOL) bput(o, "iota");
+  else if (c == 2) lit(g, o, d);
+  else if (k == DK_BOOL) bput(o, "{random: %lld, low: 0, high: 1}", (long long)rr(R(g), 1, 999));
+  else if (k == DK_UINT) bput(o, "{random: %lld, low: 0, high: %d}", (long long)rr(R(g), 1, 999), dtype_size(d) == 1 ? 255 : 1000);
+  else if (dtype_size(d) == 1) bput(o, "{random: %lld, low: -100, high: 100}", (long long)rr(R(g), 1, 999));
+  else bput(o, "{random: %lld, low: -1000, high: 1000}", (long long)rr(R(g), 1, 999));
+}
+
+/* An hbm ref is sometimes declared without a memory space (annotated:
+ * false), which only changes the text of a few messages. */
+static void decl(G *g, const char *name, const char *space, Dtype d, int rank, const int64_t *sh, const char *init) {
+  bool raw = !strcmp(space, "hbm") && rp(R(g), 20);
+  bput(g->refs, "  %s: {space: %s,%s shape: ", name, space, raw ? " annotated: false," : "");
+  shape_list(g->refs, rank, sh);
+  bput(g->refs, ", dtype: %s", dtype_name(d));
+  if (init) bput(g->refs, ", init: %s", init);
+  bput(g->refs, "}\n");
+}
+
+static void decl_init(G *g, const char *name, const char *space, Dtype d, int rank, const int64_t *sh) {
+  Buf b = {0};
+  init_any(g, &b, d);
+  decl(g, name, space, d, rank, sh, b.s);
+  bfree(&b);
+}
+
+static void decl_sem(G *g, const char *name, const char *type, int n) {
+  if (n > 1) bput(g->refs, "  %s: {space: semaphore, type: %s, shape: [%d]}\n", name, type, n);
+  else bput(g->refs, "  %s: {space: semaphore, type: %s}\n", name, type);
+}
+
+/* ---- index expressions ---------------------------------------------------- */
+/* An index in [0, n): a literal, or with DYN an expression of the
+ * coordinates, the loop variable or a let-bound name that stays in range on
+ * every subcore.  *val is the literal's value; *dyn says which. */
+static void idx_expr(G *g, char *buf, size_t sz, int64_t n, int64_t *val, bool *dyn) {
+  *val = rr(R(g), 0, n - 1);
+  *dyn = false;
+  int c = (int)rr(R(g), 0, 9);
+  if (!has(g, F_DYN) || n == 1 || c < 5) {
+    snprintf(buf, sz, "%lld", (long long)*val);
+    return;
+  }
+  *dyn = true;
+  if (c == 5) snprintf(buf, sz, "subcore %% %lld", (long long)n);
+  else if (c == 6) snprintf(buf, sz, "(subcore + %lld) %% %lld", (long long)rr(R(g), 1, 7), (long long)n);
+  else if (c == 7) snprintf(buf, sz, "(core * %d + subcore) %% %lld", g->S, (long long)n);
+  else if (c == 8 && g->lv) snprintf(buf, sz, "%s %% %lld", g->lv, (long long)n);
+  else {
+    char nm[NAME_LEN];
+    fresh(g, nm, "k");
+    bput(g->out, "- let: {name: %s, value: \"(subcore * %lld + core + %lld) %% %lld\"}\n", nm, (long long)rr(R(g), 1, 5),
+         (long long)rr(R(g), 0, 9), (long long)n);
+    snprintf(buf, sz, "%s", nm);
+  }
+}
+
+/* ---- views ------------------------------------------------------------------ */
+/* One entry per ref dimension: an integer index or a slice of `size`. */
+typedef struct {
+  bool is_int;
+  char e[96];   /* the index or the slice start */
+  bool dyn;
+  int64_t st;   /* its value when static */
+  int64_t size;
+} Ent;
+
+typedef struct {
+  int rank;
+  int64_t sh[4]; /* the ref's shape */
+  Ent e[4];
+} Blk;
+
+static void ent_int(G *g, Ent *e, int64_t dim) {
+  e->is_int = true;
+  idx_expr(g, e->e, sizeof e->e, dim, &e->st, &e->dyn);
+}
+
+static void ent_slice(G *g, Ent *e, int64_t dim, int64_t size) {
+  e->is_int = false;
+  e->size = size;
+  idx_expr(g, e->e, sizeof e->e, dim - size + 1, &e->st, &e->dyn);
+}
+
+static void ent_fixed(Ent *e, const char *text) {
+  e->is_int = true;
+  e->dyn = true;
+  snprintf(e->e, sizeof e->e, "%s", text);
+}
+
+/* A block of the ref: dims marked in `sl` are slices of the given sizes,
+ * the others integer indices. */
+static void blk_make(G *g, Blk *b, int rank, const int64_t *sh, const bool *sl, const int64_t *size) {
+  b->rank = rank;
+  memcpy(b->sh, sh, sizeof(int64_t) * (size_t)rank);
+  for (int d = 0; d < rank; d++) {
+    if (sl[d]) ent_slice(g, &b->e[d], sh[d], size[d]);
+    else ent_int(g, &b->e[d], sh[d]);
+  }
+}
+
+static bool ent_full(const Ent *e, int64_t dim) { return !e->is_int && !e->dyn && e->st == 0 && e->size == dim; }
+
+static void ent_text(G *g, Buf *o, const Ent *e, int64_t dim) {
+  if (e->is_int) {
+    bput(o, "%s", e->e);
+    return;
+  }
+  int c = (int)rr(R(g), 0, 9);
+  if (ent_full(e, dim) && c < 5) bput(o, ":");
+  else if (!e->dyn && e->st > 0 && e->st + e->size == dim && c < 3) bput(o, "-%lld:", (long long)e->size);
+  else if (!e->dyn && c < 7) bput(o, "%lld:%lld", (long long)e->st, (long long)(e->st + e->size));
+  else bput(o, "pl.ds(%s, %lld)", e->e, (long long)e->size);
+}
+
+/* Entries [from, to) as one indexer; trailing full slices may be left out. */
+static void ents_text(G *g, Buf *o, const Blk *b, int from, int to) {
+  int last = to;
+  if (rp(R(g), 50))
+    while (last > from + 1 && ent_full(&b->e[last - 1], b->sh[last - 1])) last--;
+  for (int d = from; d < last; d++) {
+    if (d > from) bput(o, ", ");
+    ent_text(g, o, &b->e[d], b->sh[d]);
+  }
+}
+
+static int lead_ints(const Blk *b) {
+  int n = 0;
+  while (n < b->rank && b->e[n].is_int) n++;
+  return n;
+}
+
+/* With CHAIN, the first slice may be taken in two steps: a window
+ * .at[ints, pl.ds(W, n1)] as a prior transform, then the block inside it
+ * (relative start) with the remaining entries as the final indexer. */
+static bool window_text(G *g, Buf *o, const char *ref, const Blk *b) {
+  int q = lead_ints(b);
+  if (q == b->rank || !has(g, F_CHAIN) || !rp(R(g), 25)) return false;
+  const Ent *e = &b->e[q];
+  int64_t W = 0, n1 = e->size;
+  if (!e->dyn) {
+    W = rr(R(g), 0, e->st);
+    n1 = rr(R(g), e->st + e->size - W, b->sh[q] - W);
+  }
+  bput(o, "%s.at[", ref);
+  for (int d = 0; d < q; d++) bput(o, "%s, ", b->e[d].e);
+  if (e->dyn) bput(o, "pl.ds(%s, %lld)][pl.ds(0, %lld)", e->e, (long long)n1, (long long)e->size);
+  else bput(o, "pl.ds(%lld, %lld)][pl.ds(%lld, %lld)", (long long)W, (long long)n1, (long long)(e->st - W), (long long)e->size);
+  for (int d = q + 1; d < b->rank; d++) {
+    bput(o, ", ");
+    ent_text(g, o, &b->e[d], b->sh[d]);
+  }
+  bput(o, "]");
+  return true;
+}
+
+/* The view of `ref` selecting the block.  The leading integer entries may go
+ * into .at chains (prior transforms); `final_slices` keeps every integer
+ * out of the final indexer (the masked-store rule M-VL3).  The rest is the
+ * final indexer, written [...] or .at[...]. */
+static void view_text(G *g, Buf *o, const char *ref, const Blk *b, bool final_slices) {
+  if (window_text(g, o, ref, b)) return;
+  int lead = lead_ints(b), p = 0;
+  if (lead && (final_slices || (has(g, F_CHAIN) && rp(R(g), 60)))) p = final_slices ? lead : (int)rr(R(g), 1, lead);
+  bput(o, "%s", ref);
+  if (p && rp(R(g), 50)) {
+    for (int d = 0; d < p; d++) bput(o, ".at[%s]", b->e[d].e);
+  } else if (p) {
+    bput(o, ".at[");
+    ents_text(g, o, b, 0, p);
+    bput(o, "]");
+  }
+  bool rest_full = true;
+  for (int d = p; d < b->rank; d++) rest_full &= ent_full(&b->e[d], b->sh[d]);
+  if (!final_slices && (p == b->rank || (rest_full && rp(R(g), 50)))) {
+    if (rp(R(g), 50)) bput(o, "[...]");
+    return;
+  }
+  bput(o, rp(R(g), 70) ? "[" : ".at[");
+  ents_text(g, o, b, p, b->rank);
+  bput(o, "]");
+}
+
+/* ---- values ---------------------------------------------------------------- */
+static void gen_val(G *g, Buf *o, const Ty *t, int depth);
+
+static bool is_lanes(const G *g, const Ty *t) { return !g->scalar && t->rank == 1 && t->sh[0] == g->L; }
+
+static const Nm *find_name(G *g, const Ty *t) {
+  int c[MAX_NAMES], n = 0;
+  for (int i = 0; i < g->nnames; i++)
+    if (ty_eq(&g->names[i].t, t)) c[n++] = i;
+  return n ? &g->names[c[rr(R(g), 0, n - 1)]] : NULL;
+}
+
+/* A strongly typed leaf of type t. */
+static void val_leaf(G *g, Buf *o, const Ty *t) {
+  const Nm *nm = find_name(g, t);
+  int c = (int)rr(R(g), 0, 9);
+  if (nm && c < 4) {
+    bput(o, "%s", nm->name);
+    return;
+  }
+  bool cast = t->d != DT_INT32 && t->d != DT_FLOAT32 && t->d != DT_BOOL;
+  if (t->rank == 0) {
+    bput(o, "astype(");
+    if (c < 6) bput(o, "subcore + core * %lld + %lld", (long long)rr(R(g), 1, 4), (long long)rr(R(g), 0, 9));
+    else lit(g, o, t->d);
+    bput(o, ", %s)", dtype_name(t->d));
+    return;
+  }
+  if (is_lanes(g, t) && c < 8 && t->d != DT_BOOL) {
+    if (t->d == DT_INT32) bput(o, "iota(%d)", g->L);
+    else bput(o, "astype(iota(%d), %s)", g->L, dtype_name(t->d));
+    return;
+  }
+  if (cast || (dtype_is_float(t->d) && c == 9)) bput(o, "astype(");
+  bput(o, "full(");
+  shape_list(o, t->rank, t->sh);
+  bput(o, ", ");
+  lit(g, o, dtype_is_float(t->d) ? DT_FLOAT32 : t->d == DT_BOOL ? DT_BOOL : DT_INT32);
+  bput(o, ")");
+  if (cast || (dtype_is_float(t->d) && c == 9)) bput(o, ", %s)", dtype_name(t->d));
+}
+
+/* A binary operator for t's dtype; `rhs_lit` says the right operand must be
+ * a nonzero literal (// %) or a shift amount (<< >>). */
+static const char *pick_op(G *g, Dtype d, int *rhs_lit) {
+  static const char *const iops[] = {"+", "-", "*", "&", "|", "^", "//", "%", "<<", ">>", "min", "max"};
+  static const char *const fops[] = {"+", "-", "*", "/", "min", "max"};
+  *rhs_lit = 0;
+  if (dtype_is_float(d)) {
+    const char *op = fops[rr(R(g), 0, 5)];
+    if (!strcmp(op, "/")) *rhs_lit = 1;
+    return op;
+  }
+  const char *op = iops[rr(R(g), 0, 11)];
+  if (!strcmp(op, "//") || !strcmp(op, "%")) *rhs_lit = 1;
+  if (!strcmp(op, "<<") || !strcmp(op, ">>")) *rhs_lit = 2;
+  return op;
+}
+
+static void val_rhs_lit(G *g, Buf *o, Dtype d, int kind) {
+  if (kind == 2) bput(o, "%lld", (long long)rr(R(g), 0, dtype_bits(d) - 1));
+  else if (dtype_is_float(d)) bput(o, "%s", rp(R(g), 50) ? "2.0" : "-0.5");
+  else bput(o, "%lld", (long long)(dtype_kind(d) == DK_UINT ? rr(R(g), 1, 9) : (rp(R(g), 70) ? rr(R(g), 1, 9) : -rr(R(g), 1, 9))));
+}
+
+/* A strong scalar of dtype d: an element of a vector name, a coordinate. */
+static void val_strong_scalar(G *g, Buf *o, Dtype d) {
+  int c[MAX_NAMES], n = 0;
+  for (int i = 0; i < g->nnames; i++)
+    if (g->names[i].t.d == d && g->names[i].t.rank >= 1) c[n++] = i;
+  if (n && rp(R(g), 60)) {
+    const Nm *nm = &g->names[c[rr(R(g), 0, n - 1)]];
+    bput(o, "%s[", nm->name);
+    for (int k = 0; k < nm->t.rank; k++) bput(o, "%s%lld", k ? ", " : "", (long long)rr(R(g), 0, nm->t.sh[k] - 1));
+    bput(o, "]");
+  } else if (d == DT_INT32 && rp(R(g), 50)) {
+    bput(o, rp(R(g), 50) ? "subcore" : "core");
+  } else {
+    bput(o, "astype(subcore + %lld, %s)", (long long)rr(R(g), 0, 5), dtype_name(d));
+  }
+}
+
+static void val_binary(G *g, Buf *o, const Ty *t, int depth) {
+  int rl;
+  const char *op = pick_op(g, t->d, &rl);
+  bool fn = !strcmp(op, "min") || !strcmp(op, "max");
+  bput(o, fn ? "%s(" : "(", op);
+  gen_val(g, o, t, depth - 1);
+  bput(o, fn ? ", " : " %s ", op);
+  if (rl) val_rhs_lit(g, o, t->d, rl);
+  else if (rp(R(g), 30)) lit(g, o, t->d);
+  else if (t->rank && rp(R(g), 20)) val_strong_scalar(g, o, t->d);
+  else gen_val(g, o, t, depth - 1);
+  bput(o, ")");
+}
+
+/* A bool of shape t: a comparison of two int32 (or float32) values, or
+ * and / or / not of bools. */
+static void val_bool(G *g, Buf *o, const Ty *t, int depth) {
+  static const char *const cmps[] = {"==", "!=", "<", "<=", ">", ">="};
+  int c = (int)rr(R(g), 0, 5);
+  if (c == 0 && depth > 1) {
+    bput(o, "(not ");
+    gen_val(g, o, t, depth - 1);
+    bput(o, ")");
+  } else if (c == 1 && depth > 1) {
+    bput(o, "(");
+    gen_val(g, o, t, depth - 1);
+    bput(o, rp(R(g), 50) ? " and " : " or ");
+    gen_val(g, o, t, depth - 1);
+    bput(o, ")");
+  } else {
+    Ty a = *t;
+    a.d = rp(R(g), 80) ? DT_INT32 : DT_FLOAT32;
+    bput(o, "(");
+    gen_val(g, o, &a, depth - 1);
+    bput(o, " %s ", cmps[rr(R(g), 0, 5)]);
+    if (rp(R(g), 60)) lit(g, o, a.d);
+    else gen_val(g, o, &a, depth - 1);
+    bput(o, ")");
+  }
+}
+
+static void val_where(G *g, Buf *o, const Ty *t, int depth) {
+  Ty m = *t;
+  m.d = DT_BOOL;
+  bput(o, "where(");
+  if (rp(R(g), 25)) bput(o, "subcore %% 2 == 0");
+  else gen_val(g, o, &m, depth - 1);
+  bput(o, ", ");
+  gen_val(g, o, t, depth - 1);
+  bput(o, ", ");
+  gen_val(g, o, t, depth - 1);
+  bput(o, ")");
+}
+
+static void val_cast(G *g, Buf *o, const Ty *t, int depth) {
+  static const Dtype from[] = {DT_INT32, DT_INT16, DT_UINT8, DT_FLOAT32, DT_UINT32};
+  Ty a = *t;
+  a.d = from[rr(R(g), 0, 4)];
+  if (a.d == t->d) a.d = DT_INT32;
+  bput(o, "astype(");
+  gen_val(g, o, &a, depth - 1);
+  bput(o, ", %s)", dtype_name(t->d));
+}
+
+/* An expression of exactly type t (strong dtype, exact shape); depth bounds
+ * the tree.  Integer division and shifts take literal right operands, so no
+ * division by zero can happen. */
+static void gen_val(G *g, Buf *o, const Ty *t, int depth) {
+  if (depth <= 0 || g->simple || rp(R(g), 30)) {
+    val_leaf(g, o, t);
+    return;
+  }
+  int c = (int)rr(R(g), 0, 9);
+  if (c == 0) return val_where(g, o, t, depth);
+  if (t->d == DT_BOOL) return val_bool(g, o, t, depth);
+  if (c == 1) return val_cast(g, o, t, depth);
+  if (c == 2) {
+    bput(o, dtype_is_float(t->d) || rp(R(g), 50) ? "(-" : "(~");
+    gen_val(g, o, t, depth - 1);
+    bput(o, ")");
+    return;
+  }
+  val_binary(g, o, t, depth);
+}
+
+/* A value to store into a view of type t: any integer value converts
+ * implicitly into an integer ref (B3), so int32 trees are used there too. */
+static void store_val(G *g, Buf *o, const Ty *t) {
+  Ty v = *t;
+  if (dtype_is_int(t->d) && rp(R(g), 30)) v.d = DT_INT32;
+  gen_val(g, o, &v, 2);
+}
+
+/* ---- units: helpers ----------------------------------------------------- */
+/* Starts step s of the unit: its own stream, an empty name table. */
+static void step_begin(G *g, Unit *u, int s) {
+  g->r = rng_at(g->pl->seed, (uint64_t)g->pl->index, 100 + (uint64_t)g->u, 1 + (uint64_t)s);
+  g->out = &u->step[s];
+  g->nnames = 0;
+}
+
+static int steps_for(G *g, Unit *u, int lo, int hi) {
+  u->nsteps = (int)rr(R(g), lo, hi);
+  return u->nsteps;
+}
+
+/* The row of a shared ref that belongs to this subcore. */
+static const char *own_row(G *g, bool hbm, char *buf, size_t n) {
+  if (hbm) snprintf(buf, n, "core * %d + subcore", g->S);
+  else snprintf(buf, n, "subcore");
+  return buf;
+}
+
+static int64_t shared_rows(G *g, bool hbm) { return hbm ? (int64_t)g->C * g->S : g->S; }
+
+/* Emits an expect of `what` (value: NAME or ref: VIEW) against per-instance
+ * expected texts: one expect when every instance agrees, else one when per
+ * instance.  exp[i] is for core i / S, subcore i % S. */
+static void expect_per_instance(G *g, const char *field, const char *what, char (*exp)[512]) {
+  int n = g->C * g->S;
+  bool same = true;
+  for (int i = 1; i < n; i++) same &= !strcmp(exp[i], exp[0]);
+  if (same) {
+    bput(g->out, "- expect: {%s: \"%s\", equals: %s}\n", field, what, exp[0]);
+    return;
+  }
+  for (int i = 0; i < n; i++)
+    bput(g->out, "- when:\n    cond: \"core == %d and subcore == %d\"\n    body:\n      - expect: {%s: \"%s\", equals: %s}\n",
+         i / g->S, i % g->S, field, what, exp[i]);
+}
+
+/* The vector shape a vec step accesses: any shape in layout mode, a shape
+ * of the dtype's supported list (SPEC §4.F) in strict mode. */
+static Ty access_ty(G *g, Dtype d) {
+  int pack = 4 / dtype_size(d);
+  int64_t sh[2];
+  if (!g->layout || g->level >= 2) {
+    bool two = pack > 1 && rp(R(g), 50);
+    sh[0] = two ? pack : (int64_t)g->L * pack;
+    sh[1] = g->L;
+    return ty_make(d, two ? 2 : 1, sh);
+  }
+  int c = (int)rr(R(g), 0, 4);
+  sh[0] = c == 0 ? g->L : c == 1 ? (int64_t)g->L * pack : rr(R(g), 1, 2 * g->L);
+  sh[1] = rr(R(g), 1, g->L + 2);
+  if (c == 4) sh[0] = rr(R(g), 1, 3);
+  return ty_make(d, c >= 3 ? 2 : 1, sh);
+}
+
+/* A ref shape that holds the access shape a: leading dims, then a's dims
+ * with some slack.  Returns the rank; *extra is the number of leading dims. */
+static int ref_for(G *g, const Ty *a, int64_t *sh, int *extra) {
+  *extra = g->level ? 0 : (int)rr(R(g), 0, 2);
+  for (int i = 0; i < *extra; i++) sh[i] = rr(R(g), 1, 3);
+  for (int i = 0; i < a->rank; i++) sh[*extra + i] = a->sh[i] + (g->level ? 0 : rr(R(g), 0, 3));
+  return *extra + a->rank;
+}
+
+/* A block of the ref accessing shape a in its trailing dims. */
+static void access_blk(G *g, Blk *b, int rank, const int64_t *sh, int extra, const Ty *a) {
+  bool sl[4] = {false};
+  int64_t sz[4] = {0};
+  for (int i = 0; i < a->rank; i++) sl[extra + i] = true, sz[extra + i] = a->sh[i];
+  blk_make(g, b, rank, sh, sl, sz);
+}
+
+/* ---- unit vec: get / set / swap / addupdate on VMEM -------------------- */
+static void vec_view(G *g, Buf *o, const char *ref, int rank, const int64_t *sh, int extra, const Ty *a) {
+  Blk b;
+  access_blk(g, &b, rank, sh, extra, a);
+  view_text(g, o, ref, &b, false);
+}
+
+static void vec_step(G *g, const char *ref, int rank, const int64_t *sh, int extra, const Ty *a) {
+  Buf v = {0}, x = {0};
+  char n[NAME_LEN];
+  vec_view(g, &v, ref, rank, sh, extra, a);
+  int c = (int)rr(R(g), 0, 4);
+  if (c == 3 && a->d == DT_BOOL) c = 1;
+  if (c == 0 || c == 4) { /* get, then maybe a store of something computed from it */
+    fresh(g, n, "n");
+    bput(g->out, "- get: {ref: \"%s\", out: %s}\n", v.s, n);
+    add_name(g, n, a);
+    Buf w = {0};
+    vec_view(g, &w, ref, rank, sh, extra, a);
+    store_val(g, &x, a);
+    if (c == 4) bput(g->out, "- set: {ref: \"%s\", value: \"%s\"}\n", w.s, x.s);
+    bfree(&w);
+  } else if (c == 1) {
+    store_val(g, &x, a);
+    bput(g->out, "- set: {ref: \"%s\", value: \"%s\"}\n", v.s, x.s);
+    if (has(g, F_EXPECT)) bput(g->out, "- expect: {ref: \"%s\", equals: \"%s\"}\n", v.s, x.s);
+  } else if (c == 2) {
+    fresh(g, n, "o");
+    store_val(g, &x, a);
+    bput(g->out, "- swap: {ref: \"%s\", value: \"%s\", out: %s}\n", v.s, x.s, n);
+    if (rp(R(g), 50)) bput(g->out, "- swap: {ref: \"%s\", value: %s}\n", v.s, n);
+  } else {
+    gen_val(g, &x, a, 2);
+    bput(g->out, "- addupdate: {ref: \"%s\", value: \"%s\"}\n", v.s, x.s);
+  }
+  bfree(&v);
+  bfree(&x);
+}
+
+static void unit_vec(G *g, Unit *u) {
+  Dtype d = pick_dtype(g, false);
+  Ty a = access_ty(g, d);
+  int64_t sh[4];
+  int extra, rank = ref_for(g, &a, sh, &extra);
+  char r[NAME_LEN];
+  refname(g, r, 'a');
+  decl_init(g, r, "vmem", d, rank, sh);
+  steps_for(g, u, 1, 5);
+  for (int s = 0; s < u->nsteps; s++) {
+    step_begin(g, u, s);
+    vec_step(g, r, rank, sh, extra, &a);
+  }
+}
+
+/* ---- unit masked: load_expanded / store_compressed / addupdate_compressed - */
+static void mask_val(G *g, Buf *o, const Ty *m, const char *mref) {
+  if (mref && rp(R(g), 40)) {
+    char n[NAME_LEN];
+    fresh(g, n, "m");
+    bput(g->out, "- get: {ref: \"%s[...]\", out: %s}\n", mref, n);
+    bput(o, "%s", n);
+    return;
+  }
+  if (m->rank == 1 && !g->scalar && m->sh[0] == g->L && rp(R(g), 60)) {
+    static const char *const cmp[] = {"<", ">=", "==", "!="};
+    bput(o, "(iota(%d) * %lld + %lld) %% %lld %s %lld", g->L, (long long)rr(R(g), 1, 7), (long long)rr(R(g), 0, 9),
+         (long long)rr(R(g), 2, 7), cmp[rr(R(g), 0, 3)], (long long)rr(R(g), 0, 3));
+    return;
+  }
+  gen_val(g, o, m, 2);
+}
+
+static void masked_step(G *g, const char *ref, int rank, const int64_t *sh, int extra, const Ty *a, const char *mref) {
+  Blk b;
+  Buf v = {0}, m = {0}, x = {0};
+  access_blk(g, &b, rank, sh, extra, a);
+  view_text(g, &v, ref, &b, true);
+  Ty mt = *a;
+  mt.d = DT_BOOL;
+  char mn[NAME_LEN], n[NAME_LEN];
+  mask_val(g, &m, &mt, mref);
+  fresh(g, mn, "m");
+  bput(g->out, "- let: {name: %s, value: \"%s\"}\n", mn, m.s);
+  int c = (int)rr(R(g), 0, 2);
+  if (c == 0) {
+    fresh(g, n, "e");
+    bput(g->out, "- load_expanded: {ref: \"%s\", mask: %s, out: %s}\n", v.s, mn, n);
+    if (rp(R(g), 60)) { /* the true lanes are defined: store them back compressed */
+      Blk b2;
+      Buf w = {0};
+      access_blk(g, &b2, rank, sh, extra, a);
+      view_text(g, &w, ref, &b2, true);
+      bput(g->out, "- store_compressed: {ref: \"%s\", value: %s, mask: %s}\n", w.s, n, mn);
+      bfree(&w);
+    }
+  } else {
+    gen_val(g, &x, a, 2);
+    bput(g->out, "- %s: {ref: \"%s\", value: \"%s\", mask: %s}\n", c == 1 ? "store_compressed" : "addupdate_compressed", v.s, x.s, mn);
+  }
+  bfree(&v);
+  bfree(&m);
+  bfree(&x);
+}
+
+static void unit_masked(G *g, Unit *u) {
+  Dtype d = pick_dtype(g, true);
+  int64_t l[2] = {2, g->L};
+  Ty a = g->layout && g->level == 0 && rp(R(g), 20) ? ty_make(d, 2, l) : ty_make(d, 1, l + 1);
+  int64_t sh[4];
+  int extra, rank = ref_for(g, &a, sh, &extra);
+  char r[NAME_LEN], mref[NAME_LEN];
+  refname(g, r, 'a');
+  refname(g, mref, 'm');
+  decl_init(g, r, "vmem", d, rank, sh);
+  bool use_mref = rp(R(g), 50) && g->layout; /* a bool (L,) get is F1 in strict mode */
+  if (use_mref) decl(g, mref, "vmem", DT_BOOL, a.rank, a.sh, "{random: 7, low: 0, high: 1}");
+  steps_for(g, u, 1, 4);
+  for (int s = 0; s < u->nsteps; s++) {
+    step_begin(g, u, s);
+    masked_step(g, r, rank, sh, extra, &a, use_mref ? mref : NULL);
+  }
+}
+
+/* ---- unit gather: load_gather / store_scatter / addupdate_scatter ------- */
+/* An int32 index vector of n lanes with values in [0, dim). */
+static void index_vec(G *g, Buf *o, int64_t n, int64_t dim) {
+  if (n != g->L || rp(R(g), 20)) {
+    bput(o, "[");
+    for (int64_t i = 0; i < n; i++) bput(o, "%s%lld", i ? ", " : "", (long long)rr(R(g), 0, dim - 1));
+    bput(o, "]");
+    return;
+  }
+  Ty t = ty_make(DT_INT32, 1, &n);
+  bput(o, "(");
+  if (rp(R(g), 50)) bput(o, "iota(%d) * %lld + %lld", g->L, (long long)rr(R(g), 1, 9), (long long)rr(R(g), 0, 9));
+  else gen_val(g, o, &t, 2);
+  bput(o, ") %% %lld", (long long)dim);
+}
+
+static void gs_indices(G *g, Buf *o, int vrank, const int64_t *vsh, int64_t n) {
+  bput(o, "[");
+  for (int i = 0; i < vrank; i++) {
+    bput(o, "%s\"", i ? ", " : "");
+    index_vec(g, o, n, vsh[i]);
+    bput(o, "\"");
+  }
+  bput(o, "]");
+}
+
+static void gs_mask(G *g, Buf *o, int64_t n) {
+  if (n == g->L) {
+    int64_t l = g->L;
+    Ty m = ty_make(DT_BOOL, 1, &l);
+    mask_val(g, o, &m, NULL);
+    return;
+  }
+  bput(o, "[");
+  for (int64_t i = 0; i < n; i++) bput(o, "%s%s", i ? ", " : "", rp(R(g), 50) ? "true" : "false");
+  bput(o, "]");
+}
+
+/* The view a gather/scatter indexes: the ref, a row of it, or a slice. */
+static void gs_view(G *g, Buf *o, const char *ref, int rank, const int64_t *sh, int *vrank, int64_t *vsh) {
+  int c = (int)rr(R(g), 0, 2);
+  if (rank == 2 && c == 0) {
+    int64_t i;
+    bool dyn;
+    char e[96];
+    idx_expr(g, e, sizeof e, sh[0], &i, &dyn);
+    bput(o, "%s.at[%s]", ref, e);
+    *vrank = 1;
+    vsh[0] = sh[1];
+    return;
+  }
+  if (rank == 1 && c == 1 && sh[0] > 2) {
+    int64_t size = rr(R(g), 2, sh[0]), st;
+    bool dyn;
+    char e[96];
+    idx_expr(g, e, sizeof e, sh[0] - size + 1, &st, &dyn);
+    bput(o, "%s.at[pl.ds(%s, %lld)]", ref, e, (long long)size);
+    *vrank = 1;
+    vsh[0] = size;
+    return;
+  }
+  bput(o, "%s", ref);
+  *vrank = rank;
+  memcpy(vsh, sh, sizeof(int64_t) * (size_t)rank);
+}
+
+/* store_scatter through a permutation of the lanes, then load_gather through
+ * the same one: the gathered value must be the stored one. */
+static void gs_roundtrip(G *g, const char *ref, Dtype d) {
+  int64_t l = g->L;
+  Ty t = ty_make(d, 1, &l);
+  Buf x = {0};
+  char n[NAME_LEN], p[128];
+  gen_val(g, &x, &t, 2);
+  snprintf(p, sizeof p, "(iota(%d) * %lld + %lld) %% %d", g->L, (long long)(2 * rr(R(g), 0, 4) + 1), (long long)rr(R(g), 0, 20), g->L);
+  fresh(g, n, "g");
+  bput(g->out, "- store_scatter: {ref: \"%s.at[pl.ds(0, %d)]\", indices: [\"%s\"], value: \"%s\"}\n", ref, g->L, p, x.s);
+  bput(g->out, "- load_gather: {ref: \"%s.at[pl.ds(0, %d)]\", indices: [\"%s\"], out: %s}\n", ref, g->L, p, n);
+  bput(g->out, "- expect: {value: %s, equals: \"%s\"}\n", n, x.s);
+  bfree(&x);
+}
+
+static void gather_step(G *g, const char *ref, Dtype d, int rank, const int64_t *sh) {
+  if (rank == 1 && sh[0] >= g->L && has(g, F_EXPECT) && rp(R(g), 25)) return gs_roundtrip(g, ref, d);
+  Buf v = {0}, ix = {0}, m = {0}, x = {0};
+  int vrank;
+  int64_t vsh[4];
+  gs_view(g, &v, ref, rank, sh, &vrank, vsh);
+  int c = (int)rr(R(g), 0, 2);
+  int64_t n = c == 0 || rp(R(g), 60) ? g->L : rr(R(g), 1, 2 * g->L);
+  gs_indices(g, &ix, vrank, vsh, n);
+  bool masked = rp(R(g), 40);
+  if (masked) gs_mask(g, &m, n);
+  char nm[NAME_LEN];
+  if (c == 0) {
+    fresh(g, nm, "g");
+    bput(g->out, "- load_gather: {ref: \"%s\", indices: %s%s%s%s, out: %s}\n", v.s, ix.s, masked ? ", mask: \"" : "",
+         masked ? m.s : "", masked ? "\"" : "", nm);
+  } else {
+    Ty t = ty_make(d, 1, &n);
+    if (n == g->L) gen_val(g, &x, &t, 2);
+    else val_leaf(g, &x, &t);
+    bput(g->out, "- %s: {ref: \"%s\", indices: %s, value: \"%s\"%s%s%s}\n", c == 1 ? "store_scatter" : "addupdate_scatter",
+         v.s, ix.s, x.s, masked ? ", mask: \"" : "", masked ? m.s : "", masked ? "\"" : "");
+  }
+  bfree(&v);
+  bfree(&ix);
+  bfree(&m);
+  bfree(&x);
+}
+
+static void unit_gather(G *g, Unit *u) {
+  Dtype d = rp(R(g), 70) ? DT_INT32 : DT_FLOAT32;
+  int rank = (int)rr(R(g), 1, 2);
+  int64_t sh[2] = {rank == 1 ? rr(R(g), g->L / 2, 3 * g->L) : rr(R(g), 1, 4), rr(R(g), 1, 2 * g->L)};
+  if (g->level) sh[0] = rank == 1 ? g->L : 2, sh[1] = g->L;
+  char r[NAME_LEN];
+  refname(g, r, 'a');
+  decl_init(g, r, "vmem", d, rank, sh);
+  steps_for(g, u, 1, 4);
+  for (int s = 0; s < u->nsteps; s++) {
+    step_begin(g, u, s);
+    gather_step(g, r, d, rank, sh);
+  }
+}
+
+/* ---- unit dma: regular DMAs between local and shared refs --------------- */
+/* A ref that holds a block of shape b: b's dims (with slack) in order, and
+ * maybe extra dims (indexed by an integer) anywhere, which makes the view
+ * strided in memory. */
+typedef struct {
+  char name[NAME_LEN];
+  bool shared_row;  /* the first dim is the subcore's own row */
+  bool iota;        /* iota init and never written */
+  int rank;
+  int64_t sh[4];
+  bool sl[4];
+  int64_t size[4];
+} Cont;
+
+static void cont_make(G *g, Cont *c, const Ty *b, int64_t rows) {
+  int extra = g->level ? 0 : (int)rr(R(g), 0, 3 - b->rank);
+  int at = c->shared_row ? 1 : 0, k = 0;
+  if (c->shared_row) c->sh[0] = rows, c->sl[0] = false;
+  c->rank = at + b->rank + extra;
+  for (int d = at; d < c->rank; d++) {
+    bool slice = k < b->rank && (extra == 0 || rp(R(g), 50) || c->rank - d == b->rank - k);
+    if (slice) {
+      c->sl[d] = true;
+      c->size[d] = b->sh[k++];
+      c->sh[d] = c->size[d] + (g->level ? 0 : rr(R(g), 0, 2));
+    } else {
+      c->sl[d] = false;
+      c->sh[d] = rr(R(g), 1, 3);
+      extra--;
+    }
+  }
+}
+
+static void cont_view(G *g, Buf *o, const Cont *c, bool hbm) {
+  Blk b;
+  blk_make(g, &b, c->rank, c->sh, c->sl, c->size);
+  if (c->shared_row) {
+    char row[64];
+    ent_fixed(&b.e[0], own_row(g, hbm, row, sizeof row));
+  }
+  view_text(g, o, c->name, &b, false);
+}
+
+/* The iota table's block as a literal, when every entry is static. */
+static bool cont_known(const Cont *c, const Blk *b, Buf *o) {
+  int64_t idx[4] = {0}, stride[4], n = 1;
+  for (int d = c->rank - 1; d >= 0; d--) stride[d] = n, n *= c->sh[d];
+  for (int d = 0; d < c->rank; d++)
+    if (b->e[d].dyn) return false;
+  int srank = 0;
+  int64_t ssz[4];
+  for (int d = 0; d < c->rank; d++)
+    if (!b->e[d].is_int) ssz[srank++] = b->e[d].size;
+  int64_t total = nelems(srank, ssz);
+  bput(o, srank == 2 ? "[[" : "[");
+  for (int64_t i = 0; i < total; i++) {
+    int64_t rem = i, flat = 0;
+    for (int k = srank - 1; k >= 0; k--) idx[k] = rem % ssz[k], rem /= ssz[k];
+    for (int d = 0, k = 0; d < c->rank; d++) flat += (b->e[d].is_int ? b->e[d].st : b->e[d].st + idx[k++]) * stride[d];
+    if (i && srank == 2 && i % ssz[1] == 0) bput(o, "], [");
+    else if (i) bput(o, ", ");
+    bput(o, "%lld", (long long)flat);
+  }
+  bput(o, srank == 2 ? "]]" : "]");
+  return true;
+}
+
+static void dma_copy(G *g, const char *src, const char *dst, const char *sem) {
+  if (!has(g, F_ASYNC) || rp(R(g), 40)) {
+    bput(g->out, "- sync_copy: {src: \"%s\", dst: \"%s\"}\n", src, dst);
+    return;
+  }
+  char d[NAME_LEN];
+  fresh(g, d, "d");
+  bput(g->out, "- async_copy: {src: \"%s\", dst: \"%s\", sem: \"%s\"%s, out: %s}\n", src, dst, sem, rp(R(g), 20) ? ", priority: 1" : "", d);
+  if (rp(R(g), 70)) bput(g->out, "- wait: %s\n", d);
+  else bput(g->out, "- wait: {src: \"%s\", dst: \"%s\", sem: \"%s\"}\n", src, dst, sem);
+}
+
+typedef struct {
+  Cont h, t, v, w;
+  bool hbm, thbm, vvmem;
+  char sem[NAME_LEN + 8];
+  Dtype d;
+} DmaUnit;
+
+/* A copy of table t into local v, checked when the block is known. */
+static void dma_from_table(G *g, DmaUnit *m) {
+  Blk b;
+  Buf s = {0}, dv = {0}, lit_ = {0};
+  blk_make(g, &b, m->t.rank, m->t.sh, m->t.sl, m->t.size);
+  view_text(g, &s, m->t.name, &b, false);
+  cont_view(g, &dv, &m->v, false);
+  dma_copy(g, s.s, dv.s, m->sem);
+  if (has(g, F_EXPECT) && (m->d == DT_INT32 || m->d == DT_FLOAT32) && cont_known(&m->t, &b, &lit_))
+    bput(g->out, "- expect: {ref: \"%s\", equals: %s}\n", dv.s, lit_.s);
+  bfree(&s);
+  bfree(&dv);
+  bfree(&lit_);
+}
+
+/* Two copies in flight on one semaphore, their sources read meanwhile (not
+ * a race, SPEC 7.10), waited in either order. */
+static void dma_two(G *g, DmaUnit *m) {
+  Blk t;
+  Buf a = {0}, b = {0}, c = {0}, d = {0};
+  char da[NAME_LEN], db[NAME_LEN];
+  blk_make(g, &t, m->t.rank, m->t.sh, m->t.sl, m->t.size);
+  cont_view(g, &a, &m->v, false);
+  cont_view(g, &b, &m->h, m->hbm);
+  view_text(g, &c, m->t.name, &t, false);
+  cont_view(g, &d, &m->w, false);
+  fresh(g, da, "d");
+  fresh(g, db, "d");
+  bput(g->out, "- async_copy: {src: \"%s\", dst: \"%s\", sem: \"%s\", out: %s}\n", a.s, b.s, m->sem, da);
+  bput(g->out, "- async_copy: {src: \"%s\", dst: \"%s\", sem: \"%s\", out: %s}\n", c.s, d.s, m->sem, db);
+  if (m->vvmem && g->layout && m->v.rank == 1 && rp(R(g), 60)) {
+    char n[NAME_LEN];
+    fresh(g, n, "n");
+    bput(g->out, "- get: {ref: \"%s\", out: %s}\n", a.s, n);
+  }
+  bool ab = rp(R(g), 50);
+  bput(g->out, "- wait: %s\n- wait: %s\n", ab ? da : db, ab ? db : da);
+  bfree(&a);
+  bfree(&b);
+  bfree(&c);
+  bfree(&d);
+}
+
+static void dma_step(G *g, DmaUnit *m) {
+  Buf a = {0}, b = {0}, c = {0}, d = {0};
+  int k = (int)rr(R(g), 0, 6);
+  if (k == 6 && has(g, F_ASYNC)) return dma_two(g, m);
+  if (k == 0) dma_from_table(g, m);
+  if (k == 1 || k == 2) {
+    cont_view(g, &a, &m->v, false);
+    cont_view(g, &b, &m->h, m->hbm);
+    if (k == 1) dma_copy(g, a.s, b.s, m->sem);
+    else dma_copy(g, b.s, a.s, m->sem);
+  } else if (k == 3) {
+    cont_view(g, &a, &m->v, false);
+    cont_view(g, &b, &m->w, false);
+    dma_copy(g, a.s, b.s, m->sem);
+  } else if (k == 4) {
+    Blk t;
+    blk_make(g, &t, m->t.rank, m->t.sh, m->t.sl, m->t.size);
+    view_text(g, &a, m->t.name, &t, false);
+    cont_view(g, &b, &m->h, m->hbm);
+    dma_copy(g, a.s, b.s, m->sem);
+  } else if (k == 5) { /* two copies at once: a pytree sync_copy */
+    Blk t;
+    blk_make(g, &t, m->t.rank, m->t.sh, m->t.sl, m->t.size);
+    cont_view(g, &a, &m->v, false);
+    cont_view(g, &b, &m->h, m->hbm);
+    view_text(g, &c, m->t.name, &t, false);
+    cont_view(g, &d, &m->w, false);
+    bput(g->out, "- sync_copy: {src: [\"%s\", \"%s\"], dst: [\"%s\", \"%s\"]}\n", a.s, c.s, b.s, d.s);
+  }
+  bfree(&a);
+  bfree(&b);
+  bfree(&c);
+  bfree(&d);
+}
+
+static void unit_dma(G *g, Unit *u) {
+  DmaUnit m;
+  memset(&m, 0, sizeof m);
+  m.d = pick_dtype(g, false);
+  int64_t bs[2] = {rr(R(g), 1, g->L), rr(R(g), 1, g->L)};
+  Ty b = ty_make(m.d, g->level ? 1 : (int)rr(R(g), 1, 2), bs);
+  bool smem = g->scalar || rp(R(g), 25);
+  m.vvmem = !smem;
+  m.hbm = rp(R(g), 60);
+  m.thbm = rp(R(g), 60);
+  m.h.shared_row = true;
+  refname(g, m.h.name, 'h');
+  refname(g, m.t.name, 't');
+  refname(g, m.v.name, 'v');
+  refname(g, m.w.name, 'w');
+  cont_make(g, &m.h, &b, shared_rows(g, m.hbm));
+  cont_make(g, &m.t, &b, 0);
+  cont_make(g, &m.v, &b, 0);
+  cont_make(g, &m.w, &b, 0);
+  decl_init(g, m.h.name, m.hbm ? "hbm" : "vmem_shared", m.d, m.h.rank, m.h.sh);
+  decl(g, m.t.name, m.thbm ? "hbm" : "vmem_shared", m.d, m.t.rank, m.t.sh, "iota");
+  decl_init(g, m.v.name, smem ? "smem" : "vmem", m.d, m.v.rank, m.v.sh);
+  decl_init(g, m.w.name, smem || rp(R(g), 20) ? "smem" : "vmem", m.d, m.w.rank, m.w.sh);
+  char sem[NAME_LEN];
+  refname(g, sem, 's');
+  bool arr = rp(R(g), 30);
+  decl_sem(g, sem, "dma", arr ? 2 : 1);
+  if (arr) snprintf(m.sem, sizeof m.sem, "%s.at[%d]", sem, (int)rr(R(g), 0, 1));
+  else snprintf(m.sem, sizeof m.sem, "%s", sem);
+  steps_for(g, u, 1, 5);
+  for (int s = 0; s < u->nsteps; s++) {
+    step_begin(g, u, s);
+    dma_step(g, &m);
+  }
+}
+
+/* ---- unit idma: DMA gathers and scatters with offsets -------------------- */
+typedef struct {
+  char t[NAME_LEN], dg[NAME_LEN], ix[NAME_LEN], sv[NAME_LEN], hs[NAME_LEN], sem[NAME_LEN];
+  bool thbm, hhbm;
+  Dtype d;
+  int64_t Z, Wt, w, O, ixlen, dgrows;
+  int64_t ixv[24];
+} Idma;
+
+/* The offsets: the index ref, a view of it, or a vector value, maybe in a
+ * plsc.Indices filter.  off[] gets their values. */
+static void idma_offsets(G *g, const Idma *m, Buf *o, int64_t *off, bool *filtered) {
+  Buf x = {0};
+  int c = (int)rr(R(g), 0, 2);
+  if (m->O == g->L && c == 2) {
+    int64_t a = rr(R(g), 1, 9), b = rr(R(g), 0, 9);
+    bput(&x, "(iota(%d) * %lld + %lld) %% %lld", g->L, (long long)a, (long long)b, (long long)m->Z);
+    for (int64_t i = 0; i < m->O; i++) off[i] = (i * a + b) % m->Z;
+  } else if (m->ixlen == m->O && c == 0) {
+    bput(&x, "%s", m->ix);
+    memcpy(off, m->ixv, sizeof(int64_t) * (size_t)m->O);
+  } else {
+    int64_t s = rr(R(g), 0, m->ixlen - m->O);
+    bput(&x, "%s.at[pl.ds(%lld, %lld)]", m->ix, (long long)s, (long long)m->O);
+    memcpy(off, m->ixv + s, sizeof(int64_t) * (size_t)m->O);
+  }
+  *filtered = rp(R(g), 20);
+  if (*filtered) bput(o, "plsc.Indices(%s, ignored_value=%lld)", x.s, (long long)rr(R(g), 0, m->Z - 1));
+  else bput(o, "%s", x.s);
+  bfree(&x);
+}
+
+static void idma_copy(G *g, const Idma *m, const char *src, const char *dst, bool add) {
+  if (!has(g, F_ASYNC) || rp(R(g), 40)) {
+    bput(g->out, "- sync_copy: {src: \"%s\", dst: \"%s\"%s}\n", src, dst, add ? ", add: true" : "");
+    return;
+  }
+  char d[NAME_LEN];
+  fresh(g, d, "d");
+  bput(g->out, "- async_copy: {src: \"%s\", dst: \"%s\", sem: %s%s, out: %s}\n", src, dst, m->sem, add ? ", add: true" : "", d);
+  bput(g->out, "- wait: %s\n", d);
+}
+
+static void idma_minor(G *g, const Idma *m, Buf *o, int64_t *s) {
+  *s = rr(R(g), 0, m->Wt - m->w);
+  if (m->Wt != m->w || rp(R(g), 20)) bput(o, ", pl.ds(%lld, %lld)", (long long)*s, (long long)m->w);
+}
+
+static void idma_gather(G *g, const Idma *m) {
+  Buf off = {0}, src = {0}, dst = {0};
+  int64_t o[24], s;
+  bool filtered, add = rp(R(g), 25);
+  idma_offsets(g, m, &off, o, &filtered);
+  bput(&src, "%s.at[%s", m->t, off.s);
+  idma_minor(g, m, &src, &s);
+  bput(&src, "]");
+  if (m->dgrows == m->O && rp(R(g), 60)) bput(&dst, "%s", m->dg);
+  else bput(&dst, "%s.at[pl.ds(%lld, %lld)]", m->dg, (long long)rr(R(g), 0, m->dgrows - m->O), (long long)m->O);
+  idma_copy(g, m, src.s, dst.s, add);
+  if (has(g, F_EXPECT) && !filtered && !add && (m->d == DT_INT32 || m->d == DT_FLOAT32)) {
+    bput(g->out, "- expect: {ref: \"%s\", equals: [", dst.s);
+    for (int64_t i = 0; i < m->O; i++) {
+      bput(g->out, "%s[", i ? ", " : "");
+      for (int64_t j = 0; j < m->w; j++) bput(g->out, "%s%lld", j ? ", " : "", (long long)(o[i] * m->Wt + s + j));
+      bput(g->out, "]");
+    }
+    bput(g->out, "]}\n");
+  }
+  bfree(&off);
+  bfree(&src);
+  bfree(&dst);
+}
+
+static void idma_scatter(G *g, const Idma *m) {
+  Buf off = {0}, dst = {0};
+  int64_t o[24], s;
+  bool filtered, add = rp(R(g), 30);
+  char row[64];
+  idma_offsets(g, m, &off, o, &filtered);
+  bput(&dst, "%s.at[%s].at[%s", m->hs, own_row(g, m->hhbm, row, sizeof row), off.s);
+  idma_minor(g, m, &dst, &s);
+  bput(&dst, "]");
+  idma_copy(g, m, m->sv, dst.s, add);
+  bfree(&off);
+  bfree(&dst);
+}
+
+static void unit_idma(G *g, Unit *u) {
+  Idma m;
+  memset(&m, 0, sizeof m);
+  m.d = pick_dtype(g, false);
+  m.Z = rr(R(g), 2, 8);
+  m.w = rr(R(g), 1, g->level ? 2 : g->L);
+  m.Wt = m.w + (g->level ? 0 : rr(R(g), 0, 2));
+  m.O = rp(R(g), 30) ? g->L : rr(R(g), 1, 6);
+  m.ixlen = m.O + (rp(R(g), 50) ? 0 : rr(R(g), 1, 3));
+  if (m.ixlen > 24) m.ixlen = m.O;
+  m.dgrows = m.O + (g->level || rp(R(g), 50) ? 0 : rr(R(g), 1, 2));
+  m.thbm = rp(R(g), 60);
+  m.hhbm = rp(R(g), 60);
+  refname(g, m.t, 't');
+  refname(g, m.dg, 'g');
+  refname(g, m.ix, 'i');
+  refname(g, m.sv, 'v');
+  refname(g, m.hs, 'h');
+  refname(g, m.sem, 's');
+  int64_t tsh[2] = {m.Z, m.Wt}, gsh[2] = {m.dgrows, m.w}, vsh[2] = {m.O, m.w};
+  int64_t hsh[3] = {shared_rows(g, m.hhbm), m.Z, m.Wt};
+  decl(g, m.t, m.thbm ? "hbm" : "vmem_shared", m.d, 2, tsh, "iota");
+  decl_init(g, m.dg, "vmem", m.d, 2, gsh);
+  Buf il = {0};
+  bput(&il, "[");
+  for (int64_t i = 0; i < m.ixlen; i++) bput(&il, "%s%lld", i ? ", " : "", (long long)(m.ixv[i] = rr(R(g), 0, m.Z - 1)));
+  bput(&il, "]");
+  decl(g, m.ix, "vmem", DT_INT32, 1, &m.ixlen, il.s);
+  bfree(&il);
+  decl_init(g, m.sv, "vmem", m.d, 2, vsh);
+  decl_init(g, m.hs, m.hhbm ? "hbm" : "vmem_shared", m.d, 3, hsh);
+  decl_sem(g, m.sem, "dma", 1);
+  steps_for(g, u, 1, 4);
+  for (int s = 0; s < u->nsteps; s++) {
+    step_begin(g, u, s);
+    if (rp(R(g), 55)) idma_gather(g, &m);
+    else idma_scatter(g, &m);
+  }
+}
+
+/* ---- unit smem: scalar loads and stores ---------------------------------- */
+/* k / 2^m rounded to `bits` significant bits, ties to even: what a store of
+ * the literal into a bfloat16 (8 bits) or float16 (11 bits) ref keeps.
+ * Computed on the integer k, independently of memory/dtype.c. */
+static double round_sig(int64_t k, int m, int bits) {
+  int w = 0;
+  while ((k >> w) > 0) w++;
+  int shift = w - bits;
+  if (shift > 0) {
+    int64_t q = k >> shift, rem = k & ((1LL << shift) - 1), half = 1LL << (shift - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    k = q << shift;
+  }
+  return ldexp((double)k, -m);
+}
+
+/* %.17g, with a decimal point so that the literal is a float. */
+static void float_text(char *buf, size_t n, double x) {
+  snprintf(buf, n, "%.17g", x);
+  if (!strpbrk(buf, ".en")) snprintf(buf + strlen(buf), n - strlen(buf), ".0");
+}
+
+static void smem_literal(G *g, Dtype d, const char *view) {
+  char v[64], e[64];
+  if (dtype_is_float(d)) {
+    int64_t k = rr(R(g), 257, 4095);
+    int m = (int)rr(R(g), 8, 11);
+    float_text(v, sizeof v, ldexp((double)k, -m));
+    float_text(e, sizeof e, d == DT_FLOAT32 ? ldexp((double)k, -m) : round_sig(k, m, d == DT_BFLOAT16 ? 8 : 11));
+  } else {
+    Buf b = {0};
+    lit(g, &b, d);
+    snprintf(v, sizeof v, "%s", b.s);
+    snprintf(e, sizeof e, "%s", b.s);
+    bfree(&b);
+  }
+  bput(g->out, "- set: {ref: \"%s\", value: %s}\n", view, v);
+  if (has(g, F_EXPECT)) bput(g->out, "- expect: {ref: \"%s\", equals: %s}\n", view, e);
+}
+
+static void scalar_view(G *g, Buf *o, const char *ref, int rank, const int64_t *sh) {
+  Blk b;
+  bool sl[4] = {false};
+  int64_t sz[4] = {0};
+  blk_make(g, &b, rank, sh, sl, sz);
+  view_text(g, o, ref, &b, false);
+}
+
+static void smem_step(G *g, const char *ref, Dtype d, int rank, const int64_t *sh) {
+  Buf v = {0}, w = {0}, x = {0};
+  Ty t = ty_make(d, 0, sh);
+  char n[NAME_LEN];
+  scalar_view(g, &v, ref, rank, sh);
+  int c = (int)rr(R(g), 0, 3);
+  if (c == 3 && (!g->lv || d == DT_BOOL)) c = 1;
+  if (c == 0) {
+    fresh(g, n, "s");
+    bput(g->out, "- get: {ref: \"%s\", out: %s}\n", v.s, n);
+    add_name(g, n, &t);
+    scalar_view(g, &w, ref, rank, sh);
+    gen_val(g, &x, &t, 2);
+    bput(g->out, "- set: {ref: \"%s\", value: \"%s\"}\n", w.s, x.s);
+  } else if (c == 1) {
+    smem_literal(g, d, v.s);
+  } else if (c == 2) {
+    fresh(g, n, "o");
+    gen_val(g, &x, &t, 2);
+    bput(g->out, "- swap: {ref: \"%s\", value: \"%s\", out: %s}\n", v.s, x.s, n);
+    if (rp(R(g), 50)) bput(g->out, "- swap: {ref: \"%s\", value: %s}\n", v.s, n);
+  } else {
+    fresh(g, n, "a");
+    bput(g->out, "- get: {ref: \"%s\", out: %s}\n", v.s, n);
+    bput(g->out, "- set: {ref: \"%s\", value: \"%s + %s\"}\n", v.s, n, g->lv);
+  }
+  bfree(&v);
+  bfree(&w);
+  bfree(&x);
+}
+
+static void unit_smem(G *g, Unit *u) {
+  Dtype d = pick_dtype(g, false);
+  int rank = (int)rr(R(g), 1, 2);
+  int64_t sh[2] = {rr(R(g), 1, 6), rr(R(g), 1, 6)};
+  char r[NAME_LEN];
+  refname(g, r, 'a');
+  decl_init(g, r, "smem", d, rank, sh);
+  steps_for(g, u, 1, 5);
+  for (int s = 0; s < u->nsteps; s++) {
+    step_begin(g, u, s);
+    smem_step(g, r, d, rank, sh);
+  }
+}
+
+/* ---- unit faa: fetch_and_add, a barrier, then every subcore's counters -- */
+typedef struct {
+  int k, vpat, tpat;
+  int64_t c;
+} Faa;
+
+static int64_t faa_value(const Faa *f, int s) { return f->vpat == 0 ? f->c : f->vpat == 1 ? s + f->c : s * f->c; }
+
+static int faa_target(const Faa *f, int s, int S) {
+  return f->tpat == 0 ? s : f->tpat == 1 ? (s + 1) % S : f->tpat == 2 ? 0 : S - 1 - s;
+}
+
+static void faa_text(G *g, const Faa *f, char *v, char *t) {
+  if (f->vpat == 0) sprintf(v, "%lld", (long long)f->c);
+  else sprintf(v, f->vpat == 1 ? "subcore + %lld" : "subcore * %lld", (long long)f->c);
+  if (f->tpat == 0) sprintf(t, "subcore");
+  else if (f->tpat == 1) sprintf(t, "(subcore + 1) %% %d", g->S);
+  else if (f->tpat == 2) sprintf(t, "0");
+  else sprintf(t, "%d - subcore", g->S - 1);
+}
+
+/* The last step: a barrier, then every subcore reads its counters, whose
+ * sums the generator knows whatever the order of the adds. */
+static void faa_reads(G *g, const char *r, const Faa *f, int nfa, int K, int64_t init, const int *uses) {
+  bput(g->out, "- barrier: {}\n");
+  for (int k = 0; k < K; k++) {
+    if (!uses[k]) continue;
+    char n[NAME_LEN], view[64];
+    char (*exp)[512] = calloc((size_t)(g->C * g->S), 512);
+    fresh(g, n, "c");
+    snprintf(view, sizeof view, "%s[%d]", r, k);
+    bput(g->out, "- get: {ref: \"%s\", out: %s}\n", view, n);
+    for (int i = 0; i < g->C * g->S; i++) {
+      int64_t sum = init;
+      for (int j = 0; j < nfa; j++)
+        for (int s = 0; s < g->S; s++)
+          if (f[j].k == k && faa_target(&f[j], s, g->S) == i % g->S) sum += faa_value(&f[j], s);
+      snprintf(exp[i], 512, "%lld", (long long)sum);
+    }
+    if (has(g, F_EXPECT)) expect_per_instance(g, "value", n, exp);
+    free(exp);
+  }
+}
+
+static void unit_faa(G *g, Unit *u) {
+  int K = (int)rr(R(g), 1, 3), nfa = (int)rr(R(g), 1, 3);
+  int64_t init = rr(R(g), 0, 50), k64 = K;
+  char r[NAME_LEN], buf[32];
+  refname(g, r, 'c');
+  snprintf(buf, sizeof buf, "%lld", (long long)init);
+  Faa f[3];
+  int uses[3] = {0};
+  for (int i = 0; i < nfa; i++) {
+    f[i] = (Faa){(int)rr(R(g), 0, K - 1), (int)rr(R(g), 0, 2), (int)rr(R(g), 0, 3), rr(R(g), 1, 9)};
+    if (f[i].k >= K) K = f[i].k + 1, k64 = K;
+    uses[f[i].k]++;
+  }
+  decl(g, r, "smem", DT_INT32, 1, &k64, buf);
+  u->nsteps = nfa + 1; /* one step per fetch_and_add, then the barrier and the reads */
+  for (int i = 0; i < nfa; i++) {
+    char v[64], t[64], o[NAME_LEN];
+    step_begin(g, u, i);
+    faa_text(g, &f[i], v, t);
+    fresh(g, o, "f");
+    bput(g->out, "- fetch_and_add: {ref: \"%s.at[%d]\", value: \"%s\", subcore: \"%s\", out: %s}\n", r, f[i].k, v, t, o);
+    bool bijective = f[i].tpat != 2 || g->S == 1;
+    if (has(g, F_EXPECT) && uses[f[i].k] == 1 && bijective) bput(g->out, "- expect: {value: %s, equals: %lld}\n", o, (long long)init);
+  }
+  step_begin(g, u, nfa);
+  faa_reads(g, r, f, nfa, K, init, uses);
+}
+
+/* ---- unit sem: regular semaphores, signalled and waited back to zero ---- */
+/* `shared`: every subcore names the same semaphore (else only the self
+ * pattern is safe). */
+static void sem_step(G *g, const char *sem, bool shared) {
+  int c = (int)rr(R(g), 0, 3);
+  int64_t a = rr(R(g), 1, 4);
+  if (!shared) c = 0;
+  if (c == 1 && g->S > 1) {
+    bput(g->out, "- semaphore_signal: {sem: \"%s\", subcore: \"(subcore + 1) %% %d\"}\n", sem, g->S);
+    bput(g->out, "- semaphore_wait: {sem: \"%s\"}\n", sem);
+  } else if (c == 2 && g->C > 1) {
+    bput(g->out, "- semaphore_signal: {sem: \"%s\", inc: %lld, core: \"(core + 1) %% %d\", subcore: subcore}\n", sem, (long long)a, g->C);
+    bput(g->out, "- semaphore_wait: {sem: \"%s\", value: %lld}\n", sem, (long long)a);
+  } else if (c == 3 && g->S > 1) {
+    bput(g->out, "- semaphore_signal: {sem: \"%s\", subcore: 0}\n", sem);
+    bput(g->out, "- when:\n    cond: \"subcore == 0\"\n    body:\n      - semaphore_wait: {sem: \"%s\", value: %d}\n", sem, g->S);
+  } else {
+    int64_t b = rr(R(g), 0, a);
+    bput(g->out, "- semaphore_signal: {sem: \"%s\", inc: %lld}\n", sem, (long long)a);
+    if (b) bput(g->out, "- semaphore_wait: {sem: \"%s\", value: %lld}\n", sem, (long long)b);
+    if (a - b) bput(g->out, "- semaphore_wait: {sem: \"%s\", value: %lld}\n", sem, (long long)(a - b));
+  }
+}
+
+static void unit_sem(G *g, Unit *u) {
+  char s[NAME_LEN], v[NAME_LEN + 24];
+  refname(g, s, 's');
+  bool arr = rp(R(g), 30);
+  decl_sem(g, s, "regular", arr ? 2 : 1);
+  steps_for(g, u, 1, 3);
+  for (int i = 0; i < u->nsteps; i++) {
+    step_begin(g, u, i);
+    int j = (int)rr(R(g), 0, 2);
+    if (arr && j < 2) snprintf(v, sizeof v, "%s.at[%d]", s, j);
+    else if (arr) snprintf(v, sizeof v, "%s.at[subcore %% 2]", s);
+    else snprintf(v, sizeof v, "%s", s);
+    sem_step(g, v, !arr || j < 2);
+  }
+}
+
+/* ---- unit exch: write my row, synchronise, read my neighbour's ---------- */
+/* Rows go round a ring of N instances: instance r reads the row of r + 1,
+ * so the writer of a row tells r - 1 that it is there.  N is the core's
+ * subcores (a barrier or a signal within the core) or the whole mesh. */
+static void exch_sync(G *g, bool barrier, const char *sem, int N) {
+  if (barrier) {
+    bput(g->out, "- barrier: {}\n");
+    return;
+  }
+  if (N == g->S)
+    bput(g->out, "- semaphore_signal: {sem: %s, subcore: \"(subcore + %d) %% %d\"}\n", sem, g->S - 1, g->S);
+  else
+    bput(g->out,
+         "- semaphore_signal: {sem: %s, core: \"((core * %d + subcore + %d) %% %d) // %d\", "
+         "subcore: \"((core * %d + subcore + %d) %% %d) %% %d\"}\n",
+         sem, g->S, N - 1, N, g->S, g->S, N - 1, N, g->S);
+  bput(g->out, "- semaphore_wait: {sem: %s}\n", sem);
+}
+
+static void unit_exch(G *g, Unit *u) {
+  bool hbm = rp(R(g), 50), barrier = !g->scalar && rp(R(g), 50);
+  bool local_vmem = !g->scalar && rp(R(g), 70);
+  int64_t W = local_vmem ? g->L : rr(R(g), 1, 3);
+  int N = hbm && !barrier ? g->C * g->S : g->S;
+  char x[NAME_LEN], a[NAME_LEN], b[NAME_LEN], s[NAME_LEN], nb[160], rd[160], row[64];
+  refname(g, x, 'x');
+  refname(g, a, 'a');
+  refname(g, b, 'b');
+  refname(g, s, 's');
+  int64_t xs[2] = {shared_rows(g, hbm), W};
+  decl(g, x, hbm ? "hbm" : "vmem_shared", DT_INT32, 2, xs, "zeros");
+  decl(g, a, local_vmem ? "vmem" : "smem", DT_INT32, 1, &W, "zeros");
+  decl(g, b, local_vmem ? "vmem" : "smem", DT_INT32, 1, &W, "zeros");
+  if (!barrier) decl_sem(g, s, "regular", 1);
+  if (N == g->S) snprintf(nb, sizeof nb, "core * %d + (subcore + 1) %% %d", g->S, g->S);
+  else snprintf(nb, sizeof nb, "(core * %d + subcore + 1) %% %d", g->S, N);
+  if (hbm) snprintf(rd, sizeof rd, "%s", nb);
+  else snprintf(rd, sizeof rd, "(subcore + 1) %% %d", g->S);
+  u->nsteps = 1;
+  step_begin(g, u, 0);
+  if (local_vmem) bput(g->out, "- set: {ref: \"%s[...]\", value: \"iota(%d) + (core * %d + subcore) * 100\"}\n", a, g->L, g->S);
+  else
+    for (int64_t j = 0; j < W; j++)
+      bput(g->out, "- set: {ref: \"%s[%lld]\", value: \"(core * %d + subcore) * 100 + %lld\"}\n", a, (long long)j, g->S, (long long)j);
+  bput(g->out, "- sync_copy: {src: %s, dst: \"%s.at[%s]\"}\n", a, x, hbm ? own_row(g, true, row, sizeof row) : "subcore");
+  exch_sync(g, barrier, s, N);
+  bput(g->out, "- sync_copy: {src: \"%s.at[%s]\", dst: %s}\n", x, rd, b);
+  if (!has(g, F_EXPECT)) return;
+  if (local_vmem) bput(g->out, "- expect: {ref: \"%s[...]\", equals: \"iota(%d) + (%s) * 100\"}\n", b, g->L, nb);
+  else
+    for (int64_t j = 0; j < W; j++)
+      bput(g->out, "- expect: {ref: \"%s[%lld]\", equals: \"(%s) * 100 + %lld\"}\n", b, (long long)j, nb, (long long)j);
+}
+
+/* ---- unit arith: integer expressions the generator evaluates itself ------ */
+/* Two's complement wrap to d (bool: 0 or 1); its own code, not dtype.c's. */
+static int64_t wrap_to(Dtype d, uint64_t v) {
+  int bits = dtype_bits(d);
+  if (d == DT_BOOL) return v != 0;
+  if (bits >= 64) return (int64_t)v;
+  uint64_t m = (1ULL << bits) - 1, x = v & m;
+  if (dtype_kind(d) == DK_UINT) return (int64_t)x;
+  return (x >> (bits - 1)) ? (int64_t)(x | ~m) : (int64_t)x;
+}
+
+static int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+static int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
+
+/* One arithmetic operation on lane values of dtype d. */
+static int64_t ar_apply(Dtype d, const char *op, int64_t a, int64_t b) {
+  int bits = dtype_bits(d);
+  uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+  if (!strcmp(op, "+")) return wrap_to(d, ua + ub);
+  if (!strcmp(op, "-")) return wrap_to(d, ua - ub);
+  if (!strcmp(op, "*")) return wrap_to(d, ua * ub);
+  if (!strcmp(op, "&")) return wrap_to(d, ua & ub);
+  if (!strcmp(op, "|")) return wrap_to(d, ua | ub);
+  if (!strcmp(op, "^")) return wrap_to(d, ua ^ ub);
+  if (!strcmp(op, "//")) return wrap_to(d, (uint64_t)floordiv(a, b));
+  if (!strcmp(op, "%")) return wrap_to(d, (uint64_t)floormod(a, b));
+  if (!strcmp(op, "<<")) return b >= bits ? 0 : wrap_to(d, ua << b);
+  if (!strcmp(op, ">>")) return b >= bits ? (a < 0 ? -1 : 0) : a >> b; /* a is sign- or zero-extended */
+  if (!strcmp(op, "min")) return a < b ? a : b;
+  return a > b ? a : b;
+}
+
+/* An integer expression of dtype d over n lanes (n == L: iota is there;
+ * n == 1: literals only); its lane values go to val[]. */
+static void ar_gen(G *g, Buf *o, Dtype d, int n, int depth, int64_t *val) {
+  static const char *const ops[] = {"+", "-", "*", "&", "|", "^", "//", "%", "<<", ">>", "min", "max"};
+  if (depth <= 0 || rp(R(g), 25)) {
+    const char *dn = dtype_name(d);
+    if (n > 1 && rp(R(g), 70)) {
+      int64_t k = rr(R(g), 1, 40);
+      bput(o, "astype(iota(%d) * %lld, %s)", n, (long long)k, dn);
+      for (int i = 0; i < n; i++) val[i] = wrap_to(d, (uint64_t)(i * k));
+      return;
+    }
+    int64_t c = dtype_kind(d) == DK_UINT ? rr(R(g), 0, 200) : rr(R(g), -100, 100);
+    if (n > 1) bput(o, "astype(full([%d], %lld), %s)", n, (long long)c, dn);
+    else bput(o, "astype(%lld, %s)", (long long)c, dn);
+    for (int i = 0; i < n; i++) val[i] = wrap_to(d, (uint64_t)c);
+    return;
+  }
+  const char *op = ops[rr(R(g), 0, 11)];
+  bool fn = !strcmp(op, "min") || !strcmp(op, "max");
+  int64_t a[16], b[16];
+  bput(o, fn ? "%s(" : "(", op);
+  ar_gen(g, o, d, n, depth - 1, a);
+  bput(o, fn ? ", " : " %s ", op);
+  if (!strcmp(op, "//") || !strcmp(op, "%") || !strcmp(op, "<<") || !strcmp(op, ">>")) {
+    bool sh = op[0] == '<' || op[0] == '>';
+    int64_t c = sh ? rr(R(g), 0, dtype_bits(d) - 1) : dtype_kind(d) == DK_UINT ? rr(R(g), 1, 9) : (rp(R(g), 50) ? 1 : -1) * rr(R(g), 1, 9);
+    bput(o, "%lld", (long long)c);
+    for (int i = 0; i < n; i++) b[i] = c;
+  } else {
+    ar_gen(g, o, d, n, depth - 1, b);
+  }
+  bput(o, ")");
+  for (int i = 0; i < n; i++) val[i] = ar_apply(d, op, a[i], b[i]);
+}
+
+static void unit_arith(G *g, Unit *u) {
+  static const Dtype ints[] = {DT_INT32, DT_UINT32, DT_INT16, DT_UINT16, DT_INT8, DT_UINT8};
+  steps_for(g, u, 1, 3);
+  for (int s = 0; s < u->nsteps; s++) {
+    step_begin(g, u, s);
+    Dtype d = ints[rr(R(g), 0, 5)];
+    int n = g->scalar ? 1 : g->L;
+    int64_t val[16];
+    Buf e = {0};
+    char nm[NAME_LEN];
+    ar_gen(g, &e, d, n, g->simple ? 1 : 3, val);
+    fresh(g, nm, "x");
+    bput(g->out, "- let: {name: %s, value: \"%s\"}\n", nm, e.s);
+    bput(g->out, "- expect: {value: %s, equals: %s", nm, n > 1 ? "[" : "");
+    for (int i = 0; i < n; i++) bput(g->out, "%s%lld", i ? ", " : "", (long long)val[i]);
+    bput(g->out, "%s}\n", n > 1 ? "]" : "");
+    bfree(&e);
+  }
+}
+
+/* ---- unit views: bitcast, reshape and let-bound view aliases ------------ */
+static void views_step(G *g, const char *x, Dtype d, const int64_t *sh) {
+  static const Dtype narrow[] = {DT_INT16, DT_UINT16, DT_INT8, DT_UINT8, DT_BFLOAT16, DT_FLOAT16, DT_INT32, DT_FLOAT32};
+  Dtype nd = narrow[rr(R(g), 0, 7)];
+  int k = 4 / dtype_size(nd);
+  int64_t vs[2] = {sh[0] * k, sh[1]};
+  char base[96];
+  int c = (int)rr(R(g), 0, 2);
+  if (c == 0) {
+    snprintf(base, sizeof base, "%s.bitcast(%s)", x, dtype_name(nd));
+  } else if (c == 1 && (sh[0] * sh[1]) % 2 == 0) {
+    nd = d;
+    vs[0] = sh[0] * 2, vs[1] = sh[1] / 2;
+    if (sh[1] % 2) vs[0] = 1, vs[1] = sh[0] * sh[1];
+    snprintf(base, sizeof base, "%s.reshape(%lld, %lld)", x, (long long)vs[0], (long long)vs[1]);
+  } else {
+    nd = d;
+    c = 2;
+    char nm[NAME_LEN], e[96];
+    int64_t i;
+    bool dyn;
+    fresh(g, nm, "w");
+    idx_expr(g, e, sizeof e, sh[0], &i, &dyn);
+    bput(g->out, "- let: {name: %s, value: \"%s.at[%s]\"}\n", nm, x, e);
+    snprintf(base, sizeof base, "%s", nm);
+    vs[0] = 1, vs[1] = sh[1];
+  }
+  int brank = c == 2 ? 1 : 2, arank = brank == 1 ? 1 : (int)rr(R(g), 1, 2);
+  int64_t bsh[2] = {brank == 2 ? vs[0] : vs[1], vs[1]}, ash[2];
+  if (arank == 2) ash[0] = rr(R(g), 1, bsh[0]), ash[1] = rr(R(g), 1, bsh[1]);
+  else ash[0] = rr(R(g), 1, bsh[brank - 1]);
+  Ty a = ty_make(nd, arank, ash);
+  Blk b;
+  Buf v = {0}, val = {0};
+  access_blk(g, &b, brank, bsh, brank - arank, &a);
+  view_text(g, &v, base, &b, false);
+  char n[NAME_LEN];
+  fresh(g, n, "v");
+  bput(g->out, "- get: {ref: \"%s\", out: %s}\n", v.s, n);
+  add_name(g, n, &a);
+  store_val(g, &val, &a);
+  bput(g->out, "- set: {ref: \"%s\", value: \"%s\"}\n", v.s, val.s);
+  bfree(&v);
+  bfree(&val);
+}
+
+static void unit_views(G *g, Unit *u) {
+  if (!g->layout) return unit_vec(g, u);
+  Dtype d = rp(R(g), 50) ? DT_INT32 : rp(R(g), 50) ? DT_UINT32 : DT_FLOAT32;
+  int64_t sh[2] = {rr(R(g), 1, 3), rr(R(g), g->L / 2, 2 * g->L)};
+  char x[NAME_LEN];
+  refname(g, x, 'a');
+  decl_init(g, x, "vmem", d, 2, sh);
+  steps_for(g, u, 1, 4);
+  for (int s = 0; s < u->nsteps; s++) {
+    step_begin(g, u, s);
+    views_step(g, x, d, sh);
+  }
+}
+
+/* ---- unit shadd: every subcore scatter-adds into one vmem_shared ref ---- */
+/* The adds accumulate exactly (SPEC 5.6, upstream test_scatter_add); after
+ * a barrier every subcore checks the sums, which the generator knows: the
+ * source is iota, the same on every subcore, and the values are small
+ * integers, exact in float32 in any order. */
+/* Every element: init plus S times the iota values added into it. */
+static void shadd_expect(G *g, const char *acc, int64_t Z, int64_t w, int64_t O, int64_t init, const int64_t *idx) {
+  bput(g->out, "- expect: {ref: \"%s[...]\", equals: [", acc);
+  for (int64_t z = 0; z < Z; z++) {
+    bput(g->out, "%s[", z ? ", " : "");
+    for (int64_t j = 0; j < w; j++) {
+      int64_t sum = init;
+      for (int64_t i = 0; i < O; i++)
+        if (idx[i] == z) sum += g->S * (i * w + j);
+      bput(g->out, "%s%lld", j ? ", " : "", (long long)sum);
+    }
+    bput(g->out, "]");
+  }
+  bput(g->out, "]}\n");
+}
+
+static void unit_shadd(G *g, Unit *u) {
+  Dtype d = rp(R(g), 60) ? DT_INT32 : DT_FLOAT32;
+  int64_t Z = rr(R(g), 2, 6), w = rr(R(g), 1, g->level ? 2 : g->L), O = rr(R(g), 1, 6), init = rr(R(g), 0, 3);
+  int64_t idx[6], zs[2] = {Z, w}, os[2] = {O, w};
+  char acc[NAME_LEN], src[NAME_LEN], ix[NAME_LEN], sem[NAME_LEN], buf[32];
+  refname(g, acc, 'z');
+  refname(g, src, 'v');
+  refname(g, ix, 'i');
+  refname(g, sem, 's');
+  snprintf(buf, sizeof buf, "%lld", (long long)init);
+  decl(g, acc, "vmem_shared", d, 2, zs, buf);
+  decl(g, src, "vmem", d, 2, os, "iota");
+  Buf il = {0};
+  bput(&il, "[");
+  for (int64_t i = 0; i < O; i++) bput(&il, "%s%lld", i ? ", " : "", (long long)(idx[i] = rr(R(g), 0, Z - 1)));
+  bput(&il, "]");
+  decl(g, ix, "vmem", DT_INT32, 1, &O, il.s);
+  decl_sem(g, sem, "dma", 1);
+  bfree(&il);
+  u->nsteps = 1;
+  step_begin(g, u, 0);
+  if (has(g, F_ASYNC) && rp(R(g), 50)) {
+    bput(g->out, "- async_copy: {src: %s, dst: \"%s.at[%s]\", sem: %s, add: true, out: d%d}\n", src, acc, ix, sem, g->u);
+    bput(g->out, "- wait: d%d\n", g->u);
+  } else {
+    bput(g->out, "- sync_copy: {src: %s, dst: \"%s.at[%s]\", add: true}\n", src, acc, ix);
+  }
+  bput(g->out, "- barrier: {}\n");
+  if (has(g, F_EXPECT)) shadd_expect(g, acc, Z, w, O, init, idx);
+}
+
+/* ---- units: generation and wrappers --------------------------------------- */
+static void unit_wrap(G *g, Unit *u) {
+  int w = unit_info[u->kind].wraps;
+  bool loop = (w & W_LOOP) && has(g, F_LOOP) && rp(R(g), 40);
+  bool when = (w & W_WHEN) && has(g, F_WHEN) && rp(R(g), 40);
+  int64_t lo = rr(R(g), 0, 2), trips = rr(R(g), 1, 3), st = rr(R(g), 1, 2);
+  bool down = rp(R(g), 25);
+  int c = (int)rr(R(g), 0, 5);
+  u->els = rp(R(g), 50);
+  if (g->kn->no_wrap) loop = when = false;
+  if (loop) {
+    u->wrap |= W_LOOP;
+    snprintf(u->loopvar, NAME_LEN, "i%d", g->u);
+    int64_t top = lo + (trips - 1) * st;
+    if (down) u->lo = top, u->hi = lo - 1, u->st = -st;
+    else u->lo = lo, u->hi = top + 1, u->st = st;
+    snprintf(u->hi_text, sizeof u->hi_text, "%lld", (long long)u->hi);
+    if (has(g, F_DYN) && (w & W_WHEN) && !down && st == 1 && c < 2) /* even subcores run one trip less */
+      snprintf(u->hi_text, sizeof u->hi_text, "\"%lld + subcore %% 2\"", (long long)top);
+    g->lv = u->loopvar;
+    g->lv_max = top;
+  }
+  if (when) {
+    static const char *const conds[] = {"subcore %% 2 == 0", "core == 0", "subcore < %d", "true", "false", "%s %% 2 == 1"};
+    u->wrap |= W_WHEN;
+    if (c == 5 && !loop) c = 0;
+    if (c == 2) snprintf(u->cond, sizeof u->cond, conds[2], (int)rr(R(g), 1, 3));
+    else if (c == 5) snprintf(u->cond, sizeof u->cond, conds[5], u->loopvar);
+    else snprintf(u->cond, sizeof u->cond, conds[c], 0);
+  }
+}
+
+static void unit_gen(G *g, Unit *u, UnitKind k) {
+  u->kind = k;
+  g->r = rng_at(g->pl->seed, (uint64_t)g->pl->index, 100 + (uint64_t)g->u, 0);
+  g->refs = &u->refs;
+  g->out = NULL;
+  g->nm = 0;
+  g->lv = NULL;
+  unit_wrap(g, u);
+  unit_info[k].gen(g, u);
+}
+
+static void unit_free(Unit *u) {
+  bfree(&u->refs);
+  for (int s = 0; s < MAX_STEPS; s++) bfree(&u->step[s]);
+}
+
+/* The unit's kept steps, wrapped, at the body's indentation. */
+static void unit_render(const Unit *u, uint32_t drop, Buf *o) {
+  Buf body = {0}, els = {0}, w = {0}, l = {0};
+  for (int s = 0; s < u->nsteps; s++)
+    if (!(drop >> s & 1)) bput(&body, "%s", btext(&u->step[s]));
+  for (int s = u->nsteps - 1; s >= 0; s--)
+    if (!(drop >> s & 1)) bput(&els, "%s", btext(&u->step[s]));
+  const Buf *cur = &body;
+  if (body.n && (u->wrap & W_WHEN)) {
+    bput(&w, "- when:\n    cond: \"%s\"\n    body:\n", u->cond);
+    bindent(&w, btext(cur), 6);
+    if (u->els) {
+      bput(&w, "    else:\n");
+      bindent(&w, btext(&els), 6);
+    }
+    cur = &w;
+  }
+  if (body.n && (u->wrap & W_LOOP)) {
+    bput(&l, "- loop:\n    var: %s\n    range: [%lld, %s, %lld]\n    body:\n", u->loopvar, (long long)u->lo, u->hi_text, (long long)u->st);
+    bindent(&l, btext(cur), 6);
+    cur = &l;
+  }
+  bindent(o, btext(cur), 2);
+  bfree(&body);
+  bfree(&els);
+  bfree(&w);
+  bfree(&l);
+}
+
+/* ---- rule-breaking operations ------------------------------------------------ */
+static void inj_qv(G *g, int64_t n, const char *dt) { bput(g->refs, "  Qv: {space: vmem, shape: [%lld], dtype: %s, init: zeros}\n", (long long)n, dt); }
+static void inj_qs(G *g, const char *dt) { bput(g->refs, "  Qs: {space: smem, shape: [4], dtype: %s, init: zeros}\n", dt); }
+static void inj_qab(G *g) {
+  bput(g->refs, "  Qa: {space: hbm, shape: [4], dtype: int32, init: iota}\n  Qb: {space: hbm, shape: [4], dtype: int32, init: zeros}\n");
+}
+static void inj_qh(G *g) { bput(g->refs, "  Qh: {space: hbm, shape: [4, %d], dtype: int32, init: iota}\n", g->L); }
+static void inj_qi(G *g, const char *space) { bput(g->refs, "  Qi: {space: %s, shape: [2], dtype: int32, init: [1, 3]}\n", space); }
+
+static void inj_S4(G *g) {
+  inj_qv(g, 2 * g->L, "int32");
+  if (rp(R(g), 50)) bput(g->out, "- set: {ref: \"Qv[::2]\", value: \"iota(%d)\"}\n", g->L);
+  else bput(g->out, "- swap: {ref: \"Qv[pl.ds(0, %d, 2)]\", value: \"iota(%d)\", out: Qx}\n", g->L, g->L);
+}
+static void inj_G4(G *g) {
+  inj_qv(g, 2 * g->L, "int32");
+  bput(g->out, "- get: {ref: \"Qv[pl.ds(0, %d, 2)]\", out: Qx}\n", g->L);
+}
+static void inj_G1(G *g) {
+  bput(g->refs, "  Qh: {space: %s, shape: [4], dtype: int32, init: iota}\n", rp(R(g), 50) ? "hbm" : "vmem_shared");
+  bput(g->out, "- get: {ref: \"Qh[...]\", out: Qx}\n");
+}
+static void inj_S1(G *g) {
+  bput(g->refs, "  Qh: {space: %s, shape: [4], dtype: int32, init: iota}\n", rp(R(g), 50) ? "hbm" : "vmem_shared");
+  bput(g->out, "- set: {ref: \"Qh[...]\", value: \"full([4], 1)\"}\n");
+}
+static void inj_S5(G *g) {
+  inj_qs(g, "int32");
+  bput(g->out, "- set: {ref: \"Qs[pl.ds(0, 2)]\", value: \"full([2], 1)\"}\n");
+}
+static void inj_G5(G *g) {
+  if (!g->scalar && rp(R(g), 50)) {
+    inj_qv(g, g->L, "int32");
+    bput(g->out, "- get: {ref: \"Qv[3]\", out: Qx}\n");
+    return;
+  }
+  inj_qs(g, "int32");
+  bput(g->out, "- get: {ref: \"Qs[pl.ds(1, 2)]\", out: Qx}\n");
+}
+static void inj_I1(G *g) { bput(g->out, "- let: {name: Qx, value: \"iota(%d)\"}\n", g->L / 2); }
+static void inj_U1(G *g) { bput(g->out, "- let: {name: Qx, value: \"iota(%d)\"}\n", g->L); }
+static void inj_B2(G *g) {
+  if (g->scalar) {
+    inj_qs(g, "int32");
+    bput(g->out, "- set: {ref: \"Qs[0]\", value: \"full([2], 1)\"}\n");
+    return;
+  }
+  inj_qv(g, g->L, "int32");
+  bput(g->out, "- set: {ref: \"Qv[...]\", value: \"full([%d], 1)\"}\n", g->L + 1);
+}
+static void inj_B3(G *g) {
+  if (g->scalar) {
+    inj_qs(g, "float32");
+    bput(g->out, "- set: {ref: \"Qs[1]\", value: core}\n");
+    return;
+  }
+  inj_qv(g, g->L, "float32");
+  bput(g->out, "- set: {ref: \"Qv[...]\", value: \"iota(%d)\"}\n", g->L);
+}
+static void inj_A12(G *g) {
+  inj_qs(g, "int32");
+  bput(g->out, "- get: {ref: \"Qs[4]\", out: Qx}\n");
+}
+static void inj_A11(G *g) {
+  inj_qs(g, "int32");
+  bput(g->out, "- get: {ref: \"Qs[pl.ds(1, 4)]\", out: Qx}\n");
+}
+static void inj_A10(G *g) {
+  inj_qs(g, "int32");
+  bput(g->out, "- get: {ref: \"Qs[pl.ds(4, 1)]\", out: Qx}\n");
+}
+static void inj_D3(G *g) {
+  inj_qh(g);
+  inj_qi(g, "vmem");
+  bput(g->refs, "  Qc: {space: hbm, shape: [2, %d], dtype: int32, init: zeros}\n", g->L);
+  bput(g->out, "- sync_copy: {src: \"Qh.at[Qi]\", dst: Qc}\n");
+}
+static void inj_H8(G *g) {
+  inj_qab(g);
+  bput(g->refs, "  Qr: {space: semaphore, type: regular}\n");
+  bput(g->out, "- wait: {src: Qa, dst: Qb, sem: Qr}\n");
+}
+static void inj_GS2(G *g) {
+  inj_qv(g, 2 * g->L, "int16");
+  bput(g->out, "- load_gather: {ref: Qv, indices: [\"iota(%d) %% 4\"], out: Qx}\n", g->L);
+}
+static void inj_GG1(G *g) {
+  inj_qv(g, 2 * g->L, "int32");
+  bput(g->out, "- load_gather: {ref: Qv, indices: [\"full([%d], 1)\"], out: Qx}\n", g->L / 2);
+}
+static void inj_E2(G *g) {
+  inj_qv(g, g->L, "int32");
+  bput(g->out, "- load_expanded: {ref: \"Qv[...]\", mask: \"iota(%d)\", out: Qx}\n", g->L);
+}
+static void inj_E4(G *g) {
+  inj_qv(g, g->L, "int32");
+  bput(g->out, "- store_compressed: {ref: \"Qv[...]\", value: \"astype(iota(%d), float32)\", mask: \"iota(%d) < 3\"}\n", g->L, g->L);
+}
+static void inj_FA5(G *g) {
+  inj_qv(g, g->L, "int32");
+  bput(g->out, "- fetch_and_add: {ref: \"Qv.at[0]\", value: 1, subcore: 0, out: Qx}\n");
+}
+static void inj_FA4(G *g) {
+  inj_qs(g, "int16");
+  bput(g->out, "- fetch_and_add: {ref: \"Qs.at[0]\", value: 1, subcore: 0, out: Qx}\n");
+}
+static void inj_H2(G *g) {
+  inj_qab(g);
+  bput(g->refs, "  Qd: {space: semaphore, type: dma}\n");
+  bput(g->out, "- async_copy: {src: Qa, dst: Qb, sem: Qd, priority: -1, out: Qx}\n");
+}
+static void inj_M_DMA2(G *g) {
+  inj_qab(g);
+  bput(g->refs, "  Qc: {space: hbm, shape: [2], dtype: int32, init: zeros}\n");
+  bput(g->out, "- sync_copy: {src: Qa, dst: Qc}\n");
+}
+static void inj_M_DMA3(G *g) {
+  inj_qab(g);
+  bput(g->refs, "  Qd: {space: semaphore, type: dma}\n");
+  bput(g->out, "- async_copy: {src: Qa, dst: Qb, sem: Qd, priority: 2, out: Qx}\n");
+}
+static void inj_M_DMA1(G *g) {
+  inj_qab(g);
+  bput(g->refs, "  Qf: {space: hbm, shape: [4], dtype: float32, init: zeros}\n");
+  bput(g->out, "- sync_copy: {src: Qa, dst: Qf}\n");
+}
+static void inj_G3(G *g) {
+  bput(g->refs, "  Qm: {space: vmem, shape: [2, %d], dtype: int32, init: zeros}\n", g->L);
+  bput(g->out, "- get: {ref: \"Qm[:, 0]\", out: Qx}\n");
+}
+static void inj_S7(G *g) {
+  inj_qs(g, "int32");
+  bput(g->out, "- addupdate: {ref: \"Qs[0]\", value: 1}\n");
+}
+static void inj_GL1(G *g) {
+  bput(g->refs, "  Qh: {space: hbm, shape: [%d], dtype: int32, init: iota}\n", g->L);
+  bput(g->out, "- load_gather: {ref: Qh, indices: [\"iota(%d) %% 4\"], out: Qx}\n", g->L);
+}
+static void inj_SL2(G *g) {
+  bput(g->refs, "  Qh: {space: hbm, shape: [%d], dtype: int32, init: iota}\n", g->L);
+  bput(g->out, "- store_scatter: {ref: Qh, indices: [\"iota(%d) %% 4\"], value: \"iota(%d)\"}\n", g->L, g->L);
+}
+static void inj_D1(G *g) {
+  inj_qh(g);
+  inj_qi(g, "vmem");
+  bput(g->refs, "  Qg: {space: vmem, shape: [4, %d], dtype: int32, init: zeros}\n", g->L);
+  bput(g->out, "- sync_copy: {src: \"Qh.at[Qi]\", dst: \"Qg.at[Qi]\"}\n");
+}
+static void inj_D5(G *g) {
+  inj_qh(g);
+  inj_qv(g, g->L, "int32");
+  bput(g->out, "- sync_copy: {src: \"Qh.at[0]\", dst: Qv, add: true}\n");
+}
+static void inj_D4(G *g) {
+  inj_qab(g);
+  bput(g->out, "- sync_copy: {src: Qa, dst: Qb, add: true}\n");
+}
+static void inj_G7(G *g) {
+  inj_qv(g, g->L, "int32");
+  bput(g->out, "- get: {ref: \"Qv[pl.ds(0, %d)]\", out: Qx}\n", g->L / 2);
+}
+static void inj_S8(G *g) {
+  inj_qv(g, g->L, "int32");
+  bput(g->out, "- set: {ref: \"Qv[pl.ds(0, %d)]\", value: \"full([%d], 1)\"}\n", g->L / 2, g->L / 2);
+}
+static void inj_M_VL2(G *g) {
+  inj_qv(g, 2 * g->L, "int16");
+  bput(g->out, "- load_expanded: {ref: \"Qv[...]\", mask: \"full([%d], true)\", out: Qx}\n", 2 * g->L);
+}
+static void inj_T1(G *g) {
+  inj_qv(g, g->L, "int32");
+  bput(g->out, "- get: {ref: \"Qv.bitcast(int16)[...]\", out: Qx}\n");
+}
+static void inj_T3(G *g) {
+  bput(g->refs, "  Qm: {space: vmem, shape: [2, %d], dtype: int32, init: zeros}\n", g->L);
+  bput(g->out, "- get: {ref: \"Qm.reshape(3, 5)[...]\", out: Qx}\n");
+}
+static void inj_X4(G *g) {
+  inj_qh(g);
+  inj_qi(g, "smem");
+  bput(g->refs, "  Qg: {space: vmem, shape: [2, %d], dtype: int32, init: zeros}\n", g->L);
+  bput(g->out, "- sync_copy: {src: \"Qh.at[Qi]\", dst: Qg}\n");
+}
+static void inj_H4(G *g) {
+  inj_qab(g);
+  bput(g->refs, "  Qd: {space: semaphore, type: dma, shape: [2]}\n");
+  bput(g->out, "- async_copy: {src: Qa, dst: Qb, sem: Qd, out: Qx}\n");
+}
+static void inj_mesh(G *g) { (void)g; } /* C2 / C3: the plan's mesh is too big */
+
+enum { M_ANY = 0, M_STRICT = 1 };
+
+/* X(rule id, generator, kernels, mode) */
+#define INJECTIONS(X)                       \
+  X("S4", inj_S4, K_VEC, M_ANY)             \
+  X("G4", inj_G4, K_VEC, M_ANY)             \
+  X("G1", inj_G1, K_BOTH, M_ANY)            \
+  X("S1", inj_S1, K_BOTH, M_ANY)            \
+  X("S5", inj_S5, K_BOTH, M_ANY)            \
+  X("G5", inj_G5, K_BOTH, M_ANY)            \
+  X("I1", inj_I1, K_VEC, M_ANY)             \
+  X("U1", inj_U1, K_SCALAR, M_ANY)          \
+  X("B2", inj_B2, K_BOTH, M_ANY)            \
+  X("B3", inj_B3, K_BOTH, M_ANY)            \
+  X("A12", inj_A12, K_BOTH, M_ANY)          \
+  X("A11", inj_A11, K_BOTH, M_ANY)          \
+  X("A10", inj_A10, K_BOTH, M_ANY)          \
+  X("D3", inj_D3, K_VEC, M_ANY)             \
+  X("H8", inj_H8, K_BOTH, M_ANY)            \
+  X("GS2", inj_GS2, K_VEC, M_ANY)           \
+  X("GG1", inj_GG1, K_VEC, M_ANY)           \
+  X("E2", inj_E2, K_VEC, M_ANY)             \
+  X("E4", inj_E4, K_VEC, M_ANY)             \
+  X("FA5", inj_FA5, K_VEC, M_ANY)           \
+  X("FA4", inj_FA4, K_VEC, M_ANY)           \
+  X("H2", inj_H2, K_BOTH, M_ANY)            \
+  X("M-DMA2", inj_M_DMA2, K_BOTH, M_ANY)    \
+  X("M-DMA3", inj_M_DMA3, K_BOTH, M_ANY)    \
+  X("M-DMA1", inj_M_DMA1, K_BOTH, M_ANY)    \
+  X("G3", inj_G3, K_VEC, M_ANY)             \
+  X("S7", inj_S7, K_BOTH, M_ANY)            \
+  X("GL1", inj_GL1, K_VEC, M_ANY)           \
+  X("SL2", inj_SL2, K_VEC, M_ANY)           \
+  X("D1", inj_D1, K_VEC, M_ANY)             \
+  X("D5", inj_D5, K_VEC, M_ANY)             \
+  X("D4", inj_D4, K_BOTH, M_ANY)            \
+  X("G7", inj_G7, K_VEC, M_STRICT)          \
+  X("S8", inj_S8, K_VEC, M_STRICT)          \
+  X("M-VL2", inj_M_VL2, K_VEC, M_ANY)       \
+  X("T1", inj_T1, K_VEC, M_ANY)             \
+  X("T3", inj_T3, K_VEC, M_ANY)             \
+  X("X4", inj_X4, K_VEC, M_ANY)             \
+  X("H4", inj_H4, K_BOTH, M_ANY)            \
+  X("C2", inj_mesh, K_BOTH, M_ANY)          \
+  X("C3", inj_mesh, K_VEC, M_ANY)
+
+static const struct {
+  const char *id;
+  void (*gen)(G *g);
+  int kernels, mode;
+} injections[] = {
+#define X(id, f, k, m) {id, f, k, m},
+    INJECTIONS(X)
+#undef X
+};
+enum { NINJ = sizeof injections / sizeof injections[0] };
+
+/* ---- the plan and the program text ---------------------------------------- */
+static int imin(int a, int b) { return a < b ? a : b; }
+
+static void plan_inject(Rng *r, Plan *pl, int reject_rate) {
+  pl->inject = -1;
+  if (!rp(r, reject_rate)) return;
+  int c[NINJ], n = 0;
+  for (int i = 0; i < NINJ; i++) {
+    bool kern = injections[i].kernels & (pl->scalar ? K_SCALAR : K_VEC);
+    if (kern && (injections[i].mode == M_ANY || !pl->layout)) c[n++] = i;
+  }
+  pl->inject = c[rr(r, 0, n - 1)];
+  pl->inject_pos = (int)rr(r, 0, pl->nunits);
+  if (!strcmp(injections[pl->inject].id, "C2")) pl->cores = chips[pl->chip].cores + 1;
+  if (!strcmp(injections[pl->inject].id, "C3")) pl->subs = chips[pl->chip].subs + 1;
+}
+
+/* Draws the swarm configuration of program `index`. */
+static void plan_program(uint64_t seed, int index, int reject_rate, unsigned avoid_bugs, Plan *pl) {
+  Rng r = rng_at(seed, (uint64_t)index, 0, 0);
+  memset(pl, 0, sizeof *pl);
+  pl->avoid = avoid_bugs;
+  pl->seed = seed;
+  pl->index = index;
+  pl->chip = (int)rr(&r, 0, NCHIPS - 1);
+  pl->scalar = rp(&r, 15);
+  pl->layout = rp(&r, 75);
+  pl->cores = (int)rr(&r, 1, imin(2, chips[pl->chip].cores));
+  pl->subs = pl->scalar ? 1 : (int)rr(&r, 1, imin(4, chips[pl->chip].subs));
+  for (int f = 0; f < F_COUNT; f++)
+    if (rp(&r, 60)) pl->feat |= 1u << f;
+  pl->dtypes = 1u << DT_INT32;
+  for (int d = 0; d <= DT_BOOL; d++)
+    if (rp(&r, 40)) pl->dtypes |= 1u << d;
+  unsigned kinds = 0;
+  for (int k = 0; k < U_COUNT; k++)
+    if ((unit_info[k].kernels & (pl->scalar ? K_SCALAR : K_VEC)) && rp(&r, 50)) kinds |= 1u << k;
+  if (!kinds) kinds = 1u << (pl->scalar ? U_SMEM : U_VEC);
+  pl->nunits = (int)rr(&r, 1, 8);
+  for (int i = 0; i < pl->nunits; i++) {
+    do pl->kind[i] = (UnitKind)rr(&r, 0, U_COUNT - 1);
+    while (!(kinds >> pl->kind[i] & 1));
+  }
+  plan_inject(&r, pl, reject_rate);
+}
+
+/* What a generated text is, for the shrinker and the report. */
+typedef struct {
+  int nunits;
+  int nsteps[MAX_UNITS];
+  size_t bytes;
+  int ops;
+  const char *want; /* the rule the program must be rejected with, or NULL */
+} Meta;
+
+static int count_ops(const char *s) {
+  int n = 0;
+  for (const char *p = s; *p; p++)
+    if (p[0] == '-' && p[1] == ' ' && (p == s || p[-1] == ' ' || p[-1] == '\n')) {
+      const char *q = p;
+      while (q > s && q[-1] == ' ') q--;
+      if (q == s || q[-1] == '\n') n++;
+    }
+  return n;
+}
+
+static void header(const Plan *pl, const G *g, Buf *o) {
+  bput(o, "version: 1\nname: fuzz-%llu-%d\nchip: %s\nkernel: %s\n", (unsigned long long)pl->seed, pl->index, chips[pl->chip].name,
+       pl->scalar ? "scalar_subcore" : "vector_subcore");
+  if (pl->scalar) bput(o, "mesh: {cores: %d}\n", g->C);
+  else bput(o, "mesh: {cores: %d, subcores: %d}\n", g->C, g->S);
+  bput(o, "layout_passes: %s\n", g->layout ? "true" : "false");
+}
+
+static void g_init(G *g, const Plan *pl, const Knobs *kn) {
+  memset(g, 0, sizeof *g);
+  g->pl = pl;
+  g->kn = kn;
+  g->L = chips[pl->chip].lanes;
+  g->C = kn->max_cores ? imin(pl->cores, kn->max_cores) : pl->cores;
+  g->S = kn->max_subs ? imin(pl->subs, kn->max_subs) : pl->subs;
+  g->scalar = pl->scalar;
+  g->layout = pl->layout || kn->layout;
+  g->simple = kn->simple;
+  g->level = kn->level;
+}
+
+/* The refs of the units that keep a step, then the injection's. */
+static void render_refs(const Plan *pl, const Knobs *kn, const Unit *units, const Buf *irefs, Buf *o) {
+  size_t at = o->n;
+  bput(o, "refs:\n");
+  for (int u = 0; u < pl->nunits; u++)
+    if (!(kn->drop_unit >> u & 1) && ((~kn->drop_step[u]) & ((1u << units[u].nsteps) - 1))) bput(o, "%s", btext(&units[u].refs));
+  bput(o, "%s", btext(irefs));
+  if (o->n == at + strlen("refs:\n")) o->n = at, bput(o, "refs: {}\n");
+}
+
+/* Writes the program for (plan, knobs) into o (cleared first). */
+static void gen_program(const Plan *pl, const Knobs *kn, Buf *o, Meta *meta) {
+  G g;
+  g_init(&g, pl, kn);
+  Unit *units = calloc(MAX_UNITS, sizeof *units);
+  if (!units) abort();
+  Buf irefs = {0}, iop = {0}, body = {0};
+  memset(meta, 0, sizeof *meta);
+  meta->nunits = pl->nunits;
+  for (int u = 0; u < pl->nunits; u++) {
+    g.u = u;
+    unit_gen(&g, &units[u], pl->kind[u]);
+    meta->nsteps[u] = units[u].nsteps;
+  }
+  bool inject = pl->inject >= 0 && !kn->no_inject;
+  if (inject) {
+    g.refs = &irefs;
+    g.out = &iop;
+    g.r = rng_at(pl->seed, (uint64_t)pl->index, 99, 0);
+    injections[pl->inject].gen(&g);
+    meta->want = injections[pl->inject].id;
+  }
+  o->n = 0;
+  breserve(o, 0);
+  o->s[0] = '\0';
+  header(pl, &g, o);
+  render_refs(pl, kn, units, &irefs, o);
+  for (int u = 0; u <= pl->nunits; u++) {
+    if (inject && u == pl->inject_pos) bindent(&body, btext(&iop), 2);
+    if (u < pl->nunits && !(kn->drop_unit >> u & 1)) unit_render(&units[u], kn->drop_step[u], &body);
+  }
+  bput(o, "body:%s\n%s", body.n ? "" : " []", btext(&body));
+  meta->bytes = o->n;
+  meta->ops = count_ops(btext(&body));
+  for (int u = 0; u < MAX_UNITS; u++) unit_free(&units[u]);
+  free(units);
+  bfree(&irefs);
+  bfree(&iop);
+  bfree(&body);
+}
+
+/* ---- running one program ------------------------------------------------------ */
+/* X(ENUM, name) -- what one run of a program gave */
+#define OUTCOMES(X) X(OK, "ok") X(REJECTED, "rejected") X(INVALID, "invalid") X(MISMATCH, "mismatch") \
+  X(EXPECT, "expect failed") X(FAULT, "fault") X(CRASH, "crash") X(HANG, "hang")
+
+typedef enum {
+#define X(e, n) OC_##e,
+  OUTCOMES(X)
+#undef X
+} OcKind;
+
+static const char *const oc_names[] = {
+#define X(e, n) n,
+    OUTCOMES(X)
+#undef X
+};
+
+typedef struct {
+  OcKind kind;
+  char id[32];   /* the diagnostic id, the fault kind or the signal */
+  char msg[700];
+  int line;
+} Outcome;
+
+static void oc_set(Outcome *o, OcKind k, const char *id, const char *msg, int line) {
+  o->kind = k;
+  snprintf(o->id, sizeof o->id, "%s", id);
+  snprintf(o->msg, sizeof o->msg, "%s", msg);
+  o->line = line;
+}
+
+static void oc_diag(Outcome *o, const Diag *d) {
+  DiagClass c = diag_class(d->id);
+  OcKind k = c == DC_RULE ? OC_REJECTED : c == DC_INPUT ? OC_INVALID : c == DC_FAULT ? OC_FAULT : OC_MISMATCH;
+  if (d->id == D_RUN_EXPECT) k = OC_EXPECT;
+  oc_set(o, k, diag_id_name(d->id), d->message, d->loc.line);
+}
+
+/* As sim/main.c: both runs stop with the same fault: the program's fault
+ * (a failed expect is a verification failure); otherwise a mismatch. */
+static void oc_fault(Outcome *o, const RunResult *ref, const RunResult *eng) {
+  const RunResult *f = ref->faulted ? ref : eng;
+  if (ref->faulted && eng->faulted && ref->fault.kind == eng->fault.kind) {
+    OcKind k = f->fault.kind == FAULT_EXPECT ? OC_EXPECT : OC_FAULT;
+    oc_set(o, k, k == OC_EXPECT ? "expect" : fault_name(f->fault.kind), f->fault.details, f->fault.loc.line);
+    return;
+  }
+  char msg[1000];
+  snprintf(msg, sizeof msg, "the %s stopped with fault %s (%s) and the %s did not stop there", ref->faulted ? "reference" : "lowering",
+           fault_name(f->fault.kind), f->fault.details, ref->faulted ? "lowering" : "reference");
+  oc_set(o, OC_MISMATCH, "mismatch", msg, f->fault.loc.line);
+}
+
+static void run_both(Program *p, Mutant m, Outcome *o) {
+  Code code;
+  Diag d;
+  RunResult ref, eng;
+  RunLimits lim;
+  memset(&lim, 0, sizeof lim); /* the defaults, whatever fields RunLimits grows */
+  memset(&code, 0, sizeof code);
+  if (!lower_program(p, m, &code, &d)) {
+    oc_diag(o, &d);
+    lower_free(&code);
+    return;
+  }
+  engine_run(p, &code, &lim, &eng);
+  lim.atomics = eng.atomics; /* the reference replays the engine's atomics (SPEC §9.10) */
+  lim.natomics = eng.natomics;
+  reference_run(p, &lim, &ref);
+  if (ref.faulted || eng.faulted) oc_fault(o, &ref, &eng);
+  else if (!verify_runs(p, &ref, &eng, &d, NULL)) oc_diag(o, &d);
+  else if (!verify_expect_refs(p, &eng, &d)) oc_diag(o, &d);
+  else oc_set(o, OC_OK, "ok", "", 0);
+  run_result_free(&ref);
+  run_result_free(&eng);
+  lower_free(&code);
+}
+
+/* The whole pipeline in this process, as `sc-sim run` does it. */
+static void evaluate(const char *text, size_t len, Mutant m, Outcome *o) {
+  static Program p;
+  Diag d;
+  memset(&p, 0, sizeof p);
+  if (!load_program_text("fuzz.yaml", text, len, &p, &d)) oc_diag(o, &d);
+  else if (!check_program(&p, &d)) oc_diag(o, &d);
+  else run_both(&p, m, o);
+  program_free(&p);
+}
+
+static size_t read_all(int fd, void *buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, (char *)buf + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  return got;
+}
+
+static void write_all(int fd, const void *buf, size_t n) {
+  size_t put = 0;
+  while (put < n) {
+    ssize_t w = write(fd, (const char *)buf + put, n - put);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    put += (size_t)w;
+  }
+}
+
+/* Runs the program in a forked child that alarm() stops after `limit`
+ * seconds: a signal is a crash, the alarm a hang. */
+static void run_isolated(const char *text, size_t len, Mutant m, int limit, Outcome *o) {
+  int fds[2];
+  memset(o, 0, sizeof *o);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = pipe(fds) ? -1 : fork();
+  if (pid < 0) { /* no process to spare: run here, unprotected */
+    evaluate(text, len, m, o);
+    return;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    alarm((unsigned)limit);
+    evaluate(text, len, m, o);
+    write_all(fds[1], o, sizeof *o);
+    _exit(0);
+  }
+  close(fds[1]);
+  size_t got = read_all(fds[0], o, sizeof *o);
+  close(fds[0]);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  if (got == sizeof *o && WIFEXITED(st) && WEXITSTATUS(st) == 0) return;
+  char msg[128];
+  if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM) {
+    snprintf(msg, sizeof msg, "no outcome after %d s", limit);
+    oc_set(o, OC_HANG, "hang", msg, 0);
+  } else if (WIFSIGNALED(st)) {
+    int sig = WTERMSIG(st);
+    const char *id = sig == SIGSEGV ? "SIGSEGV" : sig == SIGABRT ? "SIGABRT" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE" : "signal";
+    snprintf(msg, sizeof msg, "killed by signal %d (%s)", sig, strsignal(sig));
+    oc_set(o, OC_CRASH, id, msg, 0);
+  } else {
+    snprintf(msg, sizeof msg, "exited with status %d before reporting (a sanitizer?)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    oc_set(o, OC_CRASH, "exit", msg, 0);
+  }
+}
+
+/* ---- verdicts ------------------------------------------------------------------- */
+/* X(ENUM, text, is a failure) */
+#define VERDICTS(X)                                      \
+  X(ACCEPTED, "accepted and verified", false)            \
+  X(REJECTED, "rejected as planned", false)              \
+  X(MISMATCH, "mismatch", true)                          \
+  X(FAULT, "fault in a program meant to be fault-free", true) \
+  X(UNEXPECTED, "unexpected rejection", true)            \
+  X(NOT_REJECTED, "not rejected", true)                  \
+  X(CRASH, "crash", true)                                \
+  X(HANG, "hang", true)
+
+typedef enum {
+#define X(e, t, f) VD_##e,
+  VERDICTS(X)
+#undef X
+} Verdict;
+
+static const struct {
+  const char *text;
+  bool failure;
+} verdicts[] = {
+#define X(e, t, f) {t, f},
+    VERDICTS(X)
+#undef X
+};
+
+static Verdict judge(const Outcome *o, const char *want) {
+  if (o->kind == OC_CRASH) return VD_CRASH;
+  if (o->kind == OC_HANG) return VD_HANG;
+  if (o->kind == OC_REJECTED || o->kind == OC_INVALID) return want && !strcmp(want, o->id) ? VD_REJECTED : VD_UNEXPECTED;
+  if (want) return VD_NOT_REJECTED;
+  if (o->kind == OC_OK) return VD_ACCEPTED;
+  return o->kind == OC_FAULT ? VD_FAULT : VD_MISMATCH;
+}
+
+/* What must stay the same while shrinking. */
+typedef struct {
+  Verdict v;
+  OcKind k;
+  char id[32];
+} Sig;
+
+static Sig sig_of(Verdict v, const Outcome *o) {
+  Sig s = {v, v == VD_NOT_REJECTED ? OC_OK : o->kind, ""};
+  snprintf(s.id, sizeof s.id, "%s", v == VD_MISMATCH || v == VD_NOT_REJECTED ? "" : o->id);
+  return s;
+}
+
+static bool sig_eq(const Sig *a, const Sig *b) { return a->v == b->v && a->k == b->k && !strcmp(a->id, b->id); }
+
+/* ---- the campaign ---------------------------------------------------------------- */
+typedef struct {
+  uint64_t seed;
+  int count, limit, reject_rate;
+  const char *out;
+  const char *mutate;
+  unsigned avoid;    /* --avoid: 1 << KnownBug */
+  int show;          /* --show: print this program and stop; -1 for none */
+  int attempts;      /* runs spent shrinking the current failure */
+  int budget;
+  /* tallies for the summary line */
+  int programs, accepted, mismatches, faults, crashes, hangs, written, unexpected;
+  int nrej;
+  char rej_id[64][32];
+  bool rej_bad[64];
+  int rej_n[64];
+} Fuzz;
+
+static void tally_reject(Fuzz *f, const char *id, bool bad) {
+  int i = 0;
+  while (i < f->nrej && (strcmp(f->rej_id[i], id) || f->rej_bad[i] != bad)) i++;
+  if (i == f->nrej) {
+    if (f->nrej == 64) return;
+    snprintf(f->rej_id[i], sizeof f->rej_id[i], "%s", id);
+    f->rej_bad[i] = bad;
+    f->rej_n[f->nrej++] = 0;
+  }
+  f->rej_n[i]++;
+}
+
+static void tally(Fuzz *f, Verdict v, const Outcome *o) {
+  f->programs++;
+  switch (v) {
+  case VD_ACCEPTED: f->accepted++; break;
+  case VD_REJECTED: tally_reject(f, o->id, false); break;
+  case VD_UNEXPECTED: tally_reject(f, o->id, true), f->unexpected++; break;
+  case VD_MISMATCH: case VD_NOT_REJECTED: f->mismatches++; break;
+  case VD_FAULT: f->faults++; break;
+  case VD_CRASH: f->crashes++; break;
+  case VD_HANG: f->hangs++; break;
+  }
+}
+
+/* Generates and runs; returns the verdict. */
+static Verdict try_program(Fuzz *f, const Plan *pl, const Knobs *k, Mutant m, Outcome *o, Meta *meta) {
+  Buf t = {0};
+  gen_program(pl, k, &t, meta);
+  run_isolated(t.s, t.n, m, f->limit, o);
+  bfree(&t);
+  return judge(o, meta->want);
+}
+
+static bool still_fails(Fuzz *f, const Plan *pl, const Knobs *cand, const Sig *want) {
+  Outcome o;
+  Meta m;
+  if (f->attempts >= f->budget) return false;
+  f->attempts++;
+  Verdict v = try_program(f, pl, cand, MUT_NONE, &o, &m);
+  Sig s = sig_of(v, &o);
+  return sig_eq(&s, want);
+}
+
+/* Tries one change of the knobs; keeps it when the failure stays. */
+static bool shrink_try(Fuzz *f, const Plan *pl, Knobs *k, const Knobs *cand, const Sig *want) {
+  if (!memcmp(k, cand, sizeof *k) || !still_fails(f, pl, cand, want)) return false;
+  *k = *cand;
+  return true;
+}
+
+static bool shrink_drops(Fuzz *f, const Plan *pl, Knobs *k, const Sig *want) {
+  Meta m;
+  Buf t = {0};
+  gen_program(pl, k, &t, &m);
+  bfree(&t);
+  bool any = false;
+  for (int u = 0; u < m.nunits; u++) {
+    Knobs c = *k;
+    c.drop_unit |= 1u << u;
+    any |= shrink_try(f, pl, k, &c, want);
+  }
+  for (int u = 0; u < m.nunits; u++)
+    for (int s = 0; s < m.nsteps[u] && !(k->drop_unit >> u & 1); s++) {
+      Knobs c = *k;
+      c.drop_step[u] |= 1u << s;
+      if ((c.drop_step[u] & ((1u << m.nsteps[u]) - 1)) == (1u << m.nsteps[u]) - 1) continue;
+      any |= shrink_try(f, pl, k, &c, want);
+    }
+  return any;
+}
+
+static bool shrink_simplify(Fuzz *f, const Plan *pl, Knobs *k, const Sig *want) {
+  bool any = false;
+  Knobs c;
+  int cores = k->max_cores ? k->max_cores : pl->cores, subs = k->max_subs ? k->max_subs : pl->subs;
+  if (cores > 1) c = *k, c.max_cores = 1, any |= shrink_try(f, pl, k, &c, want);
+  if (subs > 1) c = *k, c.max_subs = 1, any |= shrink_try(f, pl, k, &c, want);
+  if (subs > 2) c = *k, c.max_subs = subs / 2, any |= shrink_try(f, pl, k, &c, want);
+  c = *k, c.no_wrap = true, any |= shrink_try(f, pl, k, &c, want);
+  c = *k, c.simple = true, any |= shrink_try(f, pl, k, &c, want);
+  for (int l = k->level + 1; l <= 2; l++) c = *k, c.level = l, any |= shrink_try(f, pl, k, &c, want);
+  c = *k, c.layout = true, any |= shrink_try(f, pl, k, &c, want);
+  if (want->k != OC_EXPECT) c = *k, c.no_expect = true, any |= shrink_try(f, pl, k, &c, want);
+  if (want->v == VD_UNEXPECTED) c = *k, c.no_inject = true, any |= shrink_try(f, pl, k, &c, want);
+  return any;
+}
+
+/* Shrinks *k while the failure keeps its signature (C-Reduce's fixpoint:
+ * passes until none makes progress, or the budget is spent). */
+static void shrink(Fuzz *f, const Plan *pl, Knobs *k, const Sig *want) {
+  f->attempts = 0;
+  f->budget = want->v == VD_HANG ? 6 : 400;
+  bool progress = true;
+  while (progress && f->attempts < f->budget) {
+    progress = shrink_drops(f, pl, k, want);
+    progress |= shrink_simplify(f, pl, k, want);
+  }
+}
+
+/* ---- reproducers ---------------------------------------------------------------- */
+static bool make_dirs(const char *path) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1;; p++) {
+    if (*p != '/' && *p) continue;
+    char c = *p;
+    *p = '\0';
+    if (mkdir(buf, 0777) && errno != EEXIST) return false;
+    if (!c) return true;
+    *p = c;
+  }
+}
+
+static void one_line(char *dst, size_t n, const char *src) {
+  snprintf(dst, n, "%s", src);
+  for (char *p = dst; *p; p++)
+    if (*p == '\n' || *p == '\r') *p = ' ';
+}
+
+/* Writes the shrunk program whole: a temporary file, then a rename. */
+static bool write_repro(Fuzz *f, const Plan *pl, const Knobs *k, Verdict v, const Outcome *o, const Meta *orig, char *path, size_t n) {
+  Buf t = {0}, doc = {0};
+  Meta m;
+  char msg[800], tmp[4200];
+  gen_program(pl, k, &t, &m);
+  one_line(msg, sizeof msg, o->msg);
+  bput(&doc, "# sc-sim fuzz reproducer: seed %llu, program %d\n", (unsigned long long)pl->seed, pl->index);
+  bput(&doc, "# failure: %s: %s%s%s\n", verdicts[v].text, o->id[0] ? o->id : oc_names[o->kind], msg[0] ? ": " : "", msg);
+  if (orig->want) bput(&doc, "# expected: rejected with rule %s\n", orig->want);
+  else bput(&doc, "# expected: accepted, fault-free, engine and reference agreeing\n");
+  bput(&doc, "# original program: %d operations, %zu bytes; shrunk: %d operations, %zu bytes (%d runs)\n", orig->ops, orig->bytes,
+       m.ops, m.bytes, f->attempts);
+  bput(&doc, "# again: sc-sim fuzz --seed %llu --count %d (the last program), or: sc-sim THIS_FILE\n", (unsigned long long)pl->seed,
+       pl->index + 1);
+  bput(&doc, "%s", t.s);
+  snprintf(path, n, "%s/fail-%llu-%d.yaml", f->out, (unsigned long long)pl->seed, pl->index);
+  snprintf(tmp, sizeof tmp, "%s/.fail-%llu-%d.yaml.tmp", f->out, (unsigned long long)pl->seed, pl->index);
+  bool ok = make_dirs(f->out);
+  FILE *fp = ok ? fopen(tmp, "w") : NULL;
+  ok = fp && fwrite(doc.s, 1, doc.n, fp) == doc.n;
+  if (fp) ok = !fclose(fp) && ok;
+  ok = ok && !rename(tmp, path);
+  if (!ok) unlink(tmp);
+  bfree(&t);
+  bfree(&doc);
+  return ok;
+}
+
+static void report_failure(Fuzz *f, const Plan *pl, Verdict v, const Outcome *o, const Meta *meta) {
+  Knobs k;
+  memset(&k, 0, sizeof k);
+  Sig want = sig_of(v, o);
+  shrink(f, pl, &k, &want);
+  char path[4200], msg[800];
+  bool ok = write_repro(f, pl, &k, v, o, meta, path, sizeof path);
+  f->written += ok;
+  one_line(msg, sizeof msg, o->msg);
+  const char *m = !strncmp(msg, "mismatch: ", 10) ? msg + 10 : msg;
+  printf("fuzz: program %d: %s (%s): %.300s -> %s\n", pl->index, verdicts[v].text, o->id, m, ok ? path : "(could not write the reproducer)");
+}
+
+static void print_summary(const Fuzz *f) {
+  printf("fuzz: %d programs, %d accepted, %d rejected (", f->programs, f->accepted, f->programs - f->accepted - f->mismatches - f->faults - f->crashes - f->hangs);
+  for (int i = 0; i < f->nrej; i++) printf("%s%s%s:%d", i ? " " : "", f->rej_id[i], f->rej_bad[i] ? "(unexpected)" : "", f->rej_n[i]);
+  printf("), %d mismatches, %d faults, %d crashes, %d hangs, %d reproducers written\n", f->mismatches, f->faults, f->crashes, f->hangs,
+         f->written);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int campaign(Fuzz *f) {
+  double t0 = now_s();
+  for (int i = 0; i < f->count; i++) {
+    Plan pl;
+    Knobs k;
+    Outcome o;
+    Meta meta;
+    memset(&k, 0, sizeof k);
+    plan_program(f->seed, i, f->reject_rate, f->avoid, &pl);
+    Verdict v = try_program(f, &pl, &k, MUT_NONE, &o, &meta);
+    tally(f, v, &o);
+    if (verdicts[v].failure) report_failure(f, &pl, v, &o, &meta);
+  }
+  double dt = now_s() - t0;
+  printf("fuzz: %.1f s, %.1f programs/s (shrinking included)\n", dt, dt > 0 ? f->count / dt : 0.0);
+  print_summary(f);
+  if (f->crashes || f->hangs) return 4;
+  return f->mismatches || f->faults || f->unexpected ? 3 : 0;
+}
+
+/* ---- mutants ---------------------------------------------------------------------- */
+/* Runs programs with mutant m until one shows a mismatch that the correct
+ * lowering does not show; returns its 1-based number, 0 when none did. */
+static int hunt(Fuzz *f, Mutant m) {
+  for (int i = 0; i < f->count; i++) {
+    Plan pl;
+    Knobs k;
+    Outcome o, o2;
+    Meta meta;
+    memset(&k, 0, sizeof k);
+    plan_program(f->seed, i, 0, f->avoid, &pl);
+    Verdict v = try_program(f, &pl, &k, m, &o, &meta);
+    tally(f, v, &o);
+    if (v != VD_MISMATCH) continue;
+    if (try_program(f, &pl, &k, MUT_NONE, &o2, &meta) != VD_MISMATCH) return i + 1;
+  }
+  return 0;
+}
+
+static int mutate_campaign(Fuzz *f) {
+  Mutant one;
+  bool all = !strcmp(f->mutate, "all");
+  int missed = 0;
+  double t0 = now_s();
+  for (int i = 1; i < MUT_COUNT; i++) {
+    Mutant m = (Mutant)i;
+    if (!all && (!mutant_lookup(f->mutate, &one) || one != m)) continue;
+    int n = hunt(f, m);
+    if (n) printf("mutant %s: detected after %d programs\n", mutant_name(m), n);
+    else printf("mutant %s: not detected in %d programs\n", mutant_name(m), f->count);
+    missed += !n;
+  }
+  double dt = now_s() - t0;
+  printf("fuzz: %.1f s, %.1f programs/s\n", dt, dt > 0 ? f->programs / dt : 0.0);
+  print_summary(f);
+  return missed ? 3 : 0;
+}
+
+/* Prints program f->show as the campaign would generate it. */
+static int show_program(Fuzz *f) {
+  Plan pl;
+  Knobs k;
+  Meta m;
+  Buf t = {0};
+  memset(&k, 0, sizeof k);
+  plan_program(f->seed, f->show, f->mutate ? 0 : f->reject_rate, f->avoid, &pl);
+  gen_program(&pl, &k, &t, &m);
+  fputs(t.s, stdout);
+  if (m.want) printf("# to be rejected with %s\n", m.want);
+  bfree(&t);
+  return 0;
+}
+
+/* ---- the command line ------------------------------------------------------------ */
+static void fuzz_usage(FILE *fp) {
+  fputs("usage: sc-sim fuzz --seed S --count N [--out DIR] [--time-limit SECONDS] [--mutate NAME|all] [--reject-rate PERCENT]\n"
+        "  --seed S            the campaign's seed (programs are a function of S and their index)\n"
+        "  --count N           programs to generate and run (per mutant with --mutate)\n"
+        "  --out DIR           where reproducers go (default fuzz-out)\n"
+        "  --time-limit SEC    per program, in a forked child; past it the program hangs (default 10)\n"
+        "  --mutate NAME|all   run with a mutant lowering and report when it is first detected\n"
+        "  --reject-rate PCT   programs built to break one rule (default 10)\n"
+        "  --show I            print program I of the campaign and stop\n"
+        "  --avoid NAME,...    leave out the constructs of known open sc-sim bugs: faa-order, minmax-zero\n"
+        "exit status: 0 clean, 2 bad invocation, 3 mismatch / unexpected fault or rejection, 4 crash or hang;\n"
+        "with --mutate: 0 when every mutant was detected, 3 otherwise\n",
+        fp);
+}
+
+static bool num_arg(const char *opt, const char *v, long long lo, long long hi, long long *out) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (errno || *end || !*v || x < lo || x > hi) {
+    fprintf(stderr, "sc-sim fuzz: %s takes an integer in [%lld, %lld], got '%s'\n", opt, lo, hi, v);
+    return false;
+  }
+  *out = x;
+  return true;
+}
+
+/* --avoid NAME[,NAME...] (KNOWN_BUGS) */
+static bool avoid_arg(const char *v, unsigned *out) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", v);
+  for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+    int b = 0;
+    while (b < B_COUNT && strcmp(bug_names[b], t)) b++;
+    if (b == B_COUNT) {
+      fprintf(stderr, "sc-sim fuzz: --avoid: unknown name '%s' (known:", t);
+      for (int i = 0; i < B_COUNT; i++) fprintf(stderr, " %s", bug_names[i]);
+      fprintf(stderr, ")\n");
+      return false;
+    }
+    *out |= 1u << b;
+  }
+  return true;
+}
+
+static bool fuzz_args(int argc, char **argv, Fuzz *f) {
+  long long x;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) {
+      fprintf(stderr, "sc-sim fuzz: %s: unknown option or missing value\n", a);
+      return false;
+    }
+    i++;
+    if (!strcmp(a, "--seed")) {
+      char *end;
+      errno = 0;
+      f->seed = strtoull(v, &end, 10);
+      if (errno || *end || !*v) return fprintf(stderr, "sc-sim fuzz: --seed takes an unsigned integer, got '%s'\n", v), false;
+    } else if (!strcmp(a, "--count")) {
+      if (!num_arg(a, v, 0, 100000000, &x)) return false;
+      f->count = (int)x;
+    } else if (!strcmp(a, "--time-limit")) {
+      if (!num_arg(a, v, 1, 86400, &x)) return false;
+      f->limit = (int)x;
+    } else if (!strcmp(a, "--reject-rate")) {
+      if (!num_arg(a, v, 0, 100, &x)) return false;
+      f->reject_rate = (int)x;
+    } else if (!strcmp(a, "--out")) {
+      f->out = v;
+    } else if (!strcmp(a, "--show")) {
+      if (!num_arg(a, v, 0, 100000000, &x)) return false;
+      f->show = (int)x;
+    } else if (!strcmp(a, "--avoid")) {
+      if (!avoid_arg(v, &f->avoid)) return false;
+    } else if (!strcmp(a, "--mutate")) {
+      Mutant m;
+      if (strcmp(v, "all") && !mutant_lookup(v, &m))
+        return fprintf(stderr, "sc-sim fuzz: unknown mutant '%s' (sc-sim --list-mutants lists them)\n", v), false;
+      f->mutate = v;
+    } else {
+      fprintf(stderr, "sc-sim fuzz: unknown option '%s'\n", a);
+      return false;
+    }
+  }
+  return true;
+}
 
 int fuzz_main(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fputs("sc-sim: fuzz is not available in this build\n", stderr);
-  return 2;
+  static Fuzz f;
+  memset(&f, 0, sizeof f);
+  f.seed = 1;
+  f.count = 100;
+  f.limit = 10;
+  f.reject_rate = 10;
+  f.out = "fuzz-out";
+  f.show = -1;
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return fuzz_usage(stdout), 0;
+  if (!fuzz_args(argc, argv, &f)) {
+    fuzz_usage(stderr);
+    return 2;
+  }
+  if (f.show >= 0) return show_program(&f);
+  return f.mutate ? mutate_campaign(&f) : campaign(&f);
 }

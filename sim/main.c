@@ -396,7 +396,7 @@ static int run_program(Program *p, const Options *o) {
   bool bad;
   TraceSink *trace = open_trace(o, p, &d, &bad);
   if (bad) return report(o, &d);
-  RunLimits lim = {o->max_ops, o->max_cycles, trace, o->no_verify, o->no_races};
+  RunLimits lim = {o->max_ops, o->max_cycles, trace, o->no_verify, o->no_races, NULL, 0};
   int rc = EXIT_OK;
   if (p->lowered) { /* the user's lowering (PROGRAM_FORMAT.md, Differential testing) */
     if (!asm_parse(p, p->lowered, p->lowered_loc, &code, &d) || !asm_verify(&code, &d)) {
@@ -408,9 +408,11 @@ static int run_program(Program *p, const Options *o) {
   } else {
     lower_program(p, o->mutant, &code, &d);
   }
+  engine_run(p, &code, &lim, &eng);
+  lim.atomics = eng.atomics; /* the reference replays the engine's atomics (SPEC §9.10) */
+  lim.natomics = eng.natomics;
   if (o->no_verify) memset(&ref, 0, sizeof ref);
   else reference_run(p, &lim, &ref);
-  engine_run(p, &code, &lim, &eng);
   VerifyStats st = {0, 0, 0, 0, NULL};
   if (!strcmp(o->cmd, "diff")) {
     st.max_list = o->max_mismatches ? (o->max_mismatches < VERIFY_MAX_LIST ? (int)o->max_mismatches : VERIFY_MAX_LIST) : 10;
@@ -455,6 +457,7 @@ static int expected_error(const Program *p, const Diag *d, const Options *o) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "fuzz")) return fuzz_main(argc - 1, argv + 1);
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout), EXIT_OK;
     if (!strcmp(argv[i], "--version")) return puts("sc-sim " SC_SIM_VERSION), EXIT_OK;
@@ -462,7 +465,6 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--list-ops")) return list_ops(), EXIT_OK;
     if (!strcmp(argv[i], "--list-mutants")) return list_mutants(), EXIT_OK;
   }
-  if (argc > 1 && !strcmp(argv[1], "fuzz")) return fuzz_main(argc - 1, argv + 1);
   Options o = {0};
   if (!parse_args(argc, argv, &o)) return EXIT_INVALID;
   static Program p;

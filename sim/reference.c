@@ -67,6 +67,8 @@ typedef struct {
   int nsub;
   uint64_t max_ops;
   int *arrived; /* per core: subcores waiting at the barrier */
+  const int *atomics; /* the engine's order of fetch_and_adds (SPEC §9.10) */
+  int natomics, next_atomic;
 } Ref_;
 
 /* ---- environment ----------------------------------------------------- */
@@ -156,11 +158,7 @@ static bool ev_select(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) 
         out->v[i] = pick ? x : y;
         out->def[i] = m.def[im] && (pick ? a.def[ia] : b.def[ib]);
       } else {
-        Cell lt;
-        alu_binary(OP_LT, e->oty, DT_BOOL, x, y, &lt);
-        bool first = e->name[1] == 'i' ? lt.i : !lt.i; /* min keeps the smaller */
-        if (dtype_is_float(e->oty) && (x.f != x.f || y.f != y.f)) out->v[i].f = x.f != x.f ? x.f : y.f;
-        else out->v[i] = first ? x : y;
+        out->v[i] = alu_minmax(e->oty, x, y, e->name[1] == 'a');
         out->def[i] = a.def[ia] && b.def[ib];
       }
     }
@@ -708,8 +706,8 @@ static bool pend_indirect(Ref_ *R, Sub *s, const Op *op, Pending *pd, const DmaP
     if (filtered && at == ignored) continue;
     if (at < 0 || at >= z) {
       char msg[160];
-      snprintf(msg, sizeof msg, "DMA offset %lld (row %lld) is outside [0, %lld) of the indexed ref '%s'", (long long)at,
-               (long long)r, (long long)z, iv->v->ref->name);
+      snprintf(msg, sizeof msg, "DMA offset %lld (row %lld) is outside [0, %lld) of the indexed ref (%s '%s')", (long long)at,
+               (long long)r, (long long)z, space_key(iv->v->ref->space), iv->v->ref->name);
       ok = fault(R, s, op, FAULT_OOB, "%s%s", msg, "");
       break;
     }
@@ -883,6 +881,8 @@ static int do_semaphore(Ref_ *R, Sub *s, const Op *op) {
 }
 
 static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
+  /* atomics whose order is free replay the engine's order (SPEC §9.10) */
+  if (R->next_atomic < R->natomics && R->atomics[R->next_atomic] != s->idx) return ST_BLOCKED;
   int target;
   if (target_of(R, s, op, FLD_SUBCORE, 0, (int)R->p->mesh_subcores, &target) != ST_OK) return ST_FAULT;
   RV rv;
@@ -896,6 +896,7 @@ static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
     ok = view_write_lane(R, s, &rv, 0, c);
     run_log(&R->r->logs[s->idx], op->id, EV_OLD, &old);
     env_set(s, op->name[FLD_OUT], &old);
+    if (R->next_atomic < R->natomics) R->next_atomic++;
   }
   val_free(&x);
   val_free(&old);
@@ -1138,7 +1139,8 @@ static void schedule(Ref_ *R) {
 
 bool reference_run(const Program *p, const RunLimits *lim, RunResult *out) {
   memset(out, 0, sizeof *out);
-  Ref_ R = {p, out, NULL, 0, lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS, NULL};
+  Ref_ R = {p, out, NULL, 0, lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS, NULL, lim ? lim->atomics : NULL,
+            lim ? lim->natomics : 0, 0};
   R.nsub = (int)(p->mesh_cores * p->mesh_subcores);
   out->nsub = R.nsub;
   out->logs = calloc((size_t)R.nsub, sizeof *out->logs);

@@ -62,6 +62,7 @@ void run_result_free(RunResult *r) {
   free(r->logs);
   for (int i = 0; i < r->nvalues; i++) val_free(&r->values[i].val);
   free(r->values);
+  free(r->atomics);
   free(r->stats.sub);
   free(r->stats.dma);
   mem_free(&r->mem);

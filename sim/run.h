@@ -85,6 +85,8 @@ typedef struct {
   Stats stats;       /* engine only */
   struct NamedValue *values; /* engine only: each name's last value per subcore */
   int nvalues;
+  int *atomics;      /* engine only: the subcore of each fetch_and_add, in the order run */
+  int natomics, capatomics;
 } RunResult;
 
 typedef struct NamedValue {
@@ -100,6 +102,8 @@ typedef struct {
   struct TraceSink *trace; /* engine only: where events go, or NULL */
   bool no_log;       /* engine only: keep no event log (nothing verifies it) */
   bool no_races;     /* engine only: skip race detection */
+  const int *atomics; /* reference only: replay fetch_and_adds in this order (SPEC §9.10) */
+  int natomics;
 } RunLimits;
 
 #define RUN_DEFAULT_MAX_OPS 50000000ULL
