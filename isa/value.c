@@ -33,6 +33,7 @@ void val_scalar(Value *v, Dtype t, Cell c) {
 void val_copy(Value *dst, const Value *src) {
   if (dst == src) return;
   val_shape(dst, src->dtype, src->rank, src->shape);
+  if (!src->n) return;
   memcpy(dst->v, src->v, sizeof(Cell) * (size_t)src->n);
   memcpy(dst->def, src->def, (size_t)src->n);
 }

@@ -89,8 +89,12 @@ static int64_t float_to_int(Dtype to, double f) {
     lo = -ldexp(1.0, bits - 1);
     hi = ldexp(1.0, bits - 1) - 1;
   }
-  if (f <= lo) return (int64_t)lo;
-  if (f >= hi) return bits == 64 && info[to].kind == DK_UINT ? (int64_t)UINT64_MAX : (int64_t)hi;
+  if (f <= lo) return info[to].kind == DK_UINT ? 0 : bits == 64 ? INT64_MIN : (int64_t)lo;
+  if (f >= hi) { /* 2**63 - 1 and 2**64 - 1 round up as doubles: saturate exactly */
+    if (bits == 64) return info[to].kind == DK_UINT ? (int64_t)UINT64_MAX : INT64_MAX;
+    return (int64_t)hi;
+  }
+  if (info[to].kind == DK_UINT && bits == 64) return (int64_t)(uint64_t)trunc(f);
   return (int64_t)trunc(f);
 }
 

@@ -1218,15 +1218,16 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
     if (step == 0) return efault(E, s, in, FAULT_LIMIT, "loop step is zero"), X_FAULT;
     if (E->c->mutant == MUT_LOOP_SKIP_LAST) hi -= step;
     if (!loop_continues(a, hi, step)) return s->pc = in->target, X_BLOCKED + 1;
-    val_scalar(&s->reg[in->d], DT_INT32, (Cell){.i = a});
+    val_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = a}); /* full width: the counter must not wrap */
     set_reg(s, in->d);
     return X_OK;
   }
   if (in->op == I_ENDFOR) {
     if (!int_reg(E, s, in, in->d, &a) || !int_reg(E, s, in, in->b, &hi) || !int_reg(E, s, in, in->c, &step)) return X_FAULT;
     if (E->c->mutant == MUT_LOOP_SKIP_LAST) hi -= step;
-    if (!loop_continues(a + step, hi, step)) return X_OK;
-    val_scalar(&s->reg[in->d], DT_INT32, (Cell){.i = a + step});
+    int64_t next;
+    if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
+    val_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = next});
     return s->pc = in->target, X_BLOCKED + 1;
   }
   if (in->op == I_BRANCH_IF_FALSE) {

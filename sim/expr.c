@@ -329,9 +329,14 @@ static void unknown_method(Parser *p) {
 
 static Expr *parse_postfix(Parser *p) {
   Expr *e = parse_primary(p);
+  int chain = 0;
   while (!p->failed) {
     skip_ws(p);
     Loc l = here(p);
+    if ((p->s[p->pos] == '[' || p->s[p->pos] == '.') && p->depth + ++chain > MAX_DEPTH) {
+      fail(p, "the expression is nested too deeply (more than %s levels)", "200");
+      break;
+    }
     if (accept(p, "[")) {
       Expr *s = node(p, EX_SUBSCRIPT, l);
       s->a = e;
@@ -382,6 +387,7 @@ static Expr *parse_unary(Parser *p) {
   e->op = op;
   e->a = parse_unary(p);
   p->depth--;
+  if (p->failed) return NULL;
   /* fold literal negation so that -3 is a static literal */
   if (e->a && op == OP_NEG && e->a->kind == EX_INT) {
     e->a->ival = -e->a->ival;
@@ -458,10 +464,15 @@ static Expr *parse_not(Parser *p) {
 static Expr *parse_level(Parser *p, int level) {
   Expr *e = level == 1 ? parse_not(p) : parse_operand(p, level);
   if (level == 1) { /* 'and' binds operands produced by 'not' */
+    int chain = 0;
     while (!p->failed) {
       skip_ws(p);
       Loc l = here(p);
       if (!accept_kw(p, "and")) break;
+      if (p->depth + ++chain > MAX_DEPTH) {
+        fail(p, "the expression is nested too deeply (more than %s levels)", "200");
+        break;
+      }
       Expr *b = node(p, EX_BINARY, l);
       b->op = OP_AND;
       b->a = e;
@@ -470,11 +481,16 @@ static Expr *parse_level(Parser *p, int level) {
     }
     return e;
   }
+  int chain = 0; /* a left-leaning chain deepens the tree: bound it like nesting */
   while (!p->failed) {
     skip_ws(p);
     Loc l = here(p);
     ExprOp op = match_op(p, level);
     if (op == OP_NONE) break;
+    if (p->depth + ++chain > MAX_DEPTH) {
+      fail(p, "the expression is nested too deeply (more than %s levels)", "200");
+      break;
+    }
     Expr *b = node(p, EX_BINARY, l);
     b->op = op;
     b->a = e;

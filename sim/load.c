@@ -51,12 +51,25 @@ static bool fail(Loader *L, DiagId id, Loc at, ...) {
   return false;
 }
 
+/* Every node lookup goes through here.  Past the visit budget (an alias
+ * bomb) the load has failed; a harmless empty scalar stands in so that no
+ * caller ever sees NULL while the walk unwinds. */
 static yaml_node_t *get(Loader *L, int idx) {
+  static yaml_char_t empty[1];
+  static yaml_node_t dummy;
   if (++L->visits > MAX_VISITS) {
     fail(L, D_IN_LIMIT, (Loc){L->p->file, 1, 1}, "the document is too large once YAML aliases are expanded");
-    return NULL;
+    dummy.type = YAML_SCALAR_NODE;
+    dummy.data.scalar.value = empty;
+    return &dummy;
   }
-  return yaml_document_get_node(L->doc, idx);
+  yaml_node_t *n = yaml_document_get_node(L->doc, idx);
+  if (!n) {
+    dummy.type = YAML_SCALAR_NODE;
+    dummy.data.scalar.value = empty;
+    return &dummy;
+  }
+  return n;
 }
 
 static const char *scalar(yaml_node_t *n) { return (const char *)n->data.scalar.value; }
@@ -350,8 +363,14 @@ static bool load_chip(Loader *L, yaml_node_t *n) {
     ChipParamId id;
     if (!chip_param_lookup(scalar(k), &id)) return unknown_key(L, k, "chip", keys, CP_COUNT + 1);
     if (!L->p->chip->has_sc) continue; /* C0 rejects the program anyway */
-    int64_t val;
+    int64_t val, hi = id == CP_num_cores || id == CP_num_subcores || id == CP_num_lanes || id == CP_vmem_banks ||
+                              id == CP_dma_queue_depth ? 1024 : (int64_t)1 << 50;
     if (!want_int(L, v, scalar(k), 1, &val)) return false;
+    if (val > hi) {
+      char what[96];
+      snprintf(what, sizeof what, "at most %lld, got %lld", (long long)hi, (long long)val);
+      return fail(L, D_IN_TYPE, node_loc(L, v), scalar(k), what);
+    }
     *chip_param_ptr(&L->p->params, id) = val;
   }
   return !L->failed;
@@ -466,6 +485,20 @@ static bool load_init_list(Loader *L, Ref *r, yaml_node_t *n, int dim, int64_t *
   return !L->failed;
 }
 
+/* The nested list's lengths against the shape (first mismatch reported). */
+static bool init_shape_ok(Loader *L, Ref *r, yaml_node_t *n, int dim) {
+  if (dim == r->rank) return true;
+  int cnt = is_seq(n) ? (int)(n->data.sequence.items.top - n->data.sequence.items.start) : -1;
+  if (cnt != r->shape[dim]) {
+    char msg[300];
+    if (cnt < 0) snprintf(msg, sizeof msg, "init of ref '%s' has the wrong size: dimension %d must be a list of %lld elements", r->name, dim, (long long)r->shape[dim]);
+    else snprintf(msg, sizeof msg, "init of ref '%s' has the wrong size: dimension %d must have %lld elements, got %d", r->name, dim, (long long)r->shape[dim], cnt);
+    return fail(L, D_IN_VALUE, node_loc(L, n), msg);
+  }
+  for (int i = 0; i < cnt && !L->failed; i++) init_shape_ok(L, r, get(L, n->data.sequence.items.start[i]), dim + 1);
+  return !L->failed;
+}
+
 static bool load_random(Loader *L, Ref *r, yaml_node_t *n) {
   static const char *const keys[] = {"random", "low", "high"};
   r->init = INIT_RANDOM;
@@ -494,6 +527,7 @@ static bool load_init(Loader *L, Ref *r, yaml_node_t *n) {
   if (is_map(n)) return load_random(L, r, n);
   if (is_seq(n)) {
     r->init = INIT_LIST;
+    if (!init_shape_ok(L, r, n, 0)) return false; /* before allocating nelems cells */
     r->init_data = arena_alloc(&L->p->arena, sizeof(Cell) * (size_t)(r->nelems ? r->nelems : 1));
     int64_t pos = 0;
     return load_init_list(L, r, n, 0, &pos);
@@ -1026,6 +1060,27 @@ static bool load_top_key(Loader *L, const char *key, yaml_node_t *k, yaml_node_t
   return unknown_key(L, k, "the program", top_keys, NTOP);
 }
 
+/* All instances of all refs together are bounded: a run holds them twice
+ * (engine and reference) with a shadow, and inits touch every page. */
+static bool total_ok(Loader *L) {
+  const Program *p = L->p;
+  const int64_t limit = LOAD_MAX_TOTAL_BYTES;
+  int64_t total = 0;
+  for (int i = 0; i < p->nrefs; i++) {
+    const Ref *r = p->refs[i];
+    int64_t inst = r->space == SP_HBM ? 1 : r->space == SP_VMEM_SHARED ? p->mesh_cores : p->mesh_cores * p->mesh_subcores;
+    int64_t bytes = r->nelems * dtype_size(r->dtype);
+    if (bytes && inst > limit / bytes) total = limit + 1;
+    else total += bytes * inst;
+    if (total <= limit) continue;
+    char msg[300];
+    snprintf(msg, sizeof msg, "the refs of this program take more than %lld bytes up to ref '%s' (every instance counted); sc-sim's limit is 2**33",
+             (long long)limit, r->name);
+    return fail(L, D_IN_LIMIT, r->loc, msg);
+  }
+  return true;
+}
+
 /* The vmem (or smem) refs of one subcore must fit the preset's capacity;
  * the ref that overflows it is named. */
 static bool capacity_ok(Loader *L, Space sp, int64_t cap, const char *param) {
@@ -1103,7 +1158,7 @@ static bool load_top(Loader *L, yaml_node_t *root) {
   if (!p->mesh_subcores) p->mesh_subcores = p->kernel == KERNEL_SCALAR ? 1 : p->params.num_subcores;
   for (int k = 0; k < p->nexpect_refs; k++)
     if (!expect_instance_ok(L, k)) return false;
-  if (!capacity_ok(L, SP_VMEM, p->params.vmem_capacity_bytes, "vmem_capacity_bytes") ||
+  if (!total_ok(L) || !capacity_ok(L, SP_VMEM, p->params.vmem_capacity_bytes, "vmem_capacity_bytes") ||
       !capacity_ok(L, SP_SMEM, p->params.smem_capacity_bytes, "smem_capacity_bytes"))
     return false;
   return check_names(L);
@@ -1125,6 +1180,12 @@ static bool yaml_error(Loader *L, yaml_parser_t *yp) {
   size_t off = yp->problem_mark.index;
   char msg[512];
   if (yp->error == YAML_READER_ERROR) {
+    size_t bad = yp->problem_offset; /* a broken sequence is reported at its lead byte */
+    for (int k = 0; k < 3 && bad > 0 && bad < L->rawlen && (unsigned char)L->raw[bad] < 0xc0 && ((unsigned char)L->raw[bad] < 0x80 || ((unsigned char)L->raw[bad] & 0xc0) == 0x80) &&
+                    (unsigned char)L->raw[bad - 1] >= 0x80;
+         k++)
+      bad--;
+    yp->problem_offset = bad;
     at = offset_loc(L, yp->problem_offset);
     int byte = yp->problem_value >= 0 ? yp->problem_value : 0;
     if (strstr(problem, "control characters"))
@@ -1176,7 +1237,45 @@ static bool nesting_ok(Loader *L) {
   return true;
 }
 
+/* A UTF-16 file (with its BOM) becomes UTF-8 first, so that every position
+ * sc-sim computes counts the same characters libyaml does.  NULL when it is
+ * not UTF-16 or not valid UTF-16. */
+static char *from_utf16(const char *text, size_t len, size_t *outlen) {
+  const unsigned char *b = (const unsigned char *)text;
+  if (len < 2 || !((b[0] == 0xff && b[1] == 0xfe) || (b[0] == 0xfe && b[1] == 0xff))) return NULL;
+  bool le = b[0] == 0xff;
+  char *out = malloc(len / 2 * 3 + 1);
+  if (!out) return NULL;
+  size_t o = 0;
+  for (size_t i = 2; i + 1 < len; i += 2) {
+    uint32_t c = le ? (uint32_t)(b[i] | b[i + 1] << 8) : (uint32_t)(b[i] << 8 | b[i + 1]);
+    if (c >= 0xd800 && c < 0xdc00 && i + 3 < len) { /* a surrogate pair */
+      uint32_t c2 = le ? (uint32_t)(b[i + 2] | b[i + 3] << 8) : (uint32_t)(b[i + 2] << 8 | b[i + 3]);
+      if (c2 >= 0xdc00 && c2 < 0xe000) c = 0x10000 + ((c - 0xd800) << 10) + (c2 - 0xdc00), i += 2;
+    }
+    if (c < 0x80) out[o++] = (char)c;
+    else if (c < 0x800) out[o++] = (char)(0xc0 | c >> 6), out[o++] = (char)(0x80 | (c & 0x3f));
+    else if (c < 0x10000) out[o++] = (char)(0xe0 | c >> 12), out[o++] = (char)(0x80 | ((c >> 6) & 0x3f)), out[o++] = (char)(0x80 | (c & 0x3f));
+    else out[o++] = (char)(0xf0 | c >> 18), out[o++] = (char)(0x80 | ((c >> 12) & 0x3f)), out[o++] = (char)(0x80 | ((c >> 6) & 0x3f)), out[o++] = (char)(0x80 | (c & 0x3f));
+  }
+  out[o] = '\0';
+  *outlen = o;
+  return out;
+}
+
+static bool load_utf8(const char *path, const char *text, size_t len, Program *p, Diag *d);
+
 bool load_program_text(const char *path, const char *text, size_t len, Program *p, Diag *d) {
+  size_t n8;
+  char *utf8 = from_utf16(text, len, &n8);
+  if (!utf8) return load_utf8(path, text, len, p, d);
+  bool ok = load_utf8(path, utf8, n8, p, d);
+  /* the IR keeps no pointer into the text: it may go */
+  free(utf8);
+  return ok;
+}
+
+static bool load_utf8(const char *path, const char *text, size_t len, Program *p, Diag *d) {
   Loader L = {p, text, len, NULL, d, false, 0, 0};
   p->file = path;
   p->version = 1;

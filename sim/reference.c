@@ -1032,8 +1032,9 @@ static int step(Ref_ *R, Sub *s) {
   while (s->depth) {
     Frame *f = &s->fr[s->depth - 1];
     if (f->pc < f->body->n) break;
-    if (f->loop && (f->step > 0 ? f->i + f->step < f->hi : f->i + f->step > f->hi)) {
-      f->i += f->step;
+    int64_t next;
+    if (f->loop && !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi)) {
+      f->i = next;
       f->pc = 0;
       Value v = {0};
       val_scalar(&v, DT_INT32, (Cell){.i = f->i});
