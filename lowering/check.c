@@ -236,6 +236,7 @@ static bool static_count(Checker *c, Expr *e, int64_t *v) {
   if (a.rank || !a.is_static || !dtype_is_int(a.dtype) || a.sval.i < 0 || a.sval.i > (1 << 24))
     return input_error(c, e->loc, "a size here must be a non-negative integer literal (at most 2**24)");
   *v = a.sval.i;
+  e->has_sval = true, e->sval = *v;
   return true;
 }
 
@@ -368,6 +369,7 @@ static bool eval_element(Checker *c, Expr *e, AVal *out) {
     if (k.is_static && (k.sval.i < -out->shape[i] || k.sval.i >= out->shape[i]))
       return input_error(c, e->args[i]->loc, "element index out of range for this value");
     dynamic |= !k.is_static;
+    if (k.is_static) e->args[i]->has_sval = true, e->args[i]->sval = k.sval.i;
   }
   out->rank -= e->nargs;
   memmove(out->shape, out->shape + e->nargs, sizeof(int64_t) * (size_t)out->rank);
@@ -1177,6 +1179,13 @@ static bool check_body(Checker *c, const Body *b);
 static bool check_loop(Checker *c, Op *op) {
   for (int i = 0; i < op->nlist[FLD_RANGE]; i++) {
     if (!int_scalar(c, op->list[FLD_RANGE][i], "a loop bound")) return false;
+    AVal v; /* the counter is an int32 register: bounds past it would wrap */
+    eval_value(c, op->list[FLD_RANGE][i], &v);
+    if (v.is_static && (v.sval.i < INT32_MIN || v.sval.i > INT32_MAX)) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "loop range values must fit in int32 (the loop variable is an int32), got %lld", (long long)v.sval.i);
+      return input_error(c, op->list[FLD_RANGE][i]->loc, msg);
+    }
   }
   if (op->nlist[FLD_RANGE] == 3) {
     AVal st;

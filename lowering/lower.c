@@ -78,11 +78,14 @@ static int lower_const(L *l, const Expr *e) {
   return in->d;
 }
 
+/* A size or element index the checker proved static (it folded it). */
+static int64_t static_int(const Expr *e) { return e->has_sval ? e->sval : e->ival; }
+
 static int lower_call(L *l, const Expr *e) {
   Instr *in;
   if (!strcmp(e->name, "iota")) {
     in = emit(l, I_IOTA);
-    in->imm = e->args[0]->kind == EX_INT ? e->args[0]->ival : 0;
+    in->imm = static_int(e->args[0]);
     in->d = new_reg(l);
     return in->d;
   }
@@ -101,7 +104,7 @@ static int lower_call(L *l, const Expr *e) {
     in->ty = e->ty;
     const Expr *sh = e->args[0];
     in->rank = sh->kind == EX_LIST ? sh->nargs : 1;
-    for (int i = 0; i < in->rank; i++) in->shape[i] = (sh->kind == EX_LIST ? sh->args[i] : sh)->ival;
+    for (int i = 0; i < in->rank; i++) in->shape[i] = static_int(sh->kind == EX_LIST ? sh->args[i] : sh);
     in->d = new_reg(l);
     return in->d;
   }
@@ -181,7 +184,7 @@ static int lower_expr(L *l, const Expr *e) {
     in = emit(l, I_EXTRACT);
     in->a = a;
     in->rank = e->nargs;
-    for (int i = 0; i < e->nargs; i++) in->shape[i] = e->args[i]->kind == EX_INT ? e->args[i]->ival : 0;
+    for (int i = 0; i < e->nargs; i++) in->shape[i] = static_int(e->args[i]);
     in->d = new_reg(l);
     return in->d;
   }

@@ -100,6 +100,8 @@ struct Expr {
   bool weak;
   bool is_ref;      /* evaluates to a ref view */
   void *view;       /* when is_ref: the checker's View (lowering/index.h) */
+  bool has_sval;    /* a static integer (a size or an element index), */
+  int64_t sval;     /* folded: iota(2 * 8) lowers as iota(16) */
 };
 
 /* ---- refs ---------------------------------------------------------- */
