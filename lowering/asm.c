@@ -403,10 +403,63 @@ static bool parse_instr(Asm *A) {
   return true;
 }
 
+/* The registers an instruction reads or writes unconditionally: the engine
+ * trusts them, so a lowering that omits one is refused here.  (The form's
+ * letters say which slots may appear; sem_signal's a, b and c and a DMA's
+ * filter register are optional.) */
+static const char *asm_needs(Opcode op) {
+  switch (op) {
+  case I_CONST: case I_COORD: case I_IOTA: case I_LOAD: case I_VLOAD: return "d";
+  case I_UNARY: case I_CAST: case I_BROADCAST: case I_EXTRACT: case I_MOV: case I_FROM_ELEMENTS:
+  case I_VLOAD_IDX: return "da";
+  case I_BINARY: case I_MINMAX: case I_FETCH_AND_ADD: return "dab";
+  case I_SELECT: case I_FOR: return "dabc";
+  case I_ENDFOR: return "dbc";
+  case I_STORE: case I_VSTORE: case I_BRANCH_IF_FALSE: return "a";
+  case I_VSTORE_IDX: case I_EXPECT: return "ab";
+  case I_EXPECT_VIEW: return "b";
+  case I_ENQUEUE_DMA: case I_ENQUEUE_INDIRECT_DMA: case I_WAIT_DMA: case I_WAIT_INDIRECT_DMA:
+  case I_SEM_SIGNAL: case I_SEM_WAIT: case I_BARRIER: case I_JUMP: case I_COUNT: break;
+  }
+  return "";
+}
+
+static bool asm_fail_at(Asm *A, const Instr *in, const char *fmt, const char *arg) {
+  char msg[300];
+  snprintf(msg, sizeof msg, fmt, isa_mnemonic(in->op), arg);
+  diag_set(A->d, D_IN_EXPR, in->loc, msg);
+  return false;
+}
+
+/* Registers named, register runs (a..a+imm-1) in range, and sizes the
+ * engine allocates bounded, as they are for lowered value expressions. */
+static bool asm_operands(Asm *A, const Instr *in) {
+  const char *need = asm_needs(in->op);
+  const int slot[4] = {in->d, in->a, in->b, in->c};
+  static const char *const names[4] = {"d", "a", "b", "c"};
+  for (int k = 0; k < 4; k++)
+    if (strchr(need, names[k][0]) && slot[k] < 0)
+      return asm_fail_at(A, in, "%s needs its operand %s (a register such as %%3)", names[k]);
+  bool run = in->op == I_FROM_ELEMENTS || in->op == I_VLOAD_IDX || in->op == I_VSTORE_IDX;
+  int64_t most = in->op == I_FROM_ELEMENTS ? 1 << 16 : MAX_RANK;
+  if (run && (in->imm < (in->op == I_FROM_ELEMENTS) || in->imm > most || in->a + in->imm > A->c->nregs))
+    return asm_fail_at(A, in, "%s takes imm=N registers a..a+N-1 that exist (N from 1 to the rank%s)",
+                       in->op == I_FROM_ELEMENTS ? "; at most 65536 for vector.from_elements" : "");
+  if (in->op == I_IOTA && (in->imm < 0 || in->imm > (1 << 24)))
+    return asm_fail_at(A, in, "%s takes imm=N lanes, N from 0 to 16777216%s", "");
+  int64_t n = 1;
+  for (int k = 0; k < in->rank; k++) {
+    if (in->op != I_EXTRACT && (in->shape[k] < 1 || (n *= in->shape[k]) > (1 << 24)))
+      return asm_fail_at(A, in, "%s: shape= needs dimensions of at least 1 and at most 16777216 elements in all%s", "");
+  }
+  return true;
+}
+
 /* Operand references must name registers, views and targets that exist. */
 static bool asm_links(Asm *A) {
   for (int i = 0; i < A->c->n; i++) {
     Instr *in = &A->c->code[i];
+    if (!asm_operands(A, in)) return false;
     const int views[4] = {in->view, in->view2, in->view3, in->view4};
     bool bad = false;
     for (int k = 0; k < 4; k++) bad |= views[k] >= A->c->nviews;

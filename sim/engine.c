@@ -116,6 +116,22 @@ static bool efault(Eng *E, Sc *s, const Instr *in, FaultKind k, const char *msg)
   return false;
 }
 
+/* A lowering written by hand can pair operands of different lane counts;
+ * the engine's loops trust them, so a mismatch stops the run as a
+ * malformed lowering (exit 2), never a read past a register. */
+static bool fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
+  if (have == want) return true;
+  char msg[300];
+  snprintf(msg, sizeof msg, "%s: the %s has %lld lanes, but %s has %lld %s", isa_mnemonic(in->op), what, (long long)have, of,
+           (long long)want, strncmp(of, "the view", 8) ? "lanes" : "elements");
+  return efault(E, s, in, FAULT_LOWERING, msg);
+}
+
+/* Operands that broadcast: n lanes or one. */
+static bool fits1(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
+  return have == 1 || fits(E, s, in, what, have, of, want);
+}
+
 static Value *rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok) {
   if (!s->written[r]) {
     *ok = efault(E, s, in, FAULT_UNINIT, "a name is read that was bound only on a branch that did not run");
@@ -129,7 +145,7 @@ static int64_t scalar_of(const Value *v) { return dtype_is_float(v->dtype) ? (in
 static bool int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out) {
   bool ok = true;
   Value *v = rd(E, s, in, r, &ok);
-  if (!ok) return false;
+  if (!ok || !fits(E, s, in, "scalar operand", v->n, "a scalar", 1)) return false;
   if (!v->def[0]) return efault(E, s, in, FAULT_UNINIT, "an index, bound or count is undefined");
   *out = scalar_of(v);
   return true;
@@ -603,8 +619,10 @@ static bool x_binary(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   Value *a = rd(E, s, in, in->a, &ok), *b = ok ? rd(E, s, in, in->b, &ok) : NULL;
   if (!ok) return false;
-  Value *t = &s->tmp;
   const Value *big = a->n >= b->n ? a : b;
+  if (!fits1(E, s, in, "operand a", a->n, "operand b", big->n) || !fits1(E, s, in, "operand b", b->n, "operand a", big->n))
+    return false;
+  Value *t = &s->tmp;
   val_shape(t, in->ty, big->rank, big->shape);
   for (int64_t i = 0; i < t->n; i++) {
     int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
@@ -642,6 +660,9 @@ static bool x_select(Eng *E, Sc *s, const Instr *in) {
   const Value *big = a;
   if (b->n > big->n) big = b;
   if (m && m->n > big->n) big = m;
+  if (!fits1(E, s, in, "first operand", a->n, "the result", big->n) || !fits1(E, s, in, "second operand", b->n, "the result", big->n) ||
+      (m && !fits1(E, s, in, "condition", m->n, "the result", big->n)))
+    return false;
   Value *t = &s->tmp;
   val_shape(t, in->ty, big->rank, big->shape);
   for (int64_t i = 0; i < t->n; i++) {
@@ -681,11 +702,15 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
       val_shape(t, in->ty, a->rank, a->shape);
       for (int64_t i = 0; i < a->n; i++) t->v[i] = alu_convert(a->dtype, in->ty, a->v[i]), t->def[i] = a->def[i];
     } else if (in->op == I_BROADCAST) {
+      if (!fits(E, s, in, "operand", a->n, "a scalar", 1)) return false;
       val_shape(t, in->ty, in->rank, in->shape);
       for (int64_t i = 0; i < t->n; i++) t->v[i] = alu_convert(a->dtype, in->ty, a->v[0]), t->def[i] = a->def[0];
     } else {
       int64_t off = 0;
+      if (in->rank > a->rank) return efault(E, s, in, FAULT_LOWERING, "vector.extract: more indices than the operand has dimensions");
       for (int k = 0; k < in->rank; k++) {
+        if (in->shape[k] < -a->shape[k] || in->shape[k] >= a->shape[k])
+          return efault(E, s, in, FAULT_LOWERING, "vector.extract: an index is outside the operand's shape");
         int64_t i = in->shape[k] < 0 ? in->shape[k] + a->shape[k] : in->shape[k];
         off = off * a->shape[k] + i;
       }
@@ -699,6 +724,8 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
     for (int64_t k = 0; k < in->imm; k++) {
       Value *it = rd(E, s, in, in->a + (int)k, &ok);
       if (!ok) return false;
+      if (k == 0 && it->rank >= MAX_RANK) return efault(E, s, in, FAULT_LOWERING, "vector.from_elements: the result would have more than 8 dimensions");
+      if (k > 0 && !fits(E, s, in, "element", it->n, "the first element", t->n / in->imm)) return false;
       if (k == 0) {
         int64_t shape[MAX_RANK];
         shape[0] = in->imm;
@@ -733,6 +760,7 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
   EV ev;
   Value *m, mem = {0};
   if (!mask_of(E, s, in, &m) || !ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
+  if (m && !fits(E, s, in, "mask", m->n, "the view", ev.n)) return false;
   if (!load_all(E, s, in, &ev, &mem, race_open(E, s, in, false, false, -1, &ev))) return val_free(&mem), false;
   Value *d = &s->reg[in->d];
   if (!m) {
@@ -767,6 +795,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   x = rd(E, s, in, in->a, &ok);
   if (!ok || !mask_of(E, s, in, &m) || !ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
+  if ((m && !fits(E, s, in, "mask", m->n, "the view", ev.n)) || !fits1(E, s, in, "value", x->n, "the view", ev.n)) return false;
   Dtype t = ev.dt[ev.top];
   Part pt[MAX_PARTS];
   int np;
@@ -811,9 +840,16 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   if (!gather) x = rd(E, s, in, in->b, &ok);
   if (!ok || !mask_of(E, s, in, &m) || !ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
   Value *idx[MAX_RANK];
+  if (in->imm != ev.rank[ev.top]) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s: %lld index registers for a view of rank %d", isa_mnemonic(in->op), (long long)in->imm, ev.rank[ev.top]);
+    return efault(E, s, in, FAULT_LOWERING, msg);
+  }
   for (int d = 0; d < in->imm; d++)
-    if (!(idx[d] = rd(E, s, in, in->a + d, &ok))) return false;
+    if (!(idx[d] = rd(E, s, in, in->a + d, &ok)) || (d && !fits(E, s, in, "index", idx[d]->n, "the first index", idx[0]->n)))
+      return false;
   int64_t n = in->imm ? idx[0]->n : 0;
+  if ((m && !fits(E, s, in, "mask", m->n, "the indices", n)) || (x && !fits(E, s, in, "value", x->n, "the indices", n))) return false;
   Dtype t = ev.dt[ev.top];
   Value out = {0};
   if (gather) val_shape(&out, t, 1, &n);
@@ -949,6 +985,8 @@ static bool dma_offsets(Eng *E, Sc *s, const Instr *in, Value *o) {
     EV ev;
     return ev_resolve(E, s, in, in->view4, s->core, s->subcore, &ev) && load_all(E, s, in, &ev, o, race_open(E, s, in, false, false, -1, &ev));
   }
+  if (in->a < 0) /* checked here, not when parsing: the verifier's rules come first */
+    return efault(E, s, in, FAULT_LOWERING, "tpu.enqueue_indirect_dma needs its offsets: a register (a=%3) or a view (offsets=v2)");
   bool ok = true;
   Value *v = rd(E, s, in, in->a, &ok);
   if (ok) val_copy(o, v);
@@ -1185,7 +1223,7 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
     return efault(E, s, in, FAULT_OOB, "fetch_and_add targets a subcore outside the mesh"), X_FAULT;
   Value *x = rd(E, s, in, in->a, &ok);
   EV ev;
-  if (!ok || !ev_resolve(E, s, in, in->view, s->core, (int)target, &ev)) return X_FAULT;
+  if (!ok || !fits(E, s, in, "operand", x->n, "a scalar", 1) || !ev_resolve(E, s, in, in->view, s->core, (int)target, &ev)) return X_FAULT;
   Part pt[MAX_PARTS];
   int np;
   if (!ev_parts(&ev, 0, pt, &np)) return ev_oob(E, s, in, &ev), X_FAULT;
@@ -1252,6 +1290,7 @@ static int x_expect(Eng *E, Sc *s, const Instr *in) {
     if (!ok) return X_FAULT;
     val_copy(&got, a);
   }
+  if (!fits1(E, s, in, "expected value", b->n, "the checked value", got.n)) return val_free(&got), X_FAULT;
   for (int64_t i = 0; i < got.n; i++) {
     int64_t ib = b->n == 1 ? 0 : i;
     char msg[200], g[64], w[64];

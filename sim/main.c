@@ -288,6 +288,10 @@ static int fault_outcome(const Options *o, RunResult *ref, RunResult *eng) {
   Diag d;
   /* Races and cycle limits are the engine's alone (it models concurrency
    * and time); an operation limit reads best in the reference's words. */
+  if (eng->faulted && eng->fault.kind == FAULT_LOWERING) { /* a malformed lowering is bad input */
+    diag_set(&d, D_IN_EXPR, eng->fault.loc, eng->fault.details);
+    return report(o, &d);
+  }
   if (ref->faulted && eng->faulted && ref->fault.kind == eng->fault.kind) {
     verify_fault_diag(ref->fault.kind == FAULT_LIMIT ? ref : eng, &d);
     return report(o, &d);

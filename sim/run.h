@@ -18,7 +18,8 @@
   X(SEMAPHORE, "semaphore") \
   X(DIVZERO, "divzero") \
   X(LIMIT, "limit")    \
-  X(EXPECT, "expect")
+  X(EXPECT, "expect")  \
+  X(LOWERING, "lowering") /* a user's lowering whose operands do not fit */
 
 typedef enum {
   FAULT_NONE,
