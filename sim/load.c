@@ -140,22 +140,47 @@ static bool unknown_key(Loader *L, yaml_node_t *key, const char *where, const ch
   return fail(L, D_IN_KEY, node_loc(L, key), scalar(key), where, hint);
 }
 
-/* libyaml accepts a mapping with a key twice; a program may not. */
+/* libyaml accepts a mapping with a key twice; a program may not.  Keys are
+ * sorted (name, then position) so that a wide mapping costs n log n, and
+ * each key counts once against the visit budget. */
+typedef struct {
+  const char *name;
+  yaml_node_t *node;
+} KeyAt;
+
+static int key_cmp(const void *x, const void *y) {
+  const KeyAt *a = x, *b = y;
+  int c = strcmp(a->name, b->name);
+  if (c) return c;
+  return a->node->start_mark.index < b->node->start_mark.index ? -1 : a->node->start_mark.index > b->node->start_mark.index;
+}
+
 static bool check_dups(Loader *L, yaml_node_t *m, const char *where) {
   yaml_node_pair_t *a = m->data.mapping.pairs.start, *e = m->data.mapping.pairs.top;
   if (e - a > 4096) return true; /* large mappings (refs) check their own names */
-  for (yaml_node_pair_t *j = a + 1; j < e; j++) {
+  if (e - a < 2) return true;
+  KeyAt *k = malloc(sizeof *k * (size_t)(e - a));
+  if (!k) abort();
+  size_t n = 0;
+  for (yaml_node_pair_t *j = a; j < e; j++) {
     yaml_node_t *kj = get(L, j->key);
-    if (!is_scalar(kj)) continue;
-    for (yaml_node_pair_t *i = a; i < j; i++) {
-      yaml_node_t *ki = get(L, i->key);
-      if (!is_scalar(ki) || strcmp(scalar(ki), scalar(kj))) continue;
-      char msg[400];
-      snprintf(msg, sizeof msg, "duplicate key '%.80s' in %s (first given at line %d)", scalar(kj), where, (int)ki->start_mark.line + 1);
-      return fail(L, D_IN_DUP, node_loc(L, kj), msg);
-    }
+    if (is_scalar(kj)) k[n++] = (KeyAt){scalar(kj), kj};
   }
-  return true;
+  qsort(k, n, sizeof *k, key_cmp);
+  size_t best = n; /* the duplicate written first: the lowest second occurrence */
+  for (size_t i = 1; i < n; i++)
+    if (!strcmp(k[i].name, k[i - 1].name) && (i < 2 || strcmp(k[i].name, k[i - 2].name)) &&
+        (best == n || k[i].node->start_mark.index < k[best].node->start_mark.index))
+      best = i;
+  bool ok = true;
+  if (best < n) {
+    char msg[400];
+    snprintf(msg, sizeof msg, "duplicate key '%.80s' in %s (first given at line %d)", k[best].name, where,
+             (int)k[best - 1].node->start_mark.line + 1);
+    ok = fail(L, D_IN_DUP, node_loc(L, k[best].node), msg);
+  }
+  free(k);
+  return ok;
 }
 
 /* ---- scalars ------------------------------------------------------- */
@@ -1275,6 +1300,37 @@ bool load_program_text(const char *path, const char *text, size_t len, Program *
   return ok;
 }
 
+/* A double-quoted scalar may spell NUL ("\0"); the loader works on C
+ * strings, which would end there and run a program the file does not
+ * say.  The first such scalar in the document is refused, by its key. */
+static bool has_nul(yaml_node_t *n) {
+  return n && n->type == YAML_SCALAR_NODE && strlen((const char *)n->data.scalar.value) != n->data.scalar.length;
+}
+
+static bool no_nul_scalars(Loader *L) {
+  yaml_node_t *first = NULL;
+  const char *key = NULL;
+  for (yaml_node_t *n = L->doc->nodes.start; n < L->doc->nodes.top; n++) {
+    if (n->type != YAML_MAPPING_NODE) continue;
+    for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
+      yaml_node_t *k = yaml_document_get_node(L->doc, pr->key), *v = yaml_document_get_node(L->doc, pr->value);
+      yaml_node_t *hit = has_nul(k) ? k : has_nul(v) ? v : NULL;
+      for (yaml_node_item_t *it = v && v->type == YAML_SEQUENCE_NODE ? v->data.sequence.items.start : NULL;
+           !hit && it && it < v->data.sequence.items.top; it++)
+        if (has_nul(yaml_document_get_node(L->doc, *it))) hit = yaml_document_get_node(L->doc, *it);
+      if (hit && (!first || hit->start_mark.index < first->start_mark.index))
+        first = hit, key = hit == k ? NULL : scalar(k);
+    }
+  }
+  for (yaml_node_t *n = L->doc->nodes.start; !first && n < L->doc->nodes.top; n++)
+    if (has_nul(n)) first = n;
+  if (!first) return true;
+  char msg[200];
+  if (key) snprintf(msg, sizeof msg, "'%.60s' must be text without NUL characters (\\0)", key);
+  else snprintf(msg, sizeof msg, "YAML text must be without NUL characters (\\0): remove the \\0 escape");
+  return fail(L, D_IN_VALUE, node_loc(L, first), msg);
+}
+
 static bool load_utf8(const char *path, const char *text, size_t len, Program *p, Diag *d) {
   Loader L = {p, text, len, NULL, d, false, 0, 0};
   p->file = path;
@@ -1305,7 +1361,7 @@ static bool load_utf8(const char *path, const char *text, size_t len, Program *p
       ok = fail(&L, D_IN_YAML, (Loc){path, (int)extra.start_mark.line + 1, (int)extra.start_mark.column + 1},
                 "the file holds more than one YAML document: a program is a single document (remove '---' and what follows)");
     yaml_document_delete(&extra);
-    if (ok) ok = load_top(&L, root);
+    if (ok) ok = no_nul_scalars(&L) && load_top(&L, root);
   }
   yaml_document_delete(&doc);
   yaml_parser_delete(&yp);

@@ -1,5 +1,6 @@
 /* sim/verify.c -- comparisons of runs and expectations. */
 #include "verify.h"
+#include "expr.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -150,11 +151,11 @@ bool verify_runs(const Program *p, const RunResult *ref, const RunResult *eng, D
 
 /* ---- expect.refs ---------------------------------------------------------- */
 /* Flattens a literal expectation into cells of dtype t; returns the count
- * or -1 when it is not a literal. */
-static int64_t flatten(const Expr *e, Dtype t, Cell *out, int64_t cap, int64_t at) {
+ * or -1 when it is not a literal (*bad: the first element that is not). */
+static int64_t flatten(const Expr *e, Dtype t, Cell *out, int64_t cap, int64_t at, const Expr **bad) {
   if (e->kind == EX_LIST) {
     for (int i = 0; i < e->nargs; i++) {
-      int64_t n = flatten(e->args[i], t, out, cap, at);
+      int64_t n = flatten(e->args[i], t, out, cap, at, bad);
       if (n < 0) return -1;
       at = n;
     }
@@ -164,7 +165,7 @@ static int64_t flatten(const Expr *e, Dtype t, Cell *out, int64_t cap, int64_t a
   if (e->kind == EX_INT || e->kind == EX_BOOL) c = dtype_convert(DT_INT64, t, (Cell){.i = e->ival});
   else if (e->kind == EX_FLOAT) c = dtype_convert(DT_FLOAT64, t, (Cell){.f = e->fval});
   else if (e->kind == EX_NAME && (!strcmp(e->name, "nan") || !strcmp(e->name, "inf"))) c = dtype_convert(DT_FLOAT64, t, (Cell){.f = e->name[0] == 'n' ? NAN : INFINITY});
-  else return -1;
+  else return *bad = e, -1;
   if (at < cap) out[at] = c;
   return at + 1;
 }
@@ -203,10 +204,19 @@ bool verify_expect_refs(const Program *p, RunResult *r, Diag *d) {
     if (at) *at = '\0';
     const Ref *ref = program_ref(p, base);
     Cell *cells = calloc((size_t)(ref->nelems ? ref->nelems : 1), sizeof(Cell));
-    int64_t n = flatten(p->expect_ref_values[k], ref->dtype, cells, ref->nelems, 0);
+    const Expr *bad = NULL;
+    int64_t n = flatten(p->expect_ref_values[k], ref->dtype, cells, ref->nelems, 0, &bad);
     if (n != 1 && n != ref->nelems) {
-      char msg[300];
-      snprintf(msg, sizeof msg, "expect.refs: '%s' expects %lld elements, the ref has %lld (give a literal of its shape, or one scalar)",
+      char msg[300], text[120];
+      if (bad) expr_print(bad, text, sizeof text);
+      size_t tl = bad ? strlen(text) : 0;
+      bool outer = tl > 2 && text[0] == '(' && text[tl - 1] == ')'; /* expr_print brackets binaries: drop the outer pair */
+      for (size_t i = 1, depth = 1; outer && i + 1 < tl; i++)
+        if ((depth += (text[i] == '(') - (text[i] == ')')) == 0) outer = false;
+      if (bad)
+        snprintf(msg, sizeof msg, "expect.refs: '%s' must be a literal of the ref's shape or one scalar, and '%.*s' is not a literal",
+                 p->expect_ref_names[k], (int)(outer ? tl - 2 : tl), text + outer);
+      else snprintf(msg, sizeof msg, "expect.refs: '%s' expects %lld elements, the ref has %lld (give a literal of its shape, or one scalar)",
                p->expect_ref_names[k], (long long)n, (long long)ref->nelems);
       diag_set(d, D_IN_VALUE, p->expect_ref_locs[k], msg);
       free(cells);

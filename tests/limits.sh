@@ -65,10 +65,13 @@ rank 7; run check rank.yaml; check rank_under 0
 rank 8; run check rank.yaml; check rank_at 0
 rank 9; run check rank.yaml; check rank_over 2 "supports ranks up to 8"
 
-# elements of one ref: 2**36 (hbm is reserved sparsely, so this costs nothing)
+# bytes of all ref instances: 2**33 (hbm is reserved sparsely, so the
+# largest accepted program costs nothing until it is touched)
 elems() { { header; printf 'refs:\n  x: {space: hbm, shape: [%s], dtype: int8}\nbody: []\n' "$1"; } > elems.yaml; }
-elems 68719476735; run check elems.yaml; check elems_under 0
-elems 68719476736; run check elems.yaml; check elems_at 0
+elems 8589934591; run check elems.yaml; check total_under 0
+elems 8589934592; run check elems.yaml; check total_at 0
+elems 8589934593; run check elems.yaml; check total_over 2 "sc-sim's limit is 2**33"
+# elements of one ref: 2**36, checked with the shape (before the total)
 elems 68719476737; run check elems.yaml; check elems_over 2 "limit for one ref is 2**36"
 
 # VMEM of one subcore: tpu7x has 524288 bytes
