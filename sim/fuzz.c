@@ -2767,7 +2767,7 @@ static void fuzz_usage(FILE *fp) {
         "  --mutate NAME|all   run with a mutant lowering and report when it is first detected\n"
         "  --reject-rate PCT   programs built to break one rule (default 10)\n"
         "  --show I            print program I of the campaign and stop\n"
-        "  --avoid NAME,...    leave out the constructs of known open sc-sim bugs: faa-order, minmax-zero\n"
+        "  --avoid NAME,...    leave out the constructs of known open sc-sim bugs (KNOWN_BUGS; none is open)\n"
         "exit status: 0 clean, 2 bad invocation, 3 mismatch / unexpected fault or rejection, 4 crash or hang;\n"
         "with --mutate: 0 when every mutant was detected, 3 otherwise\n",
         fp);
