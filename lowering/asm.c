@@ -441,10 +441,10 @@ static bool asm_operands(Asm *A, const Instr *in) {
     if (strchr(need, names[k][0]) && slot[k] < 0)
       return asm_fail_at(A, in, "%s needs its operand %s (a register such as %%3)", names[k]);
   bool run = in->op == I_FROM_ELEMENTS || in->op == I_VLOAD_IDX || in->op == I_VSTORE_IDX;
-  int64_t most = in->op == I_FROM_ELEMENTS ? 1 << 16 : MAX_RANK;
+  int64_t most = in->op == I_FROM_ELEMENTS ? 1 << 24 : MAX_RANK;
   if (run && (in->imm < (in->op == I_FROM_ELEMENTS) || in->imm > most || in->a + in->imm > A->c->nregs))
     return asm_fail_at(A, in, "%s takes imm=N registers a..a+N-1 that exist (N from 1 to the rank%s)",
-                       in->op == I_FROM_ELEMENTS ? "; at most 65536 for vector.from_elements" : "");
+                       in->op == I_FROM_ELEMENTS ? "; any number of elements for vector.from_elements" : "");
   if (in->op == I_IOTA && (in->imm < 0 || in->imm > (1 << 24)))
     return asm_fail_at(A, in, "%s takes imm=N lanes, N from 0 to 16777216%s", "");
   int64_t n = 1;

@@ -222,6 +222,11 @@ static bool eval_ds(IndexCtx *c, Expr *e, RawEntry *r) {
     if (!static_int(c, start, &r->e.start, &r->e.start_static, &r->e.start_e)) return false;
     if (!static_int(c, size, &r->e.size, &r->e.size_static, &r->e.size_e)) return false;
   }
+  if (r->e.size_static && r->e.size < 0) { /* SPEC is silent; a view of negative extent has no meaning */
+    char msg[120];
+    snprintf(msg, sizeof msg, "the size of a slice must be non-negative, got %lld", (long long)r->e.size);
+    return index_fire(c, D_IN_EXPR, (size ? size : start)->loc, msg), false;
+  }
   if (r->e.stride < 0) return index_fire(c, D_A6, e->loc), false;
   return true;
 }
@@ -389,7 +394,9 @@ static bool validate(IndexCtx *c, NDIndexer *ix) {
     if (e->kind == IX_SLICE) {
       if (!e->start_static || !e->start) continue;
       if (e->start >= dim) return index_fire(c, D_A10, e->loc, num(c, e->start), num(c, dim)), false;
-      if (e->size_static && e->size && e->start + (e->size - 1) * e->stride >= dim)
+      int64_t last; /* overflow-checked: a static size may be near 2**63 */
+      if (e->size_static && e->size &&
+          (__builtin_mul_overflow(e->size - 1, e->stride, &last) || __builtin_add_overflow(e->start, last, &last) || last >= dim))
         return index_fire(c, D_A11, e->loc, num(c, e->start), num(c, e->size), num(c, e->stride), num(c, dim)), false;
     } else if (e->kind == IX_INT && e->start_static && e->start && e->start >= dim) {
       return index_fire(c, D_A12, e->loc, num(c, e->start), num(c, dim)), false;

@@ -121,8 +121,9 @@ static int lower_call(L *l, const Expr *e) {
 }
 
 static int lower_list(L *l, const Expr *e) {
-  int regs[1024];
-  int n = e->nargs < 1024 ? e->nargs : 1024;
+  int n = e->nargs;
+  int *regs = malloc(sizeof *regs * (size_t)(n ? n : 1));
+  if (!regs) abort();
   for (int i = 0; i < n; i++) regs[i] = lower_expr(l, e->args[i]);
   int base = l->c->nregs;
   for (int i = 0; i < n; i++) {
@@ -130,6 +131,7 @@ static int lower_list(L *l, const Expr *e) {
     mv->a = regs[i];
     mv->d = new_reg(l);
   }
+  free(regs);
   Instr *in = emit(l, I_FROM_ELEMENTS);
   in->a = base;
   in->imm = n;

@@ -173,7 +173,10 @@ static bool affine_index(EV *ev, int k) {
       continue;
     }
     int64_t size = ev->lvl[k + 1][si++];
-    if (size > 0 && (start < 0 || start + (size - 1) * lv->stride[d] >= ev->adim[d])) return false;
+    int64_t last; /* overflow-checked: a dynamic start may be near 2**63 */
+    if (size > 0 && (start < 0 || __builtin_mul_overflow(size - 1, lv->stride[d], &last) ||
+                     __builtin_add_overflow(start, last, &last) || last < 0 || last >= ev->adim[d]))
+      return false;
     ev->base += start * ev->bstride[d];
     dim[r] = size;
     st[r++] = ev->bstride[d] * lv->stride[d];
@@ -311,7 +314,9 @@ static bool up_index(EV *ev, int k, const int64_t *idx, int64_t *parent) {
   for (int d = 0; d < lv->n; d++) {
     if (lv->ek[d] == IX_SLICE) {
       int pos = child < lead ? child : child + lv->int_rank;
-      parent[d] = ev->start[k - 1][d] + idx[pos] * lv->stride[d];
+      int64_t off;
+      if (__builtin_mul_overflow(idx[pos], lv->stride[d], &off) || __builtin_add_overflow(ev->start[k - 1][d], off, &parent[d]))
+        parent[d] = ev->start[k - 1][d] < 0 ? INT64_MIN : INT64_MAX; /* far outside either way */
       child++;
     } else {
       parent[d] = ev->start[k - 1][d];

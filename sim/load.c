@@ -157,7 +157,6 @@ static int key_cmp(const void *x, const void *y) {
 
 static bool check_dups(Loader *L, yaml_node_t *m, const char *where) {
   yaml_node_pair_t *a = m->data.mapping.pairs.start, *e = m->data.mapping.pairs.top;
-  if (e - a > 4096) return true; /* large mappings (refs) check their own names */
   if (e - a < 2) return true;
   KeyAt *k = malloc(sizeof *k * (size_t)(e - a));
   if (!k) abort();
@@ -1093,7 +1092,9 @@ static bool total_ok(Loader *L) {
   int64_t total = 0;
   for (int i = 0; i < p->nrefs; i++) {
     const Ref *r = p->refs[i];
-    int64_t inst = r->space == SP_HBM ? 1 : r->space == SP_VMEM_SHARED ? p->mesh_cores : p->mesh_cores * p->mesh_subcores;
+    int64_t inst = r->space == SP_HBM ? 1 : p->mesh_cores;
+    if (r->space != SP_HBM && r->space != SP_VMEM_SHARED && __builtin_mul_overflow(inst, p->mesh_subcores, &inst))
+      inst = INT64_MAX; /* the mesh is checked against the chip later (C2): the total must not wrap first */
     int64_t bytes = r->nelems * dtype_size(r->dtype);
     if (bytes && inst > limit / bytes) total = limit + 1;
     else total += bytes * inst;

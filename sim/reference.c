@@ -380,7 +380,9 @@ static bool locate(RV *rv, int level, const int64_t *idx, int lo, int nb, Piece 
       const IxEntry *e = &ix->e[d];
       if (e->kind == IX_SLICE) {
         ci = si < pos ? si : si + ix->int_rank;
-        parent[d] = rv->start[level - 1][d] + idx[ci] * e->stride;
+        int64_t off; /* a dynamic start may be near 2**63: past it is out of bounds, not a wrap */
+        if (__builtin_mul_overflow(idx[ci], e->stride, &off) || __builtin_add_overflow(rv->start[level - 1][d], off, &parent[d]))
+          parent[d] = rv->start[level - 1][d] < 0 ? INT64_MIN : INT64_MAX;
         si++;
       } else {
         parent[d] = rv->start[level - 1][d];
