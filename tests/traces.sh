@@ -25,5 +25,22 @@ while IFS= read -r exp; do
   fi
   rm -f "$tmp"/a.json "$tmp"/b.json "$tmp"/c.csv
 done < <(find "$root/tests/golden" "$root/examples" -name '*.expected' | sort)
+# A FIFO (or a device such as /dev/null) given to --trace or --stats is
+# written in place: renaming a temporary onto it would replace the node.
+for opt in --trace --stats; do
+  mkfifo "$tmp/pipe"
+  cat "$tmp/pipe" > "$tmp/pipe.out" &
+  reader=$!
+  "$sim" "$root/examples/quickstart.yaml" "$opt" "$tmp/pipe" >/dev/null 2>"$tmp/err"; st=$?
+  wait $reader
+  if [ $st = 0 ] && [ -p "$tmp/pipe" ] && [ -s "$tmp/pipe.out" ]; then
+    pass=$((pass+1))
+  else
+    fail=$((fail+1))
+    echo "testing $opt to a FIFO ... FAILED (exit $st; still a FIFO: $([ -p "$tmp/pipe" ] && echo yes || echo no))"
+    head -3 "$tmp/err"
+  fi
+  rm -f "$tmp/pipe" "$tmp/pipe.out"
+done
 echo "traces: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 double stats_bandwidth(const Program *p, const RunResult *r) {
@@ -72,6 +73,18 @@ static void write_all(FILE *f, const Program *p, const RunResult *r) {
 }
 
 bool stats_write(const char *path, const Program *p, const RunResult *r, Diag *d) {
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a FIFO or device: in place, never replaced */
+    FILE *f = fopen(path, "w");
+    bool ok = f != NULL;
+    if (f) write_all(f, p, r), ok = !ferror(f), ok &= fclose(f) == 0;
+    if (!ok) {
+      char msg[600];
+      snprintf(msg, sizeof msg, "cannot write the statistics file '%.400s': %s", path, strerror(errno));
+      diag_set(d, D_IN_FILE, (Loc){path, 0, 0}, msg);
+    }
+    return ok;
+  }
   char tmp[4096];
   snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
   int fd = mkstemp(tmp);

@@ -854,6 +854,30 @@ static void first_kept(TraceSink *s) {
   s->main_subcore = o->filter_subcore >= 0 ? o->filter_subcore : 0;
 }
 
+/* A regular file (or a new one) is written whole or not at all: a
+ * temporary in the same folder, renamed into place by trace_close. */
+static bool sink_temp(TraceSink *s, const char *path, Diag *d) {
+  s->tmp = malloc(strlen(path) + 16);
+  if (!s->tmp) abort();
+  sprintf(s->tmp, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(s->tmp);
+  if (fd < 0) {
+    io_diag(d, "create", path, errno);
+    sink_free(s);
+    return false;
+  }
+  mode_t um = umask(0);
+  umask(um);
+  if (fchmod(fd, 0666 & ~um) != 0 || !(s->f = fdopen(fd, "w"))) {
+    io_diag(d, "create", path, errno);
+    close(fd);
+    unlink(s->tmp);
+    sink_free(s);
+    return false;
+  }
+  return true;
+}
+
 TraceSink *trace_open(const char *path, const TraceOptions *opt, Diag *d) {
   TraceSink *s = calloc(1, sizeof *s);
   if (!s) abort();
@@ -868,22 +892,16 @@ TraceSink *trace_open(const char *path, const TraceOptions *opt, Diag *d) {
   s->max_bytes = opt->max_bytes ? opt->max_bytes : TRACE_DEFAULT_MAX_BYTES;
   if (s->max_bytes < MIN_BYTES) s->max_bytes = MIN_BYTES;
   s->path = copy_str(path);
-  s->tmp = malloc(strlen(path) + 16);
-  if (!s->tmp) abort();
-  sprintf(s->tmp, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(s->tmp);
-  if (fd < 0) {
-    io_diag(d, "create", path, errno);
-    sink_free(s);
-    return NULL;
-  }
-  mode_t um = umask(0);
-  umask(um);
-  if (fchmod(fd, 0666 & ~um) != 0 || !(s->f = fdopen(fd, "w"))) {
-    io_diag(d, "create", path, errno);
-    close(fd);
-    unlink(s->tmp);
-    sink_free(s);
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    /* A FIFO or a device (/dev/null, /dev/stdout) is written in place:
+     * renaming a temporary onto it would replace the node itself. */
+    if (!(s->f = fopen(path, "w"))) {
+      io_diag(d, "create", path, errno);
+      sink_free(s);
+      return NULL;
+    }
+  } else if (!sink_temp(s, path, d)) {
     return NULL;
   }
   setvbuf(s->f, NULL, _IOFBF, 1 << 20);
@@ -951,9 +969,9 @@ bool trace_close(TraceSink *s, Diag *d) {
   if (ferror(s->f) && !s->io_errno) s->io_errno = EIO;
   if (fclose(s->f) != 0 && !s->io_errno) s->io_errno = errno ? errno : EIO;
   int err = s->io_errno;
-  if (!err && rename(s->tmp, s->path) != 0) err = errno;
+  if (!err && s->tmp && rename(s->tmp, s->path) != 0) err = errno;
   if (err) {
-    unlink(s->tmp);
+    if (s->tmp) unlink(s->tmp);
     io_diag(d, "write", s->path, err);
   }
   sink_free(s);
@@ -963,7 +981,7 @@ bool trace_close(TraceSink *s, Diag *d) {
 void trace_abort(TraceSink *s) {
   if (!s) return;
   fclose(s->f);
-  unlink(s->tmp);
+  if (s->tmp) unlink(s->tmp);
   sink_free(s);
 }
 
