@@ -29,7 +29,9 @@ typedef struct {
   Diag *d;
   bool failed;
   int depth;
-  long visits; /* nodes visited: bounds alias bombs */
+  long visits;     /* nodes visited: bounds alias bombs */
+  long max_visits; /* MAX_VISITS */
+  long long_bytes, max_long_bytes; /* bytes of long scalars visited, and their bound */
 } Loader;
 
 #define MAX_VISITS 2000000L
@@ -57,13 +59,17 @@ static bool fail(Loader *L, DiagId id, Loc at, ...) {
 static yaml_node_t *get(Loader *L, int idx) {
   static yaml_char_t empty[1];
   static yaml_node_t dummy;
-  if (++L->visits > MAX_VISITS) {
+  yaml_node_t *peek = yaml_document_get_node(L->doc, idx);
+  /* A scalar is copied, mapped and parsed per visit (about 120 bytes of
+   * memory per character): aliases of a long one spend a byte budget. */
+  if (peek && peek->type == YAML_SCALAR_NODE && peek->data.scalar.length >= 64) L->long_bytes += (long)peek->data.scalar.length;
+  if (++L->visits > L->max_visits || L->long_bytes > L->max_long_bytes) {
     fail(L, D_IN_LIMIT, (Loc){L->p->file, 1, 1}, "the document is too large once YAML aliases are expanded");
     dummy.type = YAML_SCALAR_NODE;
     dummy.data.scalar.value = empty;
     return &dummy;
   }
-  yaml_node_t *n = yaml_document_get_node(L->doc, idx);
+  yaml_node_t *n = peek;
   if (!n) {
     dummy.type = YAML_SCALAR_NODE;
     dummy.data.scalar.value = empty;
@@ -1333,7 +1339,7 @@ static bool no_nul_scalars(Loader *L) {
 }
 
 static bool load_utf8(const char *path, const char *text, size_t len, Program *p, Diag *d) {
-  Loader L = {p, text, len, NULL, d, false, 0, 0};
+  Loader L = {p, text, len, NULL, d, false, 0, 0, MAX_VISITS, 0, 1L << 20};
   p->file = path;
   p->version = 1;
   p->layout_passes = true;
@@ -1354,6 +1360,10 @@ static bool load_utf8(const char *path, const char *text, size_t len, Program *p
     return false;
   }
   L.doc = &doc;
+  /* Long scalars are bounded by bytes: without aliases each is visited a
+   * few times, so 8 bytes of budget per byte of file leaves room. */
+  L.max_visits = MAX_VISITS;
+  L.max_long_bytes = (1L << 20) + 8L * (long)len;
   yaml_node_t *root = yaml_document_get_root_node(&doc);
   if (!root) ok = fail(&L, D_IN_FILE, (Loc){path, 1, 1}, "the file is empty: a program needs at least refs and body");
   else if (!yaml_parser_load(&yp, &extra)) ok = yaml_error(&L, &yp);
