@@ -10,15 +10,20 @@
 #                               and the saved crashes through both harnesses once
 # make fuzz-deps                install clang's libFuzzer runtime, libyaml, pkg-config
 #
-# Knobs (all FUZZ_*, so none clashes with the main Makefile): SECONDS (the
-# campaign length, default 60; FUZZ_SECONDS overrides it), FUZZ_JOBS
-# (parallel libFuzzer workers, default 1), FUZZ_OPTS (extra libFuzzer flags,
-# e.g. FUZZ_OPTS=-fork=2 -ignore_crashes=1), FUZZ_CC (default clang).
+# Knobs (all FUZZ_*, so none clashes with the main Makefile):
+#   SECONDS       the campaign length (default 60; FUZZ_SECONDS overrides it)
+#   FUZZ_JOBS     parallel fuzzing processes (default 1)
+#   FUZZ_FORK     1 (default): libFuzzer's -fork mode, which saves every crash,
+#                 leak, timeout and out-of-memory input under crashes/ and
+#                 keeps going (known open bugs do not end a campaign);
+#                 0: the classic mode, which stops at the first one
+#   FUZZ_OPTS     extra libFuzzer flags, e.g. FUZZ_OPTS=-seed=1
+#   FUZZ_CC       the compiler (default clang)
 # Everything lands under build/fuzz/: the harnesses, obj/, seeds/ (rebuilt
 # from tests/golden/**/*.yaml, examples/*.yaml and tests/fuzz/hostile/),
 # corpus/input and corpus/program (what the campaigns found; kept between
-# runs), crashes/ (crash-, leak-, timeout-, oom- files).  tests/fuzz/README.md
-# and docs/robustness.md say more.
+# runs), crashes/ (crash-, leak-, timeout-, oom- files), logs/.
+# tests/fuzz/README.md and docs/robustness.md say more.
 
 # Included before the main Makefile's first target, this file must not
 # become the default goal.
@@ -28,6 +33,7 @@ FUZZ_CC      ?= clang
 FUZZ_DIR     := build/fuzz
 FUZZ_SECONDS ?= $(if $(SECONDS),$(SECONDS),60)
 FUZZ_JOBS    ?= 1
+FUZZ_FORK    ?= 1
 FUZZ_OPTS    ?=
 FUZZ_MAX_LEN := 4096
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -42,9 +48,11 @@ FUZZ_SRCS := $(filter-out traces/viewer_sdl.c,$(FUZZ_SRCS))
 FUZZ_OBJS := $(FUZZ_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_HARNESSES := $(FUZZ_DIR)/fuzz_input $(FUZZ_DIR)/fuzz_program
 
-FUZZ_RUN_FLAGS = -max_len=$(FUZZ_MAX_LEN) -timeout=10 -rss_limit_mb=2048 -max_total_time=$(FUZZ_SECONDS) \
-  -dict=$(CURDIR)/tests/fuzz/sc-sim.dict -print_final_stats=1 -use_value_profile=1 \
-  $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) $(FUZZ_OPTS)
+FUZZ_LIMITS = -max_len=$(FUZZ_MAX_LEN) -timeout=10 -rss_limit_mb=2048
+FUZZ_MODE = $(if $(filter 1,$(FUZZ_FORK)),-fork=$(FUZZ_JOBS) -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1,\
+  $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)))
+FUZZ_RUN_FLAGS = $(FUZZ_LIMITS) -max_total_time=$(FUZZ_SECONDS) -dict=$(CURDIR)/tests/fuzz/sc-sim.dict \
+  -print_final_stats=1 -use_value_profile=1 $(FUZZ_MODE) $(FUZZ_OPTS)
 
 fuzz-build: $(FUZZ_HARNESSES)
 
@@ -82,17 +90,11 @@ fuzz-input fuzz-program: fuzz-%: $(FUZZ_DIR)/fuzz_% fuzz-seeds
 	cd $(FUZZ_DIR)/logs && ../fuzz_$* $(FUZZ_RUN_FLAGS) \
 	  -artifact_prefix=$(CURDIR)/$(FUZZ_DIR)/crashes/$*- $(CURDIR)/$(FUZZ_DIR)/corpus/$* $(CURDIR)/$(FUZZ_DIR)/seeds
 
-# One pass, no mutation: every seed, hostile input, robust regression program
-# and saved crash through both harnesses (a crash file that still crashes
-# fails this target; fixed ones pass).
+# One pass, no mutation: every seed, tests/golden/robust program and saved
+# crash through both harnesses (tests/fuzz/regress.sh); fails while any of
+# them still crashes, leaks, hangs or runs out of memory.
 fuzz-regress: $(FUZZ_HARNESSES) fuzz-seeds
-	@set -e; files=$$(find $(FUZZ_DIR)/seeds tests/golden/robust $(FUZZ_DIR)/crashes -type f \
-	    ! -name '*.expected' ! -name '*.args' 2>/dev/null | sort); \
-	for h in $(FUZZ_HARNESSES); do \
-	  echo "fuzz-regress: $$h over $$(echo "$$files" | wc -l) files"; \
-	  $$h -timeout=10 -rss_limit_mb=2048 -runs=1 $$files >$(FUZZ_DIR)/regress.log 2>&1 || \
-	    { tail -n 40 $(FUZZ_DIR)/regress.log; exit 1; }; \
-	done; echo "fuzz-regress: ok"
+	@tests/fuzz/regress.sh $(FUZZ_DIR)
 
 .PHONY: fuzz-build fuzz-deps fuzz-seeds fuzz-input fuzz-program fuzz-regress
 -include $(FUZZ_OBJS:.o=.d) $(FUZZ_DIR)/obj/tests/fuzz/fuzz_input.d $(FUZZ_DIR)/obj/tests/fuzz/fuzz_program.d

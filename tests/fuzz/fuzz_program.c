@@ -1,11 +1,21 @@
 /* tests/fuzz/fuzz_program.c -- libFuzzer harness over the whole pipeline.
  *
- * The input bytes are a program file, run the way `sc-sim run` runs it:
- * load, check, lower (and print the lowering), the reference interpreter,
- * the engine, then verification of one against the other and of the
- * program's expectations.  Runs stop after FUZZ_MAX_OPS operations (the
- * `--max-ops` limit) so that each input stays fast; a program that reaches
- * it ends with a `limit` fault, which is a valid outcome.
+ * The input bytes are a program file, run the way `sc-sim run` runs it
+ * (sim/main.c): load, check, then either the user's `lowered:` text (parsed
+ * and verified) or sc-sim's own lowering, the reference interpreter, the
+ * engine, verification of one against the other and of the program's
+ * expectations.  The lowering is also printed (`sc-sim lower`), parsed
+ * back and printed again: printing and parsing are documented to be exact
+ * inverses (lowering/asm.h), so a difference aborts like a crash.  The
+ * engine's events go to a trace (Chrome JSON, or CSV for odd-sized inputs)
+ * and the run's statistics to a JSON file, as `--trace` and `--stats` would,
+ * in a private folder under /dev/shm (not /dev/null: both writers replace
+ * their target by renaming a temporary file onto it, which as root turns
+ * /dev/null into a regular file; docs/robustness.md, finding F22).
+ *
+ * Runs stop after FUZZ_MAX_OPS operations (the `--max-ops` limit) so that
+ * each input stays fast; a program that reaches it ends with a `limit`
+ * fault, which is a valid outcome.
  *
  * sc-sim bounds the operations a run executes, but not the memory of the
  * simulated machine: a valid program may declare 2**36-element refs, or
@@ -19,14 +29,19 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../../lowering/asm.h"
 #include "../../lowering/check.h"
 #include "../../lowering/lower.h"
 #include "../../sim/engine.h"
 #include "../../sim/load.h"
 #include "../../sim/run.h"
 #include "../../sim/verify.h"
+#include "../../traces/stats.h"
+#include "../../traces/trace.h"
 
 #define FUZZ_MAX_OPS 20000
 #define FUZZ_MAX_SUBCORES 64
@@ -49,10 +64,58 @@ static int small_enough(const Program *p) {
   return bytes <= FUZZ_MAX_BYTES;
 }
 
-static FILE *sink(void) {
-  static FILE *f;
-  if (!f) f = fopen("/dev/null", "w");
-  return f;
+/* Where the trace and the statistics go: a folder of this process's own. */
+static char out_dir[64];
+static char trace_path[96], stats_path[96];
+
+static void remove_out_dir(void) {
+  unlink(trace_path);
+  unlink(stats_path);
+  rmdir(out_dir);
+}
+
+static int out_paths(void) {
+  if (out_dir[0]) return 1;
+  snprintf(out_dir, sizeof out_dir, "%s", access("/dev/shm", W_OK) == 0 ? "/dev/shm/fuzz_program.XXXXXX" : "/tmp/fuzz_program.XXXXXX");
+  if (!mkdtemp(out_dir)) return out_dir[0] = 0, 0;
+  snprintf(trace_path, sizeof trace_path, "%s/trace", out_dir);
+  snprintf(stats_path, sizeof stats_path, "%s/stats.json", out_dir);
+  atexit(remove_out_dir);
+  return 1;
+}
+
+/* The text form of c, in a malloc'd string. */
+static char *print_code(const Code *c) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  asm_print(c, f);
+  fclose(f);
+  return buf;
+}
+
+/* print, parse, print: the two texts must be equal. */
+static void round_trip(const Program *p, const Code *c) {
+  char *a = print_code(c);
+  if (!a) return;
+  Code back;
+  Diag d;
+  memset(&back, 0, sizeof back);
+  Loc at = {"lowered", 1, 1};
+  if (!asm_parse(p, a, at, &back, &d)) {
+    fprintf(stderr, "fuzz_program: sc-sim cannot parse its own lowering: %s:%d:%d: %s\n--- text:\n%s", d.loc.file,
+            d.loc.line, d.loc.col, d.message, a);
+    abort();
+  }
+  char *b = print_code(&back);
+  if (b && strcmp(a, b)) {
+    fprintf(stderr, "fuzz_program: the lowering printed, parsed and printed again differs\n--- first:\n%s--- second:\n%s", a, b);
+    abort();
+  }
+  lower_free(&back);
+  free(a);
+  free(b);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -67,23 +130,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   Code code;
   RunResult ref, eng;
-  RunLimits lim = {FUZZ_MAX_OPS, NULL};
+  RunLimits lim;
+  VerifyStats st;
   memset(&code, 0, sizeof code);
   memset(&ref, 0, sizeof ref);
   memset(&eng, 0, sizeof eng);
-  if (lower_program(&p, MUT_NONE, &code, &d)) {
-    FILE *f = sink();
-    if (f) lower_print(&code, f);
+  memset(&lim, 0, sizeof lim);
+  memset(&st, 0, sizeof st);
+  lim.max_ops = FUZZ_MAX_OPS;
+  TraceOptions topt;
+  trace_options_init(&topt);
+  topt.format = size & 1 ? TRACE_CSV : TRACE_CHROME_JSON;
+  topt.program_name = p.name;
+  topt.cores = (int)p.mesh_cores;
+  topt.subcores = (int)p.mesh_subcores;
+  topt.scalar_subcore = p.kernel == KERNEL_SCALAR;
+  Diag td;
+  topt.max_bytes = 1u << 20;
+  TraceSink *trace = out_paths() ? trace_open(trace_path, &topt, &td) : NULL;
+  if (p.lowered) { /* as sim/main.c: the user's lowering instead of sc-sim's */
+    if (!asm_parse(&p, p.lowered, p.lowered_loc, &code, &d) || !asm_verify(&code, &d)) {
+      if (diag_class(d.id) == DC_RULE) lower_free(&code); /* parsed, then rejected by the verifier */
+      if (trace) trace_abort(trace);
+      program_free(&p);
+      return 0;
+    }
+  } else {
+    lower_program(&p, MUT_NONE, &code, &d);
   }
+  round_trip(&p, &code);
+  lim.trace = trace;
   reference_run(&p, &lim, &ref);
   engine_run(&p, &code, &lim, &eng);
-  VerifyStats st = {0, 0};
   if (ref.faulted || eng.faulted) {
     if (ref.faulted) verify_fault_diag(&ref, &d);
     if (eng.faulted) verify_fault_diag(&eng, &d);
   } else if (verify_runs(&p, &ref, &eng, &d, &st)) {
     (void)verify_expect_refs(&p, &eng, &d);
   }
+  if (trace) trace_close(trace, &td);
+  if (out_dir[0]) (void)stats_write(stats_path, &p, &eng, &td);
   run_result_free(&ref);
   run_result_free(&eng);
   lower_free(&code);
