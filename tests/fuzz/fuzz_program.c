@@ -64,24 +64,26 @@ static int small_enough(const Program *p) {
   return bytes <= FUZZ_MAX_BYTES;
 }
 
-/* Where the trace and the statistics go: a folder of this process's own. */
+/* Where the trace and the statistics go: a folder of this input's own,
+ * removed when the input is done (libFuzzer's processes do not always run
+ * atexit handlers). */
 static char out_dir[64];
 static char trace_path[96], stats_path[96];
 
-static void remove_out_dir(void) {
-  unlink(trace_path);
-  unlink(stats_path);
-  rmdir(out_dir);
-}
-
-static int out_paths(void) {
-  if (out_dir[0]) return 1;
+static int out_open(void) {
   snprintf(out_dir, sizeof out_dir, "%s", access("/dev/shm", W_OK) == 0 ? "/dev/shm/fuzz_program.XXXXXX" : "/tmp/fuzz_program.XXXXXX");
   if (!mkdtemp(out_dir)) return out_dir[0] = 0, 0;
   snprintf(trace_path, sizeof trace_path, "%s/trace", out_dir);
   snprintf(stats_path, sizeof stats_path, "%s/stats.json", out_dir);
-  atexit(remove_out_dir);
   return 1;
+}
+
+static void out_close(void) {
+  if (!out_dir[0]) return;
+  unlink(trace_path);
+  unlink(stats_path);
+  rmdir(out_dir);
+  out_dir[0] = 0;
 }
 
 /* The text form of c, in a malloc'd string. */
@@ -147,11 +149,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   topt.scalar_subcore = p.kernel == KERNEL_SCALAR;
   Diag td;
   topt.max_bytes = 1u << 20;
-  TraceSink *trace = out_paths() ? trace_open(trace_path, &topt, &td) : NULL;
+  TraceSink *trace = out_open() ? trace_open(trace_path, &topt, &td) : NULL;
   if (p.lowered) { /* as sim/main.c: the user's lowering instead of sc-sim's */
     if (!asm_parse(&p, p.lowered, p.lowered_loc, &code, &d) || !asm_verify(&code, &d)) {
       if (diag_class(d.id) == DC_RULE) lower_free(&code); /* parsed, then rejected by the verifier */
       if (trace) trace_abort(trace);
+      out_close();
       program_free(&p);
       return 0;
     }
@@ -170,6 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if (trace) trace_close(trace, &td);
   if (out_dir[0]) (void)stats_write(stats_path, &p, &eng, &td);
+  out_close();
   run_result_free(&ref);
   run_result_free(&eng);
   lower_free(&code);

@@ -23,7 +23,7 @@ for h in "$dir/fuzz_input" "$dir/fuzz_program"; do
   fi
   while IFS= read -r f; do
     if ! "$h" -timeout=10 -rss_limit_mb=2048 -runs=1 "$f" > "$list.log" 2>&1; then
-      what=$(grep -m1 -oE 'ERROR: [A-Za-z]+: [a-z-]+|runtime error: .*|ERROR: libFuzzer: [a-z-]+|fuzz_program: .*' "$list.log" | cut -c1-100)
+      what=$(grep -m1 -oE 'ERROR: [A-Za-z]+: [a-z-]+.*|runtime error: .*|fuzz_program: (sc-sim cannot|the lowering printed).*' "$list.log" | cut -c1-100)
       echo "fuzz-regress: ${h##*/}: FAILED ${f#"$root"/}: ${what:-exit $?}"
       bad=$((bad + 1))
     fi
