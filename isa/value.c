@@ -9,7 +9,7 @@ void val_shape(Value *v, Dtype t, int rank, const int64_t *shape) {
   int64_t n = 1;
   for (int i = 0; i < rank; i++) n *= shape[i];
   if (n > v->cap) {
-    int64_t cap = n < 16 ? 16 : n;
+    int64_t cap = n < 1 ? 1 : n; /* exact: a register holds one shape for its life */
     Cell *nv = realloc(v->v, sizeof(Cell) * (size_t)cap);
     uint8_t *nd = realloc(v->def, (size_t)cap);
     if (!nv || !nd) abort(); /* sizes are bounded by the loader's limits */

@@ -148,9 +148,16 @@ static bool number(Asm *A, int64_t *v) {
 
 static bool reg(Asm *A, int *r) {
   int64_t v;
+  size_t at = A->pos;
   if (!lit(A, "%")) return afail(A, "expected a register such as %%3%s", "");
   if (!number(A, &v)) return false;
   if (v < 0 || v > 1000000) return afail(A, "register number out of range%s", "");
+  if (v >= lower_max_regs(A->p)) {
+    char most[160];
+    snprintf(most, sizeof most, "%lld (sc-sim holds at most %lld registers across the mesh's subcores)",
+             (long long)lower_max_regs(A->p), LOWER_MAX_REG_SLOTS);
+    return afail_at(A, at, "register number out of range: this mesh allows registers below %s", most);
+  }
   *r = (int)v;
   if (*r >= A->c->nregs) A->c->nregs = *r + 1;
   return true;

@@ -20,6 +20,7 @@ typedef struct {
   Program *p;
   Binding *env;
   int nenv, capenv;
+  NameIndex latest; /* name -> its latest binding in env */
 } Checker;
 
 static const char *G5_VMEM_HINT =
@@ -78,15 +79,15 @@ static void bind(Checker *c, const char *name, const AVal *v) {
     c->env = b;
     c->capenv = cap;
   }
+  names_put(&c->latest, name, c->nenv);
   c->env[c->nenv].name = name;
   c->env[c->nenv].v = *v;
   c->env[c->nenv++].v.is_static = false; /* a name is dynamic even when bound to a literal */
 }
 
 static const AVal *lookup(Checker *c, const char *name) {
-  for (int i = c->nenv - 1; i >= 0; i--)
-    if (!strcmp(c->env[i].name, name)) return &c->env[i].v;
-  return NULL;
+  int i = names_get(&c->latest, name);
+  return i >= 0 ? &c->env[i].v : NULL;
 }
 
 /* ---- values ---------------------------------------------------------- */
@@ -1310,7 +1311,9 @@ bool check_program(Program *p, Diag *d) {
   for (int i = 0; ok && phases[i]; i++) {
     c.ix.phase = phases[i];
     c.nenv = 0;
+    names_free(&c.latest);
     ok = check_body(&c, &p->body);
   }
+  names_free(&c.latest);
   return ok && !c.ix.failed;
 }

@@ -34,6 +34,7 @@ typedef struct {
   Name *names;
   int nnames, capnames;
   const Op *op; /* the operation being lowered */
+  NameIndex index; /* name -> its entry in names */
 } L;
 
 static int new_reg(L *l) { return l->c->nregs++; }
@@ -56,13 +57,14 @@ static Instr *emit(L *l, Opcode op) {
 }
 
 static int name_reg(L *l, const char *name) {
-  for (int i = 0; i < l->nnames; i++)
-    if (!strcmp(l->names[i].name, name)) return l->names[i].reg;
+  int k = names_get(&l->index, name);
+  if (k >= 0) return l->names[k].reg;
   if (l->nnames == l->capnames) {
     l->capnames = l->capnames ? l->capnames * 2 : 32;
     l->names = realloc(l->names, sizeof *l->names * (size_t)l->capnames);
     if (!l->names) abort();
   }
+  names_put(&l->index, name, l->nnames);
   l->names[l->nnames].name = name;
   return l->names[l->nnames++].reg = new_reg(l);
 }
@@ -148,9 +150,7 @@ static int lower_expr(L *l, const Expr *e) {
   case EX_BOOL: return lower_const(l, e);
   case EX_NAME:
     if ((!strcmp(e->name, "core") || !strcmp(e->name, "subcore"))) {
-      bool bound = false;
-      for (int i = 0; i < l->nnames; i++) bound |= !strcmp(l->names[i].name, e->name);
-      if (!bound) {
+      if (names_get(&l->index, e->name) < 0) {
         in = emit(l, I_COORD);
         in->imm = e->name[0] == 's';
         in->d = new_reg(l);
@@ -498,18 +498,40 @@ static void lower_body(L *l, const Body *b) {
   for (int i = 0; i < b->n; i++) lower_op(l, b->ops[i]);
 }
 
+int64_t lower_max_regs(const Program *p) {
+  int64_t nsub = p->mesh_cores * p->mesh_subcores;
+  return LOWER_MAX_REG_SLOTS / (nsub > 0 ? nsub : 1);
+}
+
+/* Reports the first operation whose registers pass the bound: in practice
+ * a long (or aliased, nested) list literal, one register per element. */
+static bool regs_ok(const Code *c, Diag *d) {
+  int64_t most = lower_max_regs(c->p);
+  if (c->nregs <= most) return true;
+  const Instr *in = c->code;
+  while (in < c->code + c->n - 1 && in->d < most) in++;
+  char msg[400];
+  snprintf(msg, sizeof msg,
+           "the lowered program needs %d registers on each of the mesh's %lld subcores, and sc-sim holds at most %lld "
+           "registers in all (%lld per subcore here); this operation passes the bound: shorten its list literals or use "
+           "a smaller mesh",
+           c->nregs, (long long)(c->p->mesh_cores * c->p->mesh_subcores), LOWER_MAX_REG_SLOTS, (long long)most);
+  diag_set(d, D_IN_LIMIT, c->n ? in->loc : (Loc){c->p->file, 1, 1}, msg);
+  return false;
+}
+
 bool lower_program(const Program *p, Mutant mut, Code *out, Diag *d) {
-  (void)d;
   memset(out, 0, sizeof *out);
   out->mutant = mut;
   out->p = p;
-  L l = {out, p, NULL, 0, 0, NULL};
+  L l = {out, p, NULL, 0, 0, NULL, {0}};
   lower_body(&l, &p->body);
   out->reg_name = calloc((size_t)(out->nregs ? out->nregs : 1), sizeof *out->reg_name);
   if (!out->reg_name) abort();
   for (int i = 0; i < l.nnames; i++) out->reg_name[l.names[i].reg] = l.names[i].name;
   free(l.names);
-  return true;
+  names_free(&l.index);
+  return regs_ok(out, d);
 }
 
 void lower_free(Code *c) {

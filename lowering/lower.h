@@ -81,6 +81,12 @@ typedef struct {
   const Program *p;
 } Code;
 
+/* Every register lives on every subcore of the mesh, so registers times
+ * subcores are bounded before anything runs (about 200 bytes a slot). */
+#define LOWER_MAX_REG_SLOTS (1LL << 22)
+/* The most registers a lowering may use on the program's mesh. */
+int64_t lower_max_regs(const Program *p);
+
 /* Lowers the whole body of an accepted program (checked by check_program,
  * whose types and views it reads).  Returns false with *d set only for a
  * size limit.  The caller frees with lower_free. */

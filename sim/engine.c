@@ -65,7 +65,7 @@ typedef struct {
   RunResult *r;
   Sc *sc;
   int nsub;
-  uint64_t max_ops, max_cycles;
+  uint64_t max_ops, max_cycles, max_log;
   DmaModel *dm;
   DmaRec *dmas;
   int ndmas, capdmas;
@@ -746,7 +746,7 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
 
 /* ---- memory instructions ------------------------------------------------- */
 static void log_value(Eng *E, Sc *s, const Instr *in, char kind, const Value *v) {
-  if (kind && !E->no_log) run_log(&E->r->logs[s->idx], in->op_id, (EventKind)kind, v);
+  if (kind && !E->no_log) run_log(E->r, s->idx, in->op_id, (EventKind)kind, v);
 }
 
 static bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
@@ -1500,6 +1500,7 @@ static bool issue(Eng *E, Sc *s) {
   if (in->op == I_SEM_SIGNAL || in->op == I_BARRIER) unblock_all(E, s->t);
   if (++E->r->ops > E->max_ops) limit_fault(E, s, in, "the run executed more than %llu instructions (--max-ops)", E->max_ops);
   if (E->max_cycles && s->t > E->max_cycles) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
+  if (E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
   return !E->r->faulted;
 }
 
@@ -1608,6 +1609,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   E.nsub = (int)(p->mesh_cores * p->mesh_subcores);
   E.max_ops = lim && lim->max_ops ? lim->max_ops * 8 : RUN_DEFAULT_MAX_OPS * 8;
   E.max_cycles = lim ? lim->max_cycles : 0;
+  E.max_log = run_max_log_bytes(lim);
   E.trace = lim ? lim->trace : NULL;
   E.no_log = lim && lim->no_log;
   E.no_races = lim && lim->no_races;

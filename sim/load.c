@@ -35,6 +35,8 @@ typedef struct {
 } Loader;
 
 #define MAX_VISITS 2000000L
+#define MAX_ANCHORS 10000
+#define MAX_EXPANDED 1000000LL /* nodes of the expanded document, beyond two per node written */
 
 static Loc mark_loc(Loader *L, yaml_mark_t m) {
   Loc l = {L->p->file, (int)m.line + 1, (int)m.column + 1};
@@ -730,6 +732,8 @@ static bool load_refs(Loader *L, yaml_node_t *n) {
     if (!r) return false;
     r->index = L->p->nrefs;
     L->p->refs[L->p->nrefs++] = r;
+    L->p->ref_index.arena = &L->p->arena;
+    names_put(&L->p->ref_index, r->name, r->index);
   }
   return !L->failed;
 }
@@ -981,15 +985,12 @@ static bool load_expect(Loader *L, yaml_node_t *n) {
 
 /* ---- names: every use must follow a binding ------------------------ */
 typedef struct {
-  const char **v;
+  const char **v; /* in binding order, for the suggestions of a misspelt name */
   int n, cap;
+  NameIndex index;
 } NameSet;
 
-static bool names_has(NameSet *s, const char *n) {
-  for (int i = s->n - 1; i >= 0; i--)
-    if (!strcmp(s->v[i], n)) return true;
-  return false;
-}
+static bool names_has(NameSet *s, const char *n) { return names_get(&s->index, n) >= 0; }
 
 static void names_add(Loader *L, NameSet *s, const char *n) {
   if (!n || names_has(s, n)) return;
@@ -1000,6 +1001,7 @@ static void names_add(Loader *L, NameSet *s, const char *n) {
     s->v = v;
     s->cap = cap;
   }
+  names_put(&s->index, n, s->n);
   s->v[s->n++] = n;
 }
 
@@ -1056,8 +1058,9 @@ static bool check_names(Loader *L) {
   NameSet s = {0};
   names_add(L, &s, "core");
   names_add(L, &s, "subcore");
-  if (!check_names_body(L, &s, &L->p->body)) return false;
-  for (int i = 0; i < L->p->nexpect_refs; i++) check_names_expr(L, &s, L->p->expect_ref_values[i]);
+  if (check_names_body(L, &s, &L->p->body))
+    for (int i = 0; i < L->p->nexpect_refs; i++) check_names_expr(L, &s, L->p->expect_ref_values[i]);
+  names_free(&s.index);
   return !L->failed;
 }
 
@@ -1088,6 +1091,19 @@ static bool load_top_key(Loader *L, const char *key, yaml_node_t *k, yaml_node_t
   if (!strcmp(key, "expect")) return load_expect(L, v);
   if (!strcmp(key, "chip") || !strcmp(key, "kernel")) return true; /* done first */
   return unknown_key(L, k, "the program", top_keys, NTOP);
+}
+
+/* Every subcore of the mesh gets its own engine and reference state, so
+ * the mesh is bounded as a whole.  A mesh larger than its chip is left to
+ * C2 / C3, which report it with upstream's words. */
+static bool mesh_ok(Loader *L) {
+  const Program *p = L->p;
+  int64_t c = p->mesh_cores, s = p->mesh_subcores;
+  if (c > p->params.num_cores || s > p->params.num_subcores || c * s <= LOAD_MAX_SUBCORES) return true;
+  char msg[200];
+  snprintf(msg, sizeof msg, "the mesh has %lld subcores (%lld cores x %lld subcores); sc-sim's limit is %d",
+           (long long)(c * s), (long long)c, (long long)s, LOAD_MAX_SUBCORES);
+  return fail(L, D_IN_LIMIT, p->mesh_loc.line ? p->mesh_loc : p->chip_loc, msg);
 }
 
 /* All instances of all refs together are bounded: a run holds them twice
@@ -1190,6 +1206,7 @@ static bool load_top(Loader *L, yaml_node_t *root) {
   if (!p->mesh_subcores) p->mesh_subcores = p->kernel == KERNEL_SCALAR ? 1 : p->params.num_subcores;
   for (int k = 0; k < p->nexpect_refs; k++)
     if (!expect_instance_ok(L, k)) return false;
+  if (!mesh_ok(L)) return false;
   if (!total_ok(L) || !capacity_ok(L, SP_VMEM, p->params.vmem_capacity_bytes, "vmem_capacity_bytes") ||
       !capacity_ok(L, SP_SMEM, p->params.smem_capacity_bytes, "smem_capacity_bytes"))
     return false;
@@ -1248,7 +1265,7 @@ static bool yaml_error(Loader *L, yaml_parser_t *yp) {
 /* libyaml's composer recurses once per level of flow nesting and slows
  * down quadratically; deep nesting is refused before it is parsed. */
 static bool nesting_ok(Loader *L) {
-  int depth = 0;
+  int depth = 0, anchors = 0;
   char quote = 0;
   bool comment = false;
   for (size_t i = 0; i < L->rawlen; i++) {
@@ -1265,6 +1282,9 @@ static bool nesting_ok(Loader *L) {
     else if (ch == '[' || ch == '{') {
       if (++depth > 256) return fail(L, D_IN_LIMIT, offset_loc(L, i), "lists and mappings nest more than 256 levels deep");
     } else if ((ch == ']' || ch == '}') && depth > 0) depth--;
+    else if (ch == '&' && (i == 0 || strchr(" \t\n[{,", L->raw[i - 1])) && i + 1 < L->rawlen && !strchr(" \t\r\n&", L->raw[i + 1]) &&
+             ++anchors > MAX_ANCHORS) /* libyaml compares every anchor with all earlier ones */
+      return fail(L, D_IN_LIMIT, offset_loc(L, i), "the file defines more than 10000 YAML anchors (&name); sc-sim's limit is 10000");
   }
   return true;
 }
@@ -1293,6 +1313,65 @@ static char *from_utf16(const char *text, size_t len, size_t *outlen) {
   out[o] = '\0';
   *outlen = o;
   return out;
+}
+
+/* The size of the tree the document becomes once its aliases are expanded,
+ * computed once per node (an explicit stack: alias chains can be long) and
+ * saturated at cap; an alias inside its own anchor (a cycle) counts as cap
+ * and sets *cycle to the anchored node. */
+static int64_t expanded_nodes(yaml_document_t *doc, int64_t cap, int *cycle) {
+  int64_t nn = doc->nodes.top - doc->nodes.start;
+  int64_t *size = calloc((size_t)nn + 1, sizeof *size);
+  int *stack = malloc(sizeof *stack * ((size_t)nn + 1)), *next = calloc((size_t)nn + 1, sizeof *next);
+  uint8_t *state = calloc((size_t)nn + 1, 1); /* 0 new, 1 open, 2 done */
+  if (!size || !stack || !next || !state) abort();
+  int top = 0;
+  int64_t total = nn ? 0 : 1;
+  if (nn) stack[top++] = 1, state[1] = 1, size[1] = 1;
+  while (top && total < cap) {
+    int i = stack[top - 1];
+    yaml_node_t *n = &doc->nodes.start[i - 1];
+    int nkids = n->type == YAML_SEQUENCE_NODE ? (int)(n->data.sequence.items.top - n->data.sequence.items.start)
+                : n->type == YAML_MAPPING_NODE ? 2 * (int)(n->data.mapping.pairs.top - n->data.mapping.pairs.start) : 0;
+    if (next[i] == nkids) { /* all children counted: close the node */
+      state[i] = 2, top--;
+      if (top) {
+        int64_t *up = &size[stack[top - 1]];
+        *up = *up > cap - size[i] ? cap : *up + size[i];
+      } else total = size[i];
+      continue;
+    }
+    int k = next[i]++;
+    int c = n->type == YAML_SEQUENCE_NODE ? n->data.sequence.items.start[k]
+            : k % 2 ? n->data.mapping.pairs.start[k / 2].value : n->data.mapping.pairs.start[k / 2].key;
+    if (c < 1 || c > nn) continue;
+    if (state[c] == 1) total = cap, *cycle = c;
+    else if (state[c] == 2) size[i] = size[i] > cap - size[c] ? cap : size[i] + size[c];
+    else stack[top++] = c, state[c] = 1, size[c] = 1;
+  }
+  free(size), free(stack), free(next), free(state);
+  return total < cap ? total : cap;
+}
+
+/* Aliases may repeat a node, but the expanded document is bounded by what
+ * was written: 1,000,000 nodes plus two per node of the file. */
+static bool expansion_ok(Loader *L) {
+  int64_t nn = L->doc->nodes.top - L->doc->nodes.start;
+  int cycle = 0;
+  int64_t cap = MAX_EXPANDED + 2 * nn, got = expanded_nodes(L->doc, cap + 1, &cycle);
+  if (cycle)
+    return fail(L, D_IN_YAML, node_loc(L, &L->doc->nodes.start[cycle - 1]),
+                "this node contains an alias of itself (its anchor is used inside it), so the document never ends: remove the alias");
+  if (got <= cap) {
+    L->max_visits = MAX_VISITS + 64 * got; /* each node is looked up a few times per key asked */
+    return true;
+  }
+  char msg[300];
+  snprintf(msg, sizeof msg,
+           "the document is too large once YAML aliases are expanded: it would have more than %lld nodes (sc-sim allows %lld "
+           "plus two per node written, %lld here); repeat fewer aliases",
+           (long long)cap, (long long)MAX_EXPANDED, (long long)nn);
+  return fail(L, D_IN_LIMIT, (Loc){L->p->file, 1, 1}, msg);
 }
 
 static bool load_utf8(const char *path, const char *text, size_t len, Program *p, Diag *d);
@@ -1372,7 +1451,7 @@ static bool load_utf8(const char *path, const char *text, size_t len, Program *p
       ok = fail(&L, D_IN_YAML, (Loc){path, (int)extra.start_mark.line + 1, (int)extra.start_mark.column + 1},
                 "the file holds more than one YAML document: a program is a single document (remove '---' and what follows)");
     yaml_document_delete(&extra);
-    if (ok) ok = no_nul_scalars(&L) && load_top(&L, root);
+    if (ok) ok = no_nul_scalars(&L) && expansion_ok(&L) && load_top(&L, root);
   }
   yaml_document_delete(&doc);
   yaml_parser_delete(&yp);

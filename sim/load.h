@@ -9,6 +9,7 @@
 #define LOAD_MAX_DEPTH 64               /* nesting of loop / when bodies */
 #define LOAD_MAX_REF_ELEMS (1LL << 36)  /* elements of one ref */
 #define LOAD_MAX_TOTAL_BYTES (1LL << 33) /* bytes of all ref instances together */
+#define LOAD_MAX_SUBCORES 65536         /* cores x subcores of the mesh */
 
 /* Loads `path` into *p (zeroed by the caller).  Returns false with *d set
  * (an input diagnostic, exit 2) when the file is not a valid program; the

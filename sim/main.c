@@ -26,7 +26,7 @@ typedef struct {
   const char *path;
   bool json, no_verify, no_races;
   Mutant mutant;
-  uint64_t max_ops, max_cycles, max_mismatches, trace_max_bytes;
+  uint64_t max_ops, max_cycles, max_log_mb, max_mismatches, trace_max_bytes;
   const char *stats, *trace, *trace_format, *trace_window, *trace_filter, *mutate;
 } Options;
 
@@ -45,6 +45,7 @@ static const struct {
     {"--mutate", OPT_TEXT, offsetof(Options, mutate), "NAME: run a deliberately wrong lowering (--list-mutants)"},
     {"--max-ops", OPT_COUNT, offsetof(Options, max_ops), "N: stop a run after N operations (fault limit)"},
     {"--max-cycles", OPT_COUNT, offsetof(Options, max_cycles), "N: stop a run after N simulated cycles (fault limit)"},
+    {"--max-log-mb", OPT_COUNT, offsetof(Options, max_log_mb), "N: stop a run whose event log passes N MB (fault limit; default 512)"},
     {"--max-mismatches", OPT_COUNT, offsetof(Options, max_mismatches), "N: diff lists at most N mismatches"},
     {"--stats", OPT_TEXT, offsetof(Options, stats), "FILE: write the statistics as JSON"},
     {"--trace", OPT_TEXT, offsetof(Options, trace), "FILE: write a trace (Perfetto / chrome://tracing)"},
@@ -400,7 +401,8 @@ static int run_program(Program *p, const Options *o) {
   bool bad;
   TraceSink *trace = open_trace(o, p, &d, &bad);
   if (bad) return report(o, &d);
-  RunLimits lim = {o->max_ops, o->max_cycles, trace, o->no_verify, o->no_races, NULL, 0};
+  RunLimits lim = {o->max_ops, o->max_cycles, trace, o->no_verify, o->no_races, NULL, 0, 0};
+  if (o->max_log_mb) lim.max_log_bytes = o->max_log_mb > UINT64_MAX >> 20 ? UINT64_MAX : o->max_log_mb << 20;
   int rc = EXIT_OK;
   if (p->lowered) { /* the user's lowering (PROGRAM_FORMAT.md, Differential testing) */
     if (!asm_parse(p, p->lowered, p->lowered_loc, &code, &d) || !asm_verify(&code, &d)) {
@@ -409,8 +411,10 @@ static int run_program(Program *p, const Options *o) {
       if (trace) trace_abort(trace);
       return report(o, &d);
     }
-  } else {
-    lower_program(p, o->mutant, &code, &d);
+  } else if (!lower_program(p, o->mutant, &code, &d)) {
+    lower_free(&code);
+    if (trace) trace_abort(trace);
+    return report(o, &d);
   }
   engine_run(p, &code, &lim, &eng);
   lim.atomics = eng.atomics; /* the reference replays the engine's atomics (SPEC §9.10) */
@@ -484,10 +488,10 @@ int main(int argc, char **argv) {
     code = EXIT_MISMATCH;
   } else if (!strcmp(o.cmd, "lower")) {
     Code c;
-    if (p.lowered && !asm_parse(&p, p.lowered, p.lowered_loc, &c, &d)) {
+    if (p.lowered ? !asm_parse(&p, p.lowered, p.lowered_loc, &c, &d) : !lower_program(&p, o.mutant, &c, &d)) {
+      if (!p.lowered) lower_free(&c);
       code = report(&o, &d);
     } else {
-      if (!p.lowered) lower_program(&p, o.mutant, &c, &d);
       asm_print(&c, stdout);
       lower_free(&c);
       code = EXIT_OK;

@@ -84,7 +84,9 @@ const char *field_key(FieldId f) { return fields[f].key; }
 FieldKind field_kind(FieldId f) { return fields[f].kind; }
 
 Ref *program_ref(const Program *p, const char *name) {
-  for (int i = 0; i < p->nrefs; i++)
+  int i = names_get(&p->ref_index, name);
+  if (i >= 0) return p->refs[i];
+  for (i = p->ref_index.n; i < p->nrefs; i++) /* refs added without the index */
     if (!strcmp(p->refs[i]->name, name)) return p->refs[i];
   return NULL;
 }

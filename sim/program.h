@@ -31,6 +31,27 @@ void *arena_alloc(Arena *a, size_t n); /* zeroed; aborts only on OOM */
 char *arena_strdup(Arena *a, const char *s);
 void arena_free(Arena *a);
 
+/* ---- names --------------------------------------------------------- */
+/* An index from names to small integers (open addressing, sim/names.c).
+ * Programs bind names (refs, lets, outs, loop variables) by the hundred
+ * thousand; the loader, checker, lowering and reference look them up
+ * through this index, in constant time instead of a scan of every earlier
+ * binding.  Keys are not copied: they must outlive the index (they live in
+ * the Program's arena). */
+typedef struct {
+  const char **key;
+  int *val;
+  int n, cap;   /* cap: 0 or a power of two, at least 2n */
+  Arena *arena; /* where the tables live; NULL: malloc, freed by names_free */
+} NameIndex;
+
+/* The value bound to name, or -1. */
+int names_get(const NameIndex *m, const char *name);
+/* Binds name to val, replacing an earlier binding. */
+void names_put(NameIndex *m, const char *name, int val);
+void names_free(NameIndex *m);
+
+
 /* ---- memory spaces ------------------------------------------------- */
 /* X(ENUM, program key, repr (!r), str) -- SPEC §0.3 */
 #define SPACES(X)                                   \
@@ -257,6 +278,7 @@ typedef struct {
   bool expect_cycles;
   int64_t expect_cycles_max;
   Arena arena;
+  NameIndex ref_index; /* refs by name: index into refs (the loader builds it) */
 } Program;
 
 /* Finds a ref by name; NULL when none. */

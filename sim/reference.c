@@ -54,6 +54,7 @@ typedef struct {
   int depth;
   Bind *env;
   int nenv, capenv;
+  NameIndex slot; /* name -> its entry in env */
   bool done;
   int barrier_gen; /* barriers passed */
   bool at_barrier;
@@ -69,13 +70,13 @@ typedef struct {
   int *arrived; /* per core: subcores waiting at the barrier */
   const int *atomics; /* the engine's order of fetch_and_adds (SPEC §9.10) */
   int natomics, next_atomic;
+  uint64_t max_log; /* bytes of event log */
 } Ref_;
 
 /* ---- environment ----------------------------------------------------- */
 static Value *env_get(Sub *s, const char *name) {
-  for (int i = s->nenv - 1; i >= 0; i--)
-    if (!strcmp(s->env[i].name, name)) return &s->env[i].v;
-  return NULL;
+  int i = names_get(&s->slot, name);
+  return i >= 0 ? &s->env[i].v : NULL;
 }
 
 static void env_set(Sub *s, const char *name, const Value *v) {
@@ -90,6 +91,7 @@ static void env_set(Sub *s, const char *name, const Value *v) {
       s->env = b;
       s->capenv = cap;
     }
+    names_put(&s->slot, name, s->nenv);
     s->env[s->nenv].name = name;
     slot = &s->env[s->nenv++].v;
   }
@@ -504,7 +506,7 @@ static bool store_value(Ref_ *R, Sub *s, const Op *op, RV *rv, const Value *x, b
 static bool log_new(Ref_ *R, Sub *s, const Op *op, RV *rv) {
   Value after = {0};
   bool ok = view_read(R, s, rv, &after);
-  if (ok) run_log(&R->r->logs[s->idx], op->id, EV_NEW, &after);
+  if (ok) run_log(R->r, s->idx, op->id, EV_NEW, &after);
   val_free(&after);
   return ok;
 }
@@ -514,7 +516,7 @@ static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   Value v = {0};
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, &v);
   if (ok) {
-    run_log(&R->r->logs[s->idx], op->id, EV_LOADED, &v);
+    run_log(R->r, s->idx, op->id, EV_LOADED, &v);
     env_set(s, op->name[FLD_OUT], &v);
   }
   val_free(&v);
@@ -526,7 +528,7 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   Value x = {0}, old = {0};
   bool add = op->kind == OPK_ADDUPDATE;
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && ev(R, s, op, op->e[FLD_VALUE], &x) && view_read(R, s, &rv, &old);
-  if (ok) run_log(&R->r->logs[s->idx], op->id, EV_OLD, &old);
+  if (ok) run_log(R->r, s->idx, op->id, EV_OLD, &old);
   ok = ok && store_value(R, s, op, &rv, &x, add) && log_new(R, s, op, &rv);
   if (ok && op->kind == OPK_SWAP) env_set(s, op->name[FLD_OUT], &old);
   val_free(&x);
@@ -575,7 +577,7 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
     }
   }
   if (ok) {
-    run_log(&R->r->logs[s->idx], op->id, load ? EV_LOADED : EV_OLD, &out);
+    run_log(R->r, s->idx, op->id, load ? EV_LOADED : EV_OLD, &out);
     if (load) env_set(s, op->name[FLD_OUT], &out);
     else ok = log_new(R, s, op, &rv);
   }
@@ -640,7 +642,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
     write_pieces(rv.reg, t, pc, np, c);
   }
   if (ok && gather) {
-    run_log(&R->r->logs[s->idx], op->id, EV_LOADED, &out);
+    run_log(R->r, s->idx, op->id, EV_LOADED, &out);
     env_set(s, op->name[FLD_OUT], &out);
   }
   for (int d = 0; d < ni; d++) val_free(&idx[d]);
@@ -896,7 +898,7 @@ static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
     Cell c;
     alu_binary(OP_ADD, DT_INT32, DT_INT32, old.v[0], alu_convert(x.dtype, DT_INT32, x.v[0]), &c);
     ok = view_write_lane(R, s, &rv, 0, c);
-    run_log(&R->r->logs[s->idx], op->id, EV_OLD, &old);
+    run_log(R->r, s->idx, op->id, EV_OLD, &old);
     env_set(s, op->name[FLD_OUT], &old);
     if (R->next_atomic < R->natomics) R->next_atomic++;
   }
@@ -1105,10 +1107,10 @@ static Loc where(const Sub *s) {
   return (Loc){NULL, 0, 0};
 }
 
-/* --max-ops: where every subcore stands, so a hang can be located. */
-static void limit(Ref_ *R, Sub *s) {
+/* A run limit: where every subcore stands, so a hang can be located. */
+static void limit(Ref_ *R, Sub *s, const char *what, uint64_t n) {
   char buf[700];
-  size_t len = (size_t)snprintf(buf, sizeof buf, "the run executed more than %llu operations (--max-ops)", (unsigned long long)R->max_ops);
+  size_t len = (size_t)snprintf(buf, sizeof buf, what, (unsigned long long)n);
   for (int i = 0; i < R->nsub && len < sizeof buf - 80; i++) {
     const Sub *o = &R->subs[i];
     Loc at = where(o);
@@ -1131,7 +1133,8 @@ static void schedule(Ref_ *R) {
         int st = step(R, s);
         if (st == ST_BLOCKED) break;
         progress = true;
-        if (R->r->ops > R->max_ops) limit(R, s);
+        if (R->r->ops > R->max_ops) limit(R, s, "the run executed more than %llu operations (--max-ops)", R->max_ops);
+        else if (R->r->log_bytes > R->max_log) limit(R, s, RUN_LOG_LIMIT_MSG, R->max_log >> 20);
       }
       all_done &= s->done;
     }
@@ -1143,7 +1146,7 @@ static void schedule(Ref_ *R) {
 bool reference_run(const Program *p, const RunLimits *lim, RunResult *out) {
   memset(out, 0, sizeof *out);
   Ref_ R = {p, out, NULL, 0, lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS, NULL, lim ? lim->atomics : NULL,
-            lim ? lim->natomics : 0, 0};
+            lim ? lim->natomics : 0, 0, run_max_log_bytes(lim)};
   R.nsub = (int)(p->mesh_cores * p->mesh_subcores);
   out->nsub = R.nsub;
   out->logs = calloc((size_t)R.nsub, sizeof *out->logs);
@@ -1165,6 +1168,7 @@ bool reference_run(const Program *p, const RunLimits *lim, RunResult *out) {
   for (int i = 0; i < R.nsub && R.subs; i++) {
     for (int k = 0; k < R.subs[i].capenv; k++) val_free(&R.subs[i].env[k].v);
     free(R.subs[i].env);
+    names_free(&R.subs[i].slot);
     for (Pending *pd = R.subs[i].pending, *nx; pd; pd = nx) {
       nx = pd->next;
       pend_free(pd);

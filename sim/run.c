@@ -39,7 +39,13 @@ bool run_mem_init(const Program *p, MemSystem *m) {
   return mem_init(m, run_region_specs(p), p->nrefs, (int)p->mesh_cores, (int)p->mesh_subcores);
 }
 
-void run_log(EventLog *l, int op, EventKind k, const Value *v) {
+uint64_t run_max_log_bytes(const RunLimits *lim) {
+  return lim && lim->max_log_bytes ? lim->max_log_bytes : RUN_DEFAULT_MAX_LOG_MB << 20;
+}
+
+void run_log(RunResult *r, int sub, int op, EventKind k, const Value *v) {
+  EventLog *l = &r->logs[sub];
+  r->log_bytes += sizeof(Event) + (uint64_t)v->n * (sizeof(Cell) + 1) + 32; /* 32: two allocations' headers */
   if (l->n == l->cap) {
     int cap = l->cap ? l->cap * 2 : 64;
     Event *e = realloc(l->ev, sizeof *e * (size_t)cap);

@@ -82,6 +82,7 @@ typedef struct {
   bool faulted;
   Fault fault;
   uint64_t ops;      /* operations executed, all subcores */
+  uint64_t log_bytes; /* held by the event logs, all subcores (about: with the allocator's share) */
   uint64_t cycles;   /* engine only: simulated cycles */
   Stats stats;       /* engine only */
   struct NamedValue *values; /* engine only: each name's last value per subcore */
@@ -105,14 +106,22 @@ typedef struct {
   bool no_races;     /* engine only: skip race detection */
   const int *atomics; /* reference only: replay fetch_and_adds in this order (SPEC §9.10) */
   int natomics;
+  uint64_t max_log_bytes; /* per run; 0: the default */
 } RunLimits;
 
 #define RUN_DEFAULT_MAX_OPS 50000000ULL
+/* The event logs copy every loaded and stored value for verification, so
+ * operations alone do not bound a run's memory (--max-log-mb). */
+#define RUN_DEFAULT_MAX_LOG_MB 512ULL
+#define RUN_LOG_LIMIT_MSG \
+  "the run's event log passed %llu MB (--max-log-mb; it keeps every loaded and stored value to verify the run, and --no-verify keeps none)"
+/* The byte budget of a run's event logs from its limits. */
+uint64_t run_max_log_bytes(const RunLimits *lim);
 
 /* Builds the region specs of a program (one per ref). */
 RegionSpec *run_region_specs(const Program *p);
 bool run_mem_init(const Program *p, MemSystem *m);
-void run_log(EventLog *l, int op, EventKind k, const Value *v);
+void run_log(RunResult *r, int sub, int op, EventKind k, const Value *v);
 void run_result_free(RunResult *r);
 void run_fault(RunResult *r, FaultKind k, Loc at, int core, int subcore, int op, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));

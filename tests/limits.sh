@@ -71,6 +71,53 @@ elems() { { header; printf 'refs:\n  x: {space: hbm, shape: [%s], dtype: int8}\n
 elems 8589934591; run check elems.yaml; check total_under 0
 elems 8589934592; run check elems.yaml; check total_at 0
 elems 8589934593; run check elems.yaml; check total_over 2 "sc-sim's limit is 2**33"
+# subcores of the mesh: 65536 (= 64 x 1024); 65537 is prime, so "over" is 331 x 198
+mesh() {
+  printf 'version: 1\nchip: {preset: tpu7x, num_cores: %d, num_subcores: %d}\nmesh: {cores: %d, subcores: %d}\n' "$1" "$2" "$1" "$2" > mesh.yaml
+  printf 'refs:\n  s: {space: smem, shape: [1], dtype: int32, init: zeros}\nbody:\n  - set: {ref: "s[0]", value: "subcore"}\n' >> mesh.yaml
+}
+mesh 257 255; run check mesh.yaml; check mesh_under 0
+mesh 64 1024; run check mesh.yaml; check mesh_at 0
+mesh 331 198; run check mesh.yaml; check mesh_over 2 "the mesh has 65538 subcores (331 cores x 198 subcores); sc-sim's limit is 65536"
+mesh 1024 1024; sed -i 's/^mesh: .*/mesh: {cores: 2, subcores: 2}/' mesh.yaml; run check mesh.yaml; check mesh_small_on_big_chip 0
+
+# event log of a run: --max-log-mb 1 = 1048576 bytes.  A scalar set logs
+# two events (the old value and the new), each counted as sizeof(Event)
+# (112 on LP64) + 9 bytes a lane + 32 of allocator headers = 153 bytes, 306
+# a set: 3426 sets take 1048356 bytes, the 3427th passes the budget.
+logs() {
+  printf 'version: 1\nchip: tpu7x\nmesh: {cores: 1, subcores: 1}\nrefs:\n  s: {space: smem, shape: [4], dtype: int32, init: zeros}\nbody:\n' > log.yaml
+  printf '  - loop: {var: i, range: [0, %d], body: [{set: {ref: "s[0]", value: i}}]}\n' "$1" >> log.yaml
+}
+logs 3425; run log.yaml --max-log-mb 1; check log_under 0
+logs 3426; run log.yaml --max-log-mb 1; check log_at 0
+logs 3427; run log.yaml --max-log-mb 1; check log_over 4 "the run's event log passed 1 MB (--max-log-mb;"
+
+# YAML anchors in a file: 10000 (libyaml's composer is quadratic in them)
+anchors() {
+  { header; printf 'refs:\n  s: {space: smem, shape: [4], dtype: int32, init: 0}\nbody:\n'
+    for ((i = 0; i < $1; i++)); do printf '  - &a%d barrier: {}\n' "$i"; done; } > anchors.yaml
+}
+anchors 9999;  run check anchors.yaml; check anchors_under 0
+anchors 10000; run check anchors.yaml; check anchors_at 0
+anchors 10001; run check anchors.yaml; check anchors_over 2 "anchors.yaml:10007:5: error: the file defines more than 10000 YAML anchors (&name); sc-sim's limit is 10000"
+
+# nodes of the document once aliases are expanded: 1000000 + 2 per node
+# written.  x is a list of K = 1001 ones (1002 nodes), y repeats it M = 1002
+# times through an alias (no new node), z is a list of P ones.  Written:
+# nn = 43 + K + P nodes (the skeleton has 43); expanded: nn + M (K + 1).
+# Expanded - 2 nn = M (K + 1) - 43 - K - P = 1002960 - P: the bound is at
+# P = 2960.
+expansion() {
+  { printf 'mesh: {cores: 1, subcores: 1}\nrefs:\n  s: {space: smem, shape: [4], dtype: int32, init: 0}\nbody:\n'
+    printf '  - let: {name: x, value: &l [1'; for ((i = 1; i < 1001; i++)); do printf ', 1'; done; printf ']}\n'
+    printf '  - let: {name: y, value: [*l'; for ((i = 1; i < 1002; i++)); do printf ', *l'; done; printf ']}\n'
+    printf '  - let: {name: z, value: [1'; for ((i = 1; i < $1; i++)); do printf ', 1'; done; printf ']}\n'; } > expansion.yaml
+}
+expansion 2961; run check expansion.yaml; check expansion_under 0
+expansion 2960; run check expansion.yaml; check expansion_at 0
+expansion 2959; run check expansion.yaml; check expansion_over 2 "too large once YAML aliases are expanded: it would have more than 1008006 nodes (sc-sim allows 1000000 plus two per node written, 4003 here)"
+
 # elements of one ref: 2**36, checked with the shape (before the total)
 elems 68719476737; run check elems.yaml; check elems_over 2 "limit for one ref is 2**36"
 

@@ -158,8 +158,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       program_free(&p);
       return 0;
     }
-  } else {
-    lower_program(&p, MUT_NONE, &code, &d);
+  } else if (!lower_program(&p, MUT_NONE, &code, &d)) { /* too many registers for the mesh: an input error */
+    lower_free(&code);
+    if (trace) trace_abort(trace);
+    out_close();
+    program_free(&p);
+    return 0;
   }
   round_trip(&p, &code);
   lim.trace = trace;
