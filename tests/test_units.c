@@ -305,6 +305,32 @@ static int roundtrip_dir(const char *dir, int *failed) {
   return n;
 }
 
+/* The name index against a plain scan: 5000 names, each bound twice (the
+ * second binding wins), through several growths, in malloc and arena mode. */
+static void test_name_index(void) {
+  static char names[5000][8];
+  for (int mode = 0; mode < 2; mode++) {
+    Arena a = {0};
+    NameIndex m = {0};
+    m.arena = mode ? &a : NULL;
+    CU_ASSERT_EQUAL(names_get(&m, "x"), -1);
+    for (int i = 0; i < 5000; i++) {
+      snprintf(names[i], sizeof names[i], "v%d", i);
+      names_put(&m, names[i], i);
+    }
+    for (int i = 0; i < 5000; i += 2) names_put(&m, names[i], -i - 7);
+    CU_ASSERT_EQUAL(m.n, 5000);
+    int bad = 0;
+    for (int i = 0; i < 5000; i++) bad += names_get(&m, names[i]) != (i % 2 ? i : -i - 7);
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(names_get(&m, "v5000"), -1);
+    CU_ASSERT_EQUAL(names_get(&m, ""), -1);
+    names_free(&m);
+    CU_ASSERT_EQUAL(names_get(&m, "v1"), -1);
+    arena_free(&a);
+  }
+}
+
 static void test_isa_roundtrip(void) {
   int failed = 0, n = 0;
   static const char *const dirs[] = {"tests/golden/exec", "tests/golden/race", "tests/golden/timing", "tests/golden/worked", "examples"};
@@ -325,6 +351,7 @@ int main(void) {
   CU_add_test(s, "bfloat16 and float16 rounding", test_narrow_floats);
   CU_add_test(s, "integer wrap and conversions", test_int_wrap_and_convert);
   CU_add_test(s, "store/load round trip", test_store_load_roundtrip);
+  CU_add_test(s, "name index", test_name_index);
   CU_add_test(s, "catalog coverage by golden programs", test_catalog_coverage);
   CU_add_test(s, "ISA text round trip", test_isa_roundtrip);
   CU_basic_set_mode(CU_BRM_NORMAL);
