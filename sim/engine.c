@@ -84,6 +84,10 @@ typedef struct {
   uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached */
   bool no_log, no_races;
   bool woke;         /* a blocked subcore was released: rescan */
+  uint8_t *warned;   /* per operation id: its duplicate-scatter warning was given */
+  int nwarned;
+  struct Hit *hits;  /* the scatter being run: element and lane of each write */
+  int64_t caphits;
 } Eng;
 
 /* A view with its operands read: per level the evaluated starts/sizes and
@@ -838,6 +842,68 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   return true;
 }
 
+/* ---- duplicate offsets of a non-add scatter (SPEC §7.7) ---------------- */
+/* Legal (the highest lane or row wins) but rarely meant, so the first time
+ * an operation does it the run carries a warning naming the duplicates. */
+typedef struct Hit {
+  int64_t at, lane;
+} Hit;
+
+static int hit_cmp(const void *a, const void *b) {
+  const Hit *x = a, *y = b;
+  return x->at != y->at ? (x->at < y->at ? -1 : 1) : (x->lane > y->lane) - (x->lane < y->lane);
+}
+
+/* The buffer of the writes to compare, or NULL when this operation has
+ * nothing to report (an add form, or already warned). */
+static Hit *dup_hits(Eng *E, const Instr *in, int64_t n) {
+  if (in->add || in->op_id < 0 || in->op_id >= E->nwarned || E->warned[in->op_id]) return NULL;
+  if (n > E->caphits) {
+    Hit *h = realloc(E->hits, sizeof *h * (size_t)n);
+    if (!h) return NULL;
+    E->hits = h, E->caphits = n;
+  }
+  return E->hits;
+}
+
+static void dup_warn(Eng *E, Sc *s, const Instr *in, Hit *h, int64_t n, bool rows, const EV *ev) {
+  if (n < 2) return;
+  qsort(h, (size_t)n, sizeof *h, hit_cmp);
+  int64_t dups = 0, first = -1;
+  for (int64_t i = 1; i < n; i++)
+    if (h[i].at == h[i - 1].at && (i < 2 || h[i - 1].at != h[i - 2].at)) dups++, first = first < 0 ? i - 1 : first;
+  if (!dups) return;
+  E->warned[in->op_id] = 1;
+  RunResult *r = E->r;
+  if (r->nwarnings == RUN_MAX_WARNINGS) {
+    r->more_warnings++;
+    return;
+  }
+  if (!r->warnings && !(r->warnings = calloc(RUN_MAX_WARNINGS, sizeof *r->warnings))) return;
+  RunWarning *w = &r->warnings[r->nwarnings++];
+  w->loc = in->loc, w->core = s->core, w->subcore = s->subcore;
+  int64_t last = first;
+  while (last + 1 < n && h[last + 1].at == h[first].at) last++;
+  char where[200];
+  if (rows) snprintf(where, sizeof where, "offset (%lld)", (long long)h[first].at);
+  else { /* the indices, as the program gave them (into the view) */
+    int rank = ev->rank[ev->top];
+    int64_t at[MAX_RANK], f = h[first].at;
+    for (int d = rank - 1; d >= 0; d--) at[d] = ev->lvl[ev->top][d] ? f % ev->lvl[ev->top][d] : 0, f = ev->lvl[ev->top][d] ? f / ev->lvl[ev->top][d] : 0;
+    size_t len = (size_t)snprintf(where, sizeof where, "%s (", rank > 1 ? "indices" : "index");
+    for (int d = 0; d < rank && len < sizeof where - 24; d++) len += (size_t)snprintf(where + len, sizeof where - len, "%s%lld", d ? ", " : "", (long long)at[d]);
+    snprintf(where + len, sizeof where - len, ")");
+  }
+  char who[120];
+  size_t len = 0;
+  for (int64_t i = first; i <= last && len < sizeof who - 40; i++) /* the lanes in order; sorted, the last wins */
+    len += (size_t)snprintf(who + len, sizeof who - len, "%s%lld", i == first ? "" : i == last ? " and " : ", ", (long long)h[i].lane);
+  if (len >= sizeof who - 40) snprintf(who + len, sizeof who - len, " ... %lld", (long long)h[last].lane);
+  snprintf(w->text, sizeof w->text, "%s %s of this scatter%s have the same %s into %s '%s'%s; the highest %s wins (SPEC §7.7)",
+           rows ? "positions" : "lanes", who, rows ? "'s offsets" : "", where, space_key(ev->vd->ref->space), ev->vd->ref->name,
+           dups > 1 ? ", and other targets repeat too" : "", rows ? "position" : "lane");
+}
+
 static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   EV ev;
   Value *m, *x = NULL;
@@ -861,6 +927,8 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   uint32_t tag = race_open(E, s, in, !gather, false, -1, NULL);
   int64_t hits[256] = {0}, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
   bool first_wins = E->c->mutant == MUT_SCATTER_FIRST_WINS && !in->add;
+  Hit *hit = gather ? NULL : dup_hits(E, in, n);
+  int64_t nhit = 0;
   for (int64_t j = 0; j < n; j++) {
     int64_t k = first_wins ? n - 1 - j : j;
     if (m && !alu_truthy(m->dtype, m->v[k])) continue;
@@ -879,7 +947,9 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     }
     Part pt[MAX_PARTS];
     int np;
-    if (!ev_parts(&ev, to_flat(ev.rank[ev.top], ev.lvl[ev.top], at), pt, &np)) return val_free(&out), ev_oob(E, s, in, &ev);
+    int64_t flat = to_flat(ev.rank[ev.top], ev.lvl[ev.top], at);
+    if (hit) hit[nhit++] = (Hit){flat, k};
+    if (!ev_parts(&ev, flat, pt, &np)) return val_free(&out), ev_oob(E, s, in, &ev);
     if (!race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false;
     int64_t bank = (pt[0].off / (cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4)) % banks;
     if (++hits[bank] > maxhit) maxhit = hits[bank];
@@ -894,6 +964,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
     ev_write(E, &ev, pt, np, c);
   }
+  if (hit) dup_warn(E, s, in, hit, nhit, false, &ev);
   uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
   s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
   E->r->stats.space[ev.vd->ref->space].bank_conflicts += conflicts;
@@ -1011,6 +1082,8 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
   *bytes = pl->n * dtype_size(pl->dt[pl->top]);
   *row_bytes = row * dtype_size(pl->dt[pl->top]);
   *rows_done = 0;
+  Hit *hit = gather ? NULL : dup_hits(E, in, rows < o.n ? rows : o.n);
+  int64_t nhit = 0;
   for (int64_t r = 0; r < rows && r < o.n; r++) {
     if (!o.def[r]) return val_free(&o), efault(E, s, in, FAULT_UNINIT, "a DMA offset is undefined");
     int64_t at = o.v[r].i;
@@ -1023,6 +1096,7 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
       return efault(E, s, in, FAULT_OOB, msg);
     }
     ++*rows_done;
+    if (hit) hit[nhit++] = (Hit){at, r};
     if (E->rd) { /* each row of the indexed side is an access of its own, with its own span */
       if (gather) E->dma_read_tag = race_open_rows(E, s, in, false, false, E->dma_thread, src, at * row, row);
       else E->dma_write_tag = race_open_rows(E, s, in, true, in->add, E->dma_thread, dst, at * row, row);
@@ -1033,6 +1107,7 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
       if (!ok) return val_free(&o), false;
     }
   }
+  if (hit) dup_warn(E, s, in, hit, nhit, true, ix);
   val_free(&o);
   return true;
 }
@@ -1552,7 +1627,9 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   E->rd = E->no_races ? NULL : race_new(E->nsub);
   E->cache = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cache);
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
-  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state &&
+  E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
+  E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
+  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->warned &&
             run_mem_init(p, &out->mem);
   size_t nr = (size_t)(c->nregs ? c->nregs : 1);
   for (int i = 0; ok && i < E->nsub; i++) {
@@ -1633,6 +1710,8 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.semslots);
   free(E.cache);
   free(E.cache_state);
+  free(E.warned);
+  free(E.hits);
   dma_free(E.dm);
   race_free(E.rd);
   out->stats.host_seconds = (double)(clock() - host0) / CLOCKS_PER_SEC;

@@ -394,6 +394,19 @@ static bool cycles_ok(const Program *p, const RunResult *eng, Diag *d) {
 
 /* Runs an accepted program: the engine and the reference, verification of
  * one against the other, then the program's expectations. */
+/* The run's warnings (SPEC §7.7), on standard error as diagnostics are;
+ * they do not change the exit status. */
+static void print_warnings(const RunResult *r) {
+  for (int i = 0; i < r->nwarnings; i++) {
+    const RunWarning *w = &r->warnings[i];
+    fprintf(stderr, "%s:%d:%d: warning: %s\n", w->loc.file, w->loc.line, w->loc.col, w->text);
+    fprintf(stderr, "%s:%d:%d: note: first on subcore %d.%d\n", w->loc.file, w->loc.line, w->loc.col, w->core, w->subcore);
+  }
+  if (r->more_warnings)
+    fprintf(stderr, "sc-sim: warning: %llu more operations scatter to one element twice (only the first %d are listed)\n",
+            (unsigned long long)r->more_warnings, RUN_MAX_WARNINGS);
+}
+
 static int run_program(Program *p, const Options *o) {
   RunResult ref, eng;
   Code code;
@@ -421,6 +434,7 @@ static int run_program(Program *p, const Options *o) {
   lim.natomics = eng.natomics;
   if (o->no_verify) memset(&ref, 0, sizeof ref);
   else reference_run(p, &lim, &ref);
+  print_warnings(&eng);
   VerifyStats st = {0, 0, 0, 0, NULL};
   if (!strcmp(o->cmd, "diff")) {
     st.max_list = o->max_mismatches ? (o->max_mismatches < VERIFY_MAX_LIST ? (int)o->max_mismatches : VERIFY_MAX_LIST) : 10;

@@ -69,6 +69,7 @@ void run_result_free(RunResult *r) {
   for (int i = 0; i < r->nvalues; i++) val_free(&r->values[i].val);
   free(r->values);
   free(r->atomics);
+  free(r->warnings);
   free(r->stats.sub);
   free(r->stats.dma);
   mem_free(&r->mem);

@@ -75,6 +75,15 @@ typedef struct {
   double host_seconds;
 } Stats;
 
+/* A warning of the run (SPEC §7.7: duplicate offsets of a non-add scatter),
+ * one per operation at most: the first time it happens. */
+typedef struct {
+  Loc loc;
+  int core, subcore;
+  char text[300];
+} RunWarning;
+#define RUN_MAX_WARNINGS 100
+
 typedef struct {
   MemSystem mem;
   int nsub;          /* cores * subcores */
@@ -87,6 +96,9 @@ typedef struct {
   Stats stats;       /* engine only */
   struct NamedValue *values; /* engine only: each name's last value per subcore */
   int nvalues;
+  RunWarning *warnings; /* engine only */
+  int nwarnings;
+  uint64_t more_warnings; /* past RUN_MAX_WARNINGS */
   int *atomics;      /* engine only: the subcore of each fetch_and_add, in the order run */
   int natomics, capatomics;
 } RunResult;
