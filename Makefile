@@ -3,6 +3,7 @@
 # make run        build, then run examples/quickstart.yaml
 # make test       unit tests (CUnit) and golden CLI tests
 # make asan       the whole suite under AddressSanitizer + UBSan
+# make valgrind   the golden suite under valgrind (memcheck, definite leaks)
 # make deps       install libyaml, CUnit and pkg-config from Debian
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -56,6 +57,20 @@ SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize
 asan:
 	FUZZ_SMOKE_COUNT=500 $(MAKE) BUILD=build/asan CFLAGS="$(SAN)" test
 
+# The golden suite under valgrind's memcheck: a program with any memory
+# error or definite leak exits 99 with valgrind's report on standard error,
+# which its golden comparison then reports.  valgrind comes from Debian.
+VALGRIND_FLAGS := -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite
+valgrind: all
+	@command -v valgrind >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then echo "valgrind: installing valgrind"; \
+	    (apt-get install -y valgrind || (apt-get update && apt-get install -y valgrind)) >/dev/null; \
+	  else echo "make valgrind needs valgrind: run 'sudo apt-get install -y valgrind' and then make again" >&2; exit 1; fi; }
+	@mkdir -p $(BUILD)/valgrind
+	@printf '#!/bin/sh\nexec valgrind $(VALGRIND_FLAGS) %s "$$@"\n' "$(CURDIR)/$(BUILD)/sc-sim" > $(BUILD)/valgrind/sc-sim
+	@chmod +x $(BUILD)/valgrind/sc-sim
+	GOLDEN_TIMEOUT=900 tests/golden.sh $(BUILD)/valgrind/sc-sim
+
 # Installs the build dependencies when they are missing: as root directly,
 # otherwise one line says what to run.
 deps-check:
@@ -80,7 +95,7 @@ install: all
 clean:
 	rm -rf build
 
-.PHONY: all run test asan bench deps deps-check install clean
+.PHONY: all run test asan valgrind bench deps deps-check install clean
 .SECONDARY:
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 -include mk/fuzz.mk

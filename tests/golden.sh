@@ -7,7 +7,8 @@
 # the expected text has no "note:" line, the note lines sc-sim prints are
 # left out of the comparison (notes are for people and may change); when it
 # has one, the whole standard error is compared.  NAME.stdout, when
-# present, must equal standard output exactly.
+# present, must equal standard output exactly.  GOLDEN_TIMEOUT (seconds,
+# default 60) bounds each program (make valgrind raises it).
 set -u
 sim=$(realpath "$1")
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +24,7 @@ while IFS= read -r exp; do
   [ -f "$dir/$name.args" ] && read -r -a args < "$dir/$name.args"
   want_exit=$(head -n 1 "$exp" | sed -n 's/^exit: //p')
   tail -n +2 "$exp" > "$tmp/want"
-  ( cd "$dir" && timeout 60 "$sim" "${args[@]}" "$yaml" >"$tmp/out" 2>"$tmp/err" ); got_exit=$?
+  ( cd "$dir" && timeout "${GOLDEN_TIMEOUT:-60}" "$sim" "${args[@]}" "$yaml" >"$tmp/out" 2>"$tmp/err" ); got_exit=$?
   if grep -q ': note: ' "$tmp/want"; then cp "$tmp/err" "$tmp/got"; else grep -v ': note: ' "$tmp/err" > "$tmp/got"; fi
   ok=1
   [ "$got_exit" = "$want_exit" ] || ok=0
