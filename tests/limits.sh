@@ -118,6 +118,28 @@ expansion 2961; run check expansion.yaml; check expansion_under 0
 expansion 2960; run check expansion.yaml; check expansion_at 0
 expansion 2959; run check expansion.yaml; check expansion_over 2 "too large once YAML aliases are expanded: it would have more than 1008006 nodes (sc-sim allows 1000000 plus two per node written, 4003 here)"
 
+# registers x subcores: 2**22 slots; on 64 x 1024 subcores, 64 registers
+# each.  `sc-sim lower` lowers without running.  A let of a K-element list
+# lowers to K constants, K copies, the vector and the let's copy: 2K + 2.
+regs() {
+  printf 'version: 1\nchip: {preset: tpu7x, num_cores: 64, num_subcores: 1024}\nmesh: {cores: 64, subcores: 1024}\n' > regs.yaml
+  printf 'refs:\n  s: {space: smem, shape: [1], dtype: int32, init: zeros}\nbody:\n  - let: {name: a, value: [0' >> regs.yaml
+  for ((i = 1; i < $1; i++)); do printf ', 0' >> regs.yaml; done
+  printf ']}\n' >> regs.yaml
+}
+regs 30; run lower regs.yaml; check regs_under 0
+regs 31; run lower regs.yaml; check regs_at 0
+regs 32; run lower regs.yaml; check regs_over 2 "the lowered program needs 66 registers on each of the mesh's 65536 subcores"
+# the same bound on a lowered: text, by register number: %63 is the 64th
+asmregs() {
+  printf 'version: 1\nchip: {preset: tpu7x, num_cores: 64, num_subcores: 1024}\nmesh: {cores: 64, subcores: 1024}\n' > asmregs.yaml
+  printf 'refs:\n  s: {space: smem, shape: [1], dtype: int32, init: zeros}\nbody:\n  - let: {name: a, value: 1}\n' >> asmregs.yaml
+  printf 'lowered: |\n  %%%d = arith.constant imm=1 ty=int64 id=0\n' "$1" >> asmregs.yaml
+}
+asmregs 62; run lower asmregs.yaml; check asm_regs_under 0
+asmregs 63; run lower asmregs.yaml; check asm_regs_at 0
+asmregs 64; run lower asmregs.yaml; check asm_regs_over 2 "asmregs.yaml:9:3: error: register number out of range: this mesh allows registers below 64"
+
 # elements of one ref: 2**36, checked with the shape (before the total)
 elems 68719476737; run check elems.yaml; check elems_over 2 "limit for one ref is 2**36"
 
