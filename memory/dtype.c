@@ -188,6 +188,46 @@ Cell dtype_load(Dtype t, const uint8_t *b) {
   return c;
 }
 
+/* The host is little-endian (as the byte loops above assume nothing
+ * about): the 32-bit fast paths copy whole words. */
+#define HOST_LE (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+
+void dtype_store_n(Dtype t, const Cell *c, int64_t n, uint8_t *b) {
+  if (HOST_LE && t == DT_INT32) {
+    for (int64_t i = 0; i < n; i++) {
+      int32_t w = (int32_t)c[i].i; /* dtype_fit of an int32: wrap to 32 bits */
+      memcpy(b + 4 * i, &w, 4);
+    }
+  } else if (HOST_LE && t == DT_FLOAT32) {
+    for (int64_t i = 0; i < n; i++) {
+      float f = (float)c[i].f;
+      memcpy(b + 4 * i, &f, 4);
+    }
+  } else {
+    int es = info[t].size;
+    for (int64_t i = 0; i < n; i++) dtype_store(t, c[i], b + i * es);
+  }
+}
+
+void dtype_load_n(Dtype t, const uint8_t *b, int64_t n, Cell *out) {
+  if (HOST_LE && t == DT_INT32) {
+    for (int64_t i = 0; i < n; i++) {
+      int32_t w;
+      memcpy(&w, b + 4 * i, 4);
+      out[i].i = w;
+    }
+  } else if (HOST_LE && t == DT_FLOAT32) {
+    for (int64_t i = 0; i < n; i++) {
+      float f;
+      memcpy(&f, b + 4 * i, 4);
+      out[i].f = f;
+    }
+  } else {
+    int es = info[t].size;
+    for (int64_t i = 0; i < n; i++) out[i] = dtype_load(t, b + i * es);
+  }
+}
+
 int dtype_format(Dtype t, Cell c, char *buf, size_t n) {
   if (info[t].kind == DK_BOOL) return snprintf(buf, n, "%s", c.i ? "true" : "false");
   if (info[t].kind == DK_UINT) return snprintf(buf, n, "%llu", (unsigned long long)c.i);

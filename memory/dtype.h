@@ -61,6 +61,10 @@ Cell dtype_convert(Dtype from, Dtype to, Cell c);
 /* Encodes / decodes one element to / from little-endian bytes. */
 void dtype_store(Dtype t, Cell c, uint8_t *bytes);
 Cell dtype_load(Dtype t, const uint8_t *bytes);
+/* n consecutive elements at once: the same results as n calls, with the
+ * common 32-bit types done without a per-element dispatch. */
+void dtype_store_n(Dtype t, const Cell *c, int64_t n, uint8_t *bytes);
+void dtype_load_n(Dtype t, const uint8_t *bytes, int64_t n, Cell *out);
 /* float <-> narrow float helpers, exposed for tests. */
 uint16_t dtype_f32_to_bf16(float f);
 float dtype_bf16_to_f32(uint16_t h);

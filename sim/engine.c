@@ -537,7 +537,7 @@ static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_
     Dtype t = ev->dt[ev->top];
     int64_t es = dtype_size(t);
     const uint8_t *b = ev->reg->bytes + ev->base;
-    for (int64_t i = 0; i < ev->n; i++) out->v[i] = dtype_load(t, b + i * es);
+    dtype_load_n(t, b, ev->n, out->v);
     if (mem_range_defined(ev->reg, ev->base, ev->n * es)) memset(out->def, 1, (size_t)ev->n);
     else
       for (int64_t i = 0; i < ev->n; i++) out->def[i] = mem_range_defined(ev->reg, ev->base + i * es, es);
@@ -624,6 +624,14 @@ static void trace_access(Eng *E, Sc *s, const Instr *in, const EV *ev, const Val
   trace_event(E->trace, &te);
 }
 
+/* Whether an arith.binary is int32 +, - or * on int32 (or weak int64
+ * constant) operands: the low 32 bits of the 64-bit result are the answer. */
+static bool int32_wrap(const Instr *in, const Value *a, const Value *b) {
+  bool op = in->sub == OP_ADD || in->sub == OP_SUB || in->sub == OP_MUL;
+  bool ints = (a->dtype == DT_INT32 || a->dtype == DT_INT64) && (b->dtype == DT_INT32 || b->dtype == DT_INT64);
+  return op && ints && in->uty == DT_INT32 && in->ty == DT_INT32;
+}
+
 static bool x_binary(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   Value *a = rd(E, s, in, in->a, &ok), *b = ok ? rd(E, s, in, in->b, &ok) : NULL;
@@ -633,11 +641,22 @@ static bool x_binary(Eng *E, Sc *s, const Instr *in) {
     return false;
   Value *t = &s->tmp;
   val_shape(t, in->ty, big->rank, big->shape);
+  if (int32_wrap(in, a, b)) { /* int32 +, -, *: the common case, without a per-lane dispatch */
+    for (int64_t i = 0; i < t->n; i++) {
+      int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
+      uint64_t x = (uint64_t)a->v[ia].i, y = (uint64_t)b->v[ib].i;
+      t->def[i] = a->def[ia] && b->def[ib];
+      t->v[i].i = (int32_t)(uint32_t)(in->sub == OP_ADD ? x + y : in->sub == OP_SUB ? x - y : x * y);
+    }
+    swap_in(s, in->d);
+    return true;
+  }
+  bool ca = a->dtype != in->uty, cb = b->dtype != in->uty;
   for (int64_t i = 0; i < t->n; i++) {
     int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
     t->def[i] = a->def[ia] && b->def[ib];
     if (!t->def[i]) continue;
-    Cell x = alu_convert(a->dtype, in->uty, a->v[ia]), y = alu_convert(b->dtype, in->uty, b->v[ib]);
+    Cell x = ca ? alu_convert(a->dtype, in->uty, a->v[ia]) : a->v[ia], y = cb ? alu_convert(b->dtype, in->uty, b->v[ib]) : b->v[ib];
     if (alu_binary(in->sub, in->uty, in->ty, x, y, &t->v[i]) == ALU_DIVZERO) {
       return efault(E, s, in, FAULT_DIVZERO, "integer division by zero");
     }
@@ -770,11 +789,13 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
   Value *m, mem = {0};
   if (!mask_of(E, s, in, &m) || !ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
   if (m && !fits(E, s, in, "mask", m->n, "the view", ev.n)) return false;
-  if (!load_all(E, s, in, &ev, &mem, race_open(E, s, in, false, false, -1, &ev))) return val_free(&mem), false;
+  uint32_t tag = race_open(E, s, in, false, false, -1, &ev);
   Value *d = &s->reg[in->d];
-  if (!m) {
-    val_copy(d, &mem);
+  if (!m) { /* straight into the scratch value, then swapped in: no allocation */
+    if (!load_all(E, s, in, &ev, &s->tmp, tag)) return false;
+    swap_in(s, in->d);
   } else {
+    if (!load_all(E, s, in, &ev, &mem, tag)) return val_free(&mem), false;
     Dtype t = in->op == I_VLOAD ? ev.vd->ref->dtype : mem.dtype;
     val_shape(d, t, mem.rank, mem.shape);
     for (int64_t i = 0, k = 0; i < m->n; i++) {
@@ -812,7 +833,9 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   if (!m && !tag && !in->add && dense_all(&ev) && val_all_defined(x)) { /* the fast path */
     int64_t es = dtype_size(t);
     uint8_t *b = ev.reg->bytes + ev.base;
-    for (int64_t i = 0; i < ev.n; i++) dtype_store(t, store_convert(E, x->dtype, t, x->v[x->n == 1 ? 0 : i]), b + i * es);
+    if (x->dtype == t && x->n == ev.n && E->c->mutant == MUT_NONE) dtype_store_n(t, x->v, ev.n, b); /* no conversion */
+    else
+      for (int64_t i = 0; i < ev.n; i++) dtype_store(t, store_convert(E, x->dtype, t, x->v[x->n == 1 ? 0 : i]), b + i * es);
     mem_set_defined(ev.reg, ev.base, ev.n * es, true);
   } else
   for (int64_t i = 0, k = 0; i < (m ? m->n : ev.n); i++) {

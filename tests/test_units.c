@@ -188,6 +188,32 @@ static void test_store_load_roundtrip(void) {
   }
 }
 
+/* The bulk forms against one element at a time, for every dtype, with
+ * values that need wrapping or rounding (int32 2**31 + 5 wraps; a float32
+ * from a double rounds), NaN, infinities and negative zero. */
+static void test_bulk_load_store(void) {
+  enum { N = 9 };
+  const double fs[N] = {1.5, -0.0, 1e300, -1e-300, 0.1, NAN, INFINITY, -INFINITY, 65504.0};
+  const int64_t is[N] = {5, -1, 2147483653LL, -2147483649LL, 255, 256, INT64_MIN, INT64_MAX, 0};
+  for (int t = 0; t < DT_COUNT; t++) {
+    Cell c[N], one[N], bulk[N];
+    uint8_t b1[8 * N], b2[8 * N];
+    int es = dtype_size((Dtype)t);
+    for (int i = 0; i < N; i++) c[i] = dtype_is_float((Dtype)t) ? (Cell){.f = fs[i]} : (Cell){.i = is[i]};
+    for (int i = 0; i < N; i++) dtype_store((Dtype)t, c[i], b1 + i * es);
+    dtype_store_n((Dtype)t, c, N, b2);
+    CU_ASSERT_EQUAL(memcmp(b1, b2, (size_t)(N * es)), 0);
+    for (int i = 0; i < N; i++) one[i] = dtype_load((Dtype)t, b1 + i * es);
+    dtype_load_n((Dtype)t, b1, N, bulk);
+    CU_ASSERT_EQUAL(memcmp(one, bulk, sizeof one), 0);
+  }
+  Cell w = {.i = 2147483653LL};
+  uint8_t b[4];
+  dtype_store_n(DT_INT32, &w, 1, b);
+  dtype_load_n(DT_INT32, b, 1, &w);
+  CU_ASSERT_EQUAL(w.i, -2147483643LL); /* 2**31 + 5 wraps to -(2**31) + 5 */
+}
+
 /* ---- catalog coverage: every rule is emitted by some golden program ------- */
 static int run_dir(const char *dir) {
   DIR *d = opendir(dir);
@@ -352,6 +378,7 @@ int main(void) {
   CU_add_test(s, "integer wrap and conversions", test_int_wrap_and_convert);
   CU_add_test(s, "store/load round trip", test_store_load_roundtrip);
   CU_add_test(s, "name index", test_name_index);
+  CU_add_test(s, "bulk load and store", test_bulk_load_store);
   CU_add_test(s, "catalog coverage by golden programs", test_catalog_coverage);
   CU_add_test(s, "ISA text round trip", test_isa_roundtrip);
   CU_basic_set_mode(CU_BRM_NORMAL);
