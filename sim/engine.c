@@ -493,9 +493,7 @@ static bool race_fault(Eng *E, const RaceReport *rep) {
   char a[200], b[200], name[160];
   describe(&rep->first, a, sizeof a);
   describe(&rep->second, b, sizeof b);
-  const Ref *ref = NULL;
-  for (int i = 0; i < E->p->nrefs; i++)
-    if (!strcmp(E->p->refs[i]->name, rep->region->name)) ref = E->p->refs[i];
+  const Ref *ref = program_ref(E->p, rep->region->name);
   verify_instance_name(ref, rep->region, name, sizeof name);
   run_fault(E->r, FAULT_RACE, (Loc){E->p->file, rep->second.line, rep->second.col}, rep->second.core, rep->second.subcore,
             rep->second.op, "%s of bytes [%lld, %lld) of %s '%s' races with %s: no wait, barrier or semaphore orders them", b,

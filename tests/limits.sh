@@ -121,9 +121,13 @@ expansion 2959; run check expansion.yaml; check expansion_over 2 "too large once
 # registers x subcores: 2**22 slots; on 64 x 1024 subcores, 64 registers
 # each.  `sc-sim lower` lowers without running.  A let of a K-element list
 # lowers to K constants, K copies, the vector and the let's copy: 2K + 2.
+bigmesh() { # the 64 x 1024 mesh and one smem ref
+  printf 'version: 1\nchip: {preset: tpu7x, num_cores: 64, num_subcores: 1024}\nmesh: {cores: 64, subcores: 1024}\n'
+  printf 'refs:\n  s: {space: smem, shape: [1], dtype: int32, init: zeros}\nbody:\n'
+}
 regs() {
-  printf 'version: 1\nchip: {preset: tpu7x, num_cores: 64, num_subcores: 1024}\nmesh: {cores: 64, subcores: 1024}\n' > regs.yaml
-  printf 'refs:\n  s: {space: smem, shape: [1], dtype: int32, init: zeros}\nbody:\n  - let: {name: a, value: [0' >> regs.yaml
+  bigmesh > regs.yaml
+  printf '  - let: {name: a, value: [0' >> regs.yaml
   for ((i = 1; i < $1; i++)); do printf ', 0' >> regs.yaml; done
   printf ']}\n' >> regs.yaml
 }
@@ -132,8 +136,8 @@ regs 31; run lower regs.yaml; check regs_at 0
 regs 32; run lower regs.yaml; check regs_over 2 "the lowered program needs 66 registers on each of the mesh's 65536 subcores"
 # the same bound on a lowered: text, by register number: %63 is the 64th
 asmregs() {
-  printf 'version: 1\nchip: {preset: tpu7x, num_cores: 64, num_subcores: 1024}\nmesh: {cores: 64, subcores: 1024}\n' > asmregs.yaml
-  printf 'refs:\n  s: {space: smem, shape: [1], dtype: int32, init: zeros}\nbody:\n  - let: {name: a, value: 1}\n' >> asmregs.yaml
+  bigmesh > asmregs.yaml
+  printf '  - let: {name: a, value: 1}\n' >> asmregs.yaml
   printf 'lowered: |\n  %%%d = arith.constant imm=1 ty=int64 id=0\n' "$1" >> asmregs.yaml
 }
 asmregs 62; run lower asmregs.yaml; check asm_regs_under 0
