@@ -16,14 +16,14 @@ HAVE_DEPS := $(shell pkg-config --exists yaml-0.1 2>/dev/null && test -f /usr/in
 YAML_CFLAGS = $(shell pkg-config --cflags yaml-0.1 2>/dev/null)
 YAML_LIBS   = $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 
-SRCS := $(wildcard isa/*.c memory/*.c lowering/*.c traces/*.c) $(filter-out sim/main.c,$(wildcard sim/*.c))
+SRCS := $(wildcard isa/*.c memory/*.c lowering/*.c traces/*.c) $(filter-out sim/cli/main.c,$(wildcard sim/*/*.c))
 SRCS := $(filter-out traces/viewer_sdl.c,$(SRCS))
 OBJS := $(SRCS:%.c=$(BUILD)/%.o)
 UNIT_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
 
 all: deps-check $(BUILD)/sc-sim
 
-$(BUILD)/sc-sim: $(OBJS) $(BUILD)/sim/main.o
+$(BUILD)/sc-sim: $(OBJS) $(BUILD)/sim/cli/main.o
 	$(CC) $(CFLAGS) -o $@ $^ $(YAML_LIBS) -lm
 
 $(BUILD)/%.o: %.c
@@ -38,6 +38,7 @@ run: all
 
 test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim $(BUILD)/trace-check
 	@for t in $(UNIT_TESTS); do $$t || exit 1; done
+	@python3 tests/layers.py $(BUILD)
 	@tests/golden.sh $(BUILD)/sc-sim
 	@tests/limits.sh $(BUILD)/sc-sim
 	@tests/traces.sh $(BUILD)/sc-sim $(BUILD)/trace-check

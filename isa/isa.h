@@ -19,7 +19,8 @@
 #ifndef SC_ISA_H
 #define SC_ISA_H
 
-#include "../sim/program.h"
+#include "loc.h"
+#include "value.h"
 
 #define ISA_OPS(X)                                                                                  \
   X(CONST, "arith.constant", "DIT", "d := imm (ty)")                                             \

@@ -8,7 +8,23 @@
 #ifndef SC_VALUE_H
 #define SC_VALUE_H
 
-#include "../sim/program.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../memory/dtype.h"
+
+#define MAX_RANK 8
+
+/* The operators of value expressions (the ALU's sub-operations). */
+typedef enum {
+  OP_NONE,
+  /* binary, lowest precedence first */
+  OP_OR, OP_AND, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
+  OP_BOR, OP_BXOR, OP_BAND, OP_SHL, OP_SHR, OP_ADD, OP_SUB,
+  OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD,
+  /* unary */
+  OP_NEG, OP_POS, OP_INVERT, OP_NOT
+} ExprOp;
 
 typedef struct {
   Dtype dtype;

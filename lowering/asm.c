@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/expr.h"
+#include "expr.h"
 
 /* ---- printing ------------------------------------------------------------ */
 static void print_operand(FILE *f, Operand o) {

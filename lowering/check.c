@@ -5,8 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sim/expr.h"
-#include "../sim/load.h"
+#include "expr.h"
 #include "index.h"
 
 /* ---- the checker state --------------------------------------------- */
@@ -350,7 +349,7 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   if (!strcmp(e->name, "pl.ds") || !strcmp(e->name, "plsc.Indices"))
     return input_error(c, e->loc, "pl.ds and plsc.Indices only appear inside a ref's [...]");
   static const char *const fns[] = {"iota", "full", "where", "min", "max", "astype", "pl.ds", "plsc.Indices"};
-  const char *near = load_nearest(e->name, fns, 8);
+  const char *near = names_nearest(e->name, fns, 8);
   char msg[200];
   if (near) snprintf(msg, sizeof msg, "unknown function '%.60s'; did you mean '%s'?", e->name, near);
   else snprintf(msg, sizeof msg, "unknown function '%.60s' (iota, full, where, min, max, astype)", e->name);

@@ -8,7 +8,7 @@
 #ifndef SC_CHECK_H
 #define SC_CHECK_H
 
-#include "../sim/program.h"
+#include "program.h"
 
 /* Returns true when the program is accepted; otherwise *d holds the first
  * diagnostic (a rule, exit 1, or an input error found while typing the

@@ -14,10 +14,8 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
-typedef struct {
-  const char *file; /* the path as given on the command line */
-  int line, col;    /* 1-based; 0 when unknown */
-} Loc;
+#include "../isa/loc.h"
+
 
 typedef enum {
   DC_RULE,  /* an upstream legality rule: exit 1 */

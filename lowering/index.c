@@ -1,7 +1,6 @@
 /* lowering/index.c -- building views and NDIndexers (SPEC §3.1, §4.A, §8.1-2). */
 #include "index.h"
 
-#include "../sim/load.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -185,7 +184,7 @@ static bool eval_ds(IndexCtx *c, Expr *e, RawEntry *r) {
     if (!kw) pos++;
     if (!slot && kw) {
       static const char *const kws[] = {"start", "size", "stride"};
-      const char *near = load_nearest(kw, kws, 3);
+      const char *near = names_nearest(kw, kws, 3);
       char msg[200];
       if (near) snprintf(msg, sizeof msg, "pl.ds has no keyword '%.40s'; did you mean '%s'?", kw, near);
       else snprintf(msg, sizeof msg, "pl.ds has no keyword '%.40s' (it takes start, size, stride)", kw);

@@ -14,7 +14,7 @@
 #ifndef SC_INDEX_H
 #define SC_INDEX_H
 
-#include "../sim/program.h"
+#include "program.h"
 #include "diag.h"
 
 #define MAX_TRANSFORMS 16

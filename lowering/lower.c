@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/expr.h"
+#include "expr.h"
 
 static const struct {
   const char *name, *what;

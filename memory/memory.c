@@ -8,6 +8,18 @@
 
 #define MAP_THRESHOLD (1u << 20) /* larger regions come from mmap */
 
+/* SPACES, expanded */
+static const struct {
+  const char *key, *repr, *str;
+} spaces[SP_COUNT] = {
+#define X(e, k, r, s) [SP_##e] = {k, r, s},
+    SPACES(X)
+#undef X
+};
+const char *space_key(Space s) { return spaces[s].key; }
+const char *space_repr(Space s) { return spaces[s].repr; }
+const char *space_str(Space s) { return spaces[s].str; }
+
 static size_t shadow_size(size_t n) { return (n + 7) / 8; }
 
 static bool alloc_region(Region *r, size_t size) {

@@ -16,6 +16,24 @@
 
 #include "dtype.h"
 
+/* X(ENUM, program key, repr (!r), str) -- SPEC §0.3 */
+#define SPACES(X)                                   \
+  X(HBM, "hbm", "HBM", "hbm")                       \
+  X(VMEM, "vmem", "VMEM", "vmem")                   \
+  X(VMEM_SHARED, "vmem_shared", "VMEM_SHARED", "vmem_shared") \
+  X(SMEM, "smem", "SMEM", "smem")                   \
+  X(SEMAPHORE, "semaphore", "SEMAPHORE", "semaphore_mem")
+
+typedef enum {
+#define X(e, k, r, s) SP_##e,
+  SPACES(X)
+#undef X
+  SP_COUNT
+} Space;
+const char *space_key(Space s);
+const char *space_repr(Space s);
+const char *space_str(Space s);
+
 typedef enum { INST_GLOBAL, INST_PER_CORE, INST_PER_SUBCORE } InstScope;
 
 /* What memory/ needs to know of a ref. */

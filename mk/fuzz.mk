@@ -43,7 +43,7 @@ FUZZ_YAML_LIBS   = $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml
 FUZZ_PKGS_BASE := clang libyaml-dev pkg-config
 
 # The library sources, listed as the main Makefile lists them.
-FUZZ_SRCS := $(wildcard isa/*.c memory/*.c lowering/*.c traces/*.c) $(filter-out sim/main.c,$(wildcard sim/*.c))
+FUZZ_SRCS := $(wildcard isa/*.c memory/*.c lowering/*.c traces/*.c) $(filter-out sim/cli/main.c,$(wildcard sim/*/*.c))
 FUZZ_SRCS := $(filter-out traces/viewer_sdl.c,$(FUZZ_SRCS))
 FUZZ_OBJS := $(FUZZ_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_HARNESSES := $(FUZZ_DIR)/fuzz_input $(FUZZ_DIR)/fuzz_program

@@ -13,8 +13,8 @@
 #include "../lowering/asm.h"
 #include "../lowering/check.h"
 #include "../lowering/lower.h"
-#include "../sim/expr.h"
-#include "../sim/load.h"
+#include "../sim/front/parse.h"
+#include "../sim/front/load.h"
 
 /* ---- tables ------------------------------------------------------------- */
 static void test_isa_table(void) {

@@ -7,22 +7,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-double stats_bandwidth(const Program *p, const RunResult *r) {
+double stats_bandwidth(const Program *p, const Stats *r) {
   double clock = p->params.clock_hz > 0 ? (double)p->params.clock_hz : 1e9;
-  return r->cycles ? (double)r->stats.dma_bytes / ((double)r->cycles / clock) : 0;
+  return r->cycles ? (double)r->dma_bytes / ((double)r->cycles / clock) : 0;
 }
 
-void stats_headline(FILE *f, const Program *p, const RunResult *r) {
+void stats_headline(FILE *f, const Program *p, const Stats *r) {
   double clock = p->params.clock_hz > 0 ? (double)p->params.clock_hz : 1e9;
   fprintf(f, "%s: %llu cycles (%.3f us at %.3g GHz), %llu DMA bytes, %.3f GB/s achieved\n", p->name,
-          (unsigned long long)r->cycles, (double)r->cycles / clock * 1e6, clock / 1e9, (unsigned long long)r->stats.dma_bytes,
+          (unsigned long long)r->cycles, (double)r->cycles / clock * 1e6, clock / 1e9, (unsigned long long)r->dma_bytes,
           stats_bandwidth(p, r) / 1e9);
 }
 
-static void write_subcores(FILE *f, const Program *p, const RunResult *r) {
+static void write_subcores(FILE *f, const Program *p, const Stats *r) {
   fprintf(f, "  \"subcores\": [\n");
   for (int i = 0; i < r->nsub; i++) {
-    const SubStats *s = &r->stats.sub[i];
+    const SubStats *s = &r->sub[i];
     fprintf(f, "    {\"core\": %d, \"subcore\": %d, \"instructions\": %llu, \"busy_cycles\": %llu, \"stall_dma_cycles\": %llu, "
                "\"stall_barrier_cycles\": %llu, \"stall_semaphore_cycles\": %llu, \"end_cycle\": %llu}%s\n",
             i / (int)p->mesh_subcores, i % (int)p->mesh_subcores, (unsigned long long)s->instructions, (unsigned long long)s->busy,
@@ -32,10 +32,10 @@ static void write_subcores(FILE *f, const Program *p, const RunResult *r) {
   fprintf(f, "  ],\n");
 }
 
-static void write_spaces(FILE *f, const RunResult *r) {
+static void write_spaces(FILE *f, const Stats *r) {
   fprintf(f, "  \"memory_spaces\": {\n");
   for (int i = 0; i < SP_COUNT; i++) {
-    const SpaceStats *s = &r->stats.space[i];
+    const SpaceStats *s = &r->space[i];
     fprintf(f, "    \"%s\": {\"bytes_read\": %llu, \"bytes_written\": %llu, \"accesses\": %llu, \"bank_conflicts\": %llu}%s\n",
             space_key((Space)i), (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_written,
             (unsigned long long)s->accesses, (unsigned long long)s->bank_conflicts, i + 1 < SP_COUNT ? "," : "");
@@ -43,10 +43,10 @@ static void write_spaces(FILE *f, const RunResult *r) {
   fprintf(f, "  },\n");
 }
 
-static void write_dma(FILE *f, const Program *p, const RunResult *r) {
+static void write_dma(FILE *f, const Program *p, const Stats *r) {
   fprintf(f, "  \"dma_engines\": [\n");
   for (int i = 0; i < r->nsub; i++) {
-    const DmaStats *s = &r->stats.dma[i];
+    const DmaStats *s = &r->dma[i];
     fprintf(f, "    {\"core\": %d, \"subcore\": %d, \"transfers\": %llu, \"bytes\": %llu, \"busy_cycles\": %.1f, "
                "\"queue_occupancy_avg\": %.4f, \"queue_max\": %llu}%s\n",
             i / (int)p->mesh_subcores, i % (int)p->mesh_subcores, (unsigned long long)s->transfers, (unsigned long long)s->bytes,
@@ -55,7 +55,7 @@ static void write_dma(FILE *f, const Program *p, const RunResult *r) {
   fprintf(f, "  ],\n");
 }
 
-static void write_all(FILE *f, const Program *p, const RunResult *r) {
+static void write_all(FILE *f, const Program *p, const Stats *r) {
   double clock = p->params.clock_hz > 0 ? (double)p->params.clock_hz : 1e9;
   fprintf(f, "{\n  \"program\": \"%s\",\n  \"chip\": \"%s\",\n  \"clock_hz\": %.0f,\n  \"cycles\": %llu,\n  \"time_us\": %.6f,\n", p->name,
           p->chip->name, clock, (unsigned long long)r->cycles, (double)r->cycles / clock * 1e6);
@@ -63,16 +63,16 @@ static void write_all(FILE *f, const Program *p, const RunResult *r) {
   write_spaces(f, r);
   write_dma(f, p, r);
   fprintf(f, "  \"bandwidth\": {\"dma_bytes\": %llu, \"bytes_per_second\": %.1f, \"formula\": \"dma_bytes / (cycles / clock_hz)\"},\n",
-          (unsigned long long)r->stats.dma_bytes, stats_bandwidth(p, r));
+          (unsigned long long)r->dma_bytes, stats_bandwidth(p, r));
   uint64_t instr = 0;
-  for (int i = 0; i < r->nsub; i++) instr += r->stats.sub[i].instructions;
-  double hs = r->stats.host_seconds > 1e-9 ? r->stats.host_seconds : 1e-9;
+  for (int i = 0; i < r->nsub; i++) instr += r->sub[i].instructions;
+  double hs = r->host_seconds > 1e-9 ? r->host_seconds : 1e-9;
   fprintf(f, "  \"simulator\": {\"host_seconds\": %.6f, \"instructions\": %llu, \"instructions_per_second\": %.1f, "
              "\"dma_bytes_per_second\": %.1f}\n}\n",
-          r->stats.host_seconds, (unsigned long long)instr, (double)instr / hs, (double)r->stats.dma_bytes / hs);
+          r->host_seconds, (unsigned long long)instr, (double)instr / hs, (double)r->dma_bytes / hs);
 }
 
-bool stats_write(const char *path, const Program *p, const RunResult *r, Diag *d) {
+bool stats_write(const char *path, const Program *p, const Stats *r, Diag *d) {
   struct stat st;
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a FIFO or device: in place, never replaced */
     FILE *f = fopen(path, "w");

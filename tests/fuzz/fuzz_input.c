@@ -15,7 +15,7 @@
 
 #include "../../lowering/asm.h"
 #include "../../lowering/check.h"
-#include "../../sim/load.h"
+#include "../../sim/front/load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

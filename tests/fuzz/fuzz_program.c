@@ -36,10 +36,10 @@
 #include "../../lowering/asm.h"
 #include "../../lowering/check.h"
 #include "../../lowering/lower.h"
-#include "../../sim/engine.h"
-#include "../../sim/load.h"
-#include "../../sim/run.h"
-#include "../../sim/verify.h"
+#include "../../sim/run/engine.h"
+#include "../../sim/front/load.h"
+#include "../../sim/run/run.h"
+#include "../../sim/run/verify.h"
 #include "../../traces/stats.h"
 #include "../../traces/trace.h"
 
@@ -176,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)verify_expect_refs(&p, &eng, &d);
   }
   if (trace) trace_close(trace, &td);
-  if (out_dir[0]) (void)stats_write(stats_path, &p, &eng, &td);
+  if (out_dir[0]) (void)stats_write(stats_path, &p, &eng.stats, &td);
   out_close();
   run_result_free(&ref);
   run_result_free(&eng);

@@ -6,16 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lowering/asm.h"
-#include "../lowering/check.h"
-#include "chips.h"
-#include "load.h"
-#include "engine.h"
-#include "fuzz.h"
-#include "run.h"
-#include "verify.h"
-#include "../traces/stats.h"
-#include "../traces/trace.h"
+#include "../../lowering/asm.h"
+#include "../../lowering/check.h"
+#include "../../memory/chips.h"
+#include "../front/load.h"
+#include "../run/engine.h"
+#include "../fuzz/fuzz.h"
+#include "../run/run.h"
+#include "../run/verify.h"
+#include "../../traces/stats.h"
+#include "../../traces/trace.h"
 
 #define SC_SIM_VERSION "0.1.0"
 
@@ -361,7 +361,7 @@ static void json_run(const Program *p, RunResult *r) {
     for (int i = 0; i < mem_instance_count(&r->mem, k); i++) {
       Region *g = mem_instance(&r->mem, k, i);
       char name[200];
-      verify_instance_name(p->refs[k], g, name, sizeof name);
+      run_instance_name(p->refs[k], g, name, sizeof name);
       printf("%s", first ? "" : ", ");
       first = false;
       json_str(stdout, name);
@@ -447,7 +447,7 @@ static int run_program(Program *p, const Options *o) {
   else if (!o->no_verify && !verify_runs(p, &ref, &eng, &d, &st)) rc = report(o, &d);
   else if (!verify_expect_refs(p, &eng, &d) || !cycles_ok(p, &eng, &d)) rc = report(o, &d);
   if (trace && !trace_close(trace, &d) && rc == EXIT_OK) rc = report(o, &d);
-  if (o->stats && !stats_write(o->stats, p, &eng, &d) && rc == EXIT_OK) rc = report(o, &d);
+  if (o->stats && !stats_write(o->stats, p, &eng.stats, &d) && rc == EXIT_OK) rc = report(o, &d);
   if (!strcmp(o->cmd, "diff")) {
     printf("diff: %llu matched, %llu mismatched\n", (unsigned long long)st.matched, (unsigned long long)st.mismatched);
     if (st.nlist) printf(" line  %-22s  sub  %-16s  %-14s  %-14s\n", "operation", "where", "reference", "lowering");
@@ -459,7 +459,7 @@ static int run_program(Program *p, const Options *o) {
     summary(p);
     printf("%s: ok: %llu operations on %d subcore(s), %llu values verified against the reference\n", p->name,
            (unsigned long long)ref.ops, ref.nsub, (unsigned long long)st.matched);
-    stats_headline(stdout, p, &eng);
+    stats_headline(stdout, p, &eng.stats);
   }
   run_result_free(&ref);
   run_result_free(&eng);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lowering/index.h"
+#include "../../lowering/index.h"
 #include "run.h"
 
 #define MAX_FRAMES (64 + 4)

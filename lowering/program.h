@@ -1,4 +1,4 @@
-/* sim/program.h -- the program IR: what sim/load builds from program.yaml
+/* lowering/program.h -- the program IR: what sim/front/load builds from program.yaml
  * and what the checker, the lowering and the reference interpreter read.
  *
  * Every node carries its Loc.  All nodes live in one Arena owned by the
@@ -15,61 +15,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../lowering/diag.h"
-#include "../memory/dtype.h"
-#include "chips.h"
-
-#define MAX_RANK 8
-
-/* ---- arena ---------------------------------------------------------- */
-typedef struct ArenaBlock ArenaBlock;
-typedef struct {
-  ArenaBlock *head;
-  size_t used; /* bytes handed out, for the size limit */
-} Arena;
-void *arena_alloc(Arena *a, size_t n); /* zeroed; aborts only on OOM */
-char *arena_strdup(Arena *a, const char *s);
-void arena_free(Arena *a);
-
-/* ---- names --------------------------------------------------------- */
-/* An index from names to small integers (open addressing, sim/names.c).
- * Programs bind names (refs, lets, outs, loop variables) by the hundred
- * thousand; the loader, checker, lowering and reference look them up
- * through this index, in constant time instead of a scan of every earlier
- * binding.  Keys are not copied: they must outlive the index (they live in
- * the Program's arena). */
-typedef struct {
-  const char **key;
-  int *val;
-  int n, cap;   /* cap: 0 or a power of two, at least 2n */
-  Arena *arena; /* where the tables live; NULL: malloc, freed by names_free */
-} NameIndex;
-
-/* The value bound to name, or -1. */
-int names_get(const NameIndex *m, const char *name);
-/* Binds name to val, replacing an earlier binding. */
-void names_put(NameIndex *m, const char *name, int val);
-void names_free(NameIndex *m);
+#include "../isa/value.h"
+#include "../memory/chips.h"
+#include "../memory/memory.h"
+#include "diag.h"
+#include "names.h"
 
 
-/* ---- memory spaces ------------------------------------------------- */
-/* X(ENUM, program key, repr (!r), str) -- SPEC §0.3 */
-#define SPACES(X)                                   \
-  X(HBM, "hbm", "HBM", "hbm")                       \
-  X(VMEM, "vmem", "VMEM", "vmem")                   \
-  X(VMEM_SHARED, "vmem_shared", "VMEM_SHARED", "vmem_shared") \
-  X(SMEM, "smem", "SMEM", "smem")                   \
-  X(SEMAPHORE, "semaphore", "SEMAPHORE", "semaphore_mem")
 
-typedef enum {
-#define X(e, k, r, s) SP_##e,
-  SPACES(X)
-#undef X
-  SP_COUNT
-} Space;
-const char *space_key(Space s);
-const char *space_repr(Space s);
-const char *space_str(Space s);
+
+
 
 /* ---- expressions --------------------------------------------------- */
 typedef enum {
@@ -90,15 +45,6 @@ typedef enum {
   EX_NONE      /* None */
 } ExprKind;
 
-typedef enum {
-  OP_NONE,
-  /* binary, lowest precedence first */
-  OP_OR, OP_AND, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
-  OP_BOR, OP_BXOR, OP_BAND, OP_SHL, OP_SHR, OP_ADD, OP_SUB,
-  OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD,
-  /* unary */
-  OP_NEG, OP_POS, OP_INVERT, OP_NOT
-} ExprOp;
 
 typedef struct Expr Expr;
 struct Expr {

@@ -2,7 +2,7 @@
 #ifndef SC_ENGINE_H
 #define SC_ENGINE_H
 
-#include "../lowering/lower.h"
+#include "../../lowering/lower.h"
 #include "run.h"
 
 /* Executes `c` (lowered from p) on the mesh; false when the run faulted

@@ -13,14 +13,13 @@
  * bitcast splits one element into parts on several rows). */
 #include "engine.h"
 
-#include "verify.h"
 
 #include <math.h>
 #include <time.h>
 
-#include "../memory/dma.h"
-#include "../memory/race.h"
-#include "../traces/trace.h"
+#include "../../memory/dma.h"
+#include "../../memory/race.h"
+#include "../../traces/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -494,7 +493,7 @@ static bool race_fault(Eng *E, const RaceReport *rep) {
   describe(&rep->first, a, sizeof a);
   describe(&rep->second, b, sizeof b);
   const Ref *ref = program_ref(E->p, rep->region->name);
-  verify_instance_name(ref, rep->region, name, sizeof name);
+  run_instance_name(ref, rep->region, name, sizeof name);
   run_fault(E->r, FAULT_RACE, (Loc){E->p->file, rep->second.line, rep->second.col}, rep->second.core, rep->second.subcore,
             rep->second.op, "%s of bytes [%lld, %lld) of %s '%s' races with %s: no wait, barrier or semaphore orders them", b,
             (long long)rep->lo, (long long)rep->hi, space_key(ref->space), name, a);
@@ -1677,6 +1676,8 @@ static void engine_stats(Eng *E) {
   }
   for (int i = 0; i < E->nsub; i++)
     out->stats.dma[i].occupancy_avg = out->cycles ? dma_stats(E->dm, i)->occupancy_integral / (double)out->cycles : 0;
+  out->stats.cycles = out->cycles;
+  out->stats.nsub = E->nsub;
 }
 
 /* Each named register's last value, for --json "values". */

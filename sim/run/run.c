@@ -93,3 +93,9 @@ void run_fault(RunResult *r, FaultKind k, Loc at, int core, int subcore, int op,
 Region *run_region(RunResult *r, const Ref *ref, int core, int subcore) {
   return mem_region(&r->mem, ref->index, core, subcore);
 }
+
+void run_instance_name(const Ref *ref, const Region *g, char *buf, size_t n) {
+  if (ref->space == SP_HBM) snprintf(buf, n, "%s", ref->name);
+  else if (ref->space == SP_VMEM_SHARED) snprintf(buf, n, "%s@%d", ref->name, g->core);
+  else snprintf(buf, n, "%s@%d.%d", ref->name, g->core, g->subcore);
+}

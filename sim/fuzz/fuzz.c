@@ -42,12 +42,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lowering/check.h"
-#include "../lowering/lower.h"
-#include "engine.h"
-#include "load.h"
-#include "run.h"
-#include "verify.h"
+#include "../../lowering/check.h"
+#include "../../lowering/lower.h"
+#include "../run/engine.h"
+#include "../front/load.h"
+#include "../run/run.h"
+#include "../run/verify.h"
 
 enum { MAX_UNITS = 12, MAX_STEPS = 6, MAX_NAMES = 24, NAME_LEN = 24 };
 

@@ -1,6 +1,6 @@
 /* sim/verify.c -- comparisons of runs and expectations. */
 #include "verify.h"
-#include "expr.h"
+#include "../../lowering/expr.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,11 +18,6 @@ static const Op *find_op(const Body *b, int id) {
   return NULL;
 }
 
-void verify_instance_name(const Ref *ref, const Region *g, char *buf, size_t n) {
-  if (ref->space == SP_HBM) snprintf(buf, n, "%s", ref->name);
-  else if (ref->space == SP_VMEM_SHARED) snprintf(buf, n, "%s@%d", ref->name, g->core);
-  else snprintf(buf, n, "%s@%d.%d", ref->name, g->core, g->subcore);
-}
 
 void verify_fault_diag(const RunResult *r, Diag *d) {
   if (r->fault.kind == FAULT_EXPECT) diag_set(d, D_RUN_EXPECT, r->fault.loc, r->fault.details);
@@ -125,7 +120,7 @@ static bool compare_memory(const Program *p, const RunResult *ref, const RunResu
         }
         st->mismatched++;
         char name[160], va[64], vb[64], msg[600], where[40];
-        verify_instance_name(rf, a, name, sizeof name);
+        run_instance_name(rf, a, name, sizeof name);
         cell_text(rf->dtype, dtype_load(rf->dtype, ab), true, va, sizeof va);
         cell_text(rf->dtype, dtype_load(rf->dtype, bb), bdef, vb, sizeof vb);
         snprintf(where, sizeof where, "element %lld", (long long)e);
@@ -173,7 +168,7 @@ static int64_t flatten(const Expr *e, Dtype t, Cell *out, int64_t cap, int64_t a
 static bool instance_matches(const char *want, const Ref *ref, const Region *g) {
   char name[200];
   if (!strcmp(want, ref->name)) return true; /* a bare name: every instance */
-  verify_instance_name(ref, g, name, sizeof name);
+  run_instance_name(ref, g, name, sizeof name);
   return !strcmp(want, name);
 }
 
@@ -186,7 +181,7 @@ static bool check_instance(const Program *p, int k, const Ref *ref, Region *g, C
     Cell got = dtype_load(ref->dtype, g->bytes + e * sz);
     if (def && alu_equal(ref->dtype, got, want)) continue;
     char name[160], a[64], b[64], msg[600];
-    verify_instance_name(ref, g, name, sizeof name);
+    run_instance_name(ref, g, name, sizeof name);
     cell_text(ref->dtype, got, def, a, sizeof a);
     dtype_format(ref->dtype, want, b, sizeof b);
     snprintf(msg, sizeof msg, "expect.refs: '%s' element %lld is %s, expected %s", name, (long long)e, a, b);

@@ -1,13 +1,14 @@
-/* sim/run.h -- what one execution of a program produces, whoever ran it
+/* sim/run/run.h -- what one execution of a program produces, whoever ran it
  * (the engine or the reference interpreter): the final memory, a log of
  * every value a memory operation returned or left behind, per subcore, and
  * the fault that stopped the run, if any. */
 #ifndef SC_RUN_H
 #define SC_RUN_H
 
-#include "../isa/value.h"
-#include "../memory/memory.h"
-#include "program.h"
+#include "../../isa/value.h"
+#include "../../memory/memory.h"
+#include "../../lowering/program.h"
+#include "../../traces/stats.h"
 
 /* X(ENUM, kind name printed after "fault: ") */
 #define FAULT_KINDS(X) \
@@ -51,29 +52,6 @@ typedef struct {
   Event *ev;
   int n, cap;
 } EventLog;
-
-/* The engine's statistics (issue: timing model). */
-typedef struct {
-  uint64_t busy, stall_dma, stall_barrier, stall_sem; /* cycles */
-  uint64_t instructions, end;                          /* end: last cycle */
-} SubStats;
-
-typedef struct {
-  uint64_t bytes_read, bytes_written, accesses, bank_conflicts;
-} SpaceStats;
-
-typedef struct {
-  uint64_t transfers, bytes, max_queue;
-  double busy_cycles, occupancy_avg;
-} DmaStats;
-
-typedef struct {
-  SubStats *sub;               /* per subcore */
-  SpaceStats space[SP_COUNT];
-  DmaStats *dma;               /* per DMA engine (one per subcore) */
-  uint64_t dma_bytes;          /* granule-rounded bytes moved by DMAs */
-  double host_seconds;
-} Stats;
 
 /* A warning of the run (SPEC §7.7: duplicate offsets of a non-add scatter),
  * one per operation at most: the first time it happens. */
@@ -137,6 +115,8 @@ void run_log(RunResult *r, int sub, int op, EventKind k, const Value *v);
 void run_result_free(RunResult *r);
 void run_fault(RunResult *r, FaultKind k, Loc at, int core, int subcore, int op, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
+/* Instance name as PROGRAM_FORMAT.md gives it: x, shared@0, buf@0.1. */
+void run_instance_name(const Ref *ref, const Region *g, char *buf, size_t n);
 /* The instance of a ref seen from a subcore. */
 Region *run_region(RunResult *r, const Ref *ref, int core, int subcore);
 

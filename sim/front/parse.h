@@ -1,4 +1,4 @@
-/* sim/expr.h -- the parser of the format's two string languages.
+/* sim/front/parse.h -- the parser of the format's two string languages.
  *
  * Grammar (Python's precedence, lowest first):
  *
@@ -17,10 +17,10 @@
  *
  * Positions: every node's Loc is the file position of its first character,
  * computed from the position of the string's first character in the file. */
-#ifndef SC_EXPR_H
-#define SC_EXPR_H
+#ifndef SC_PARSE_H
+#define SC_PARSE_H
 
-#include "program.h"
+#include "../../lowering/expr.h"
 
 /* Parses `text` (which starts at file position `at`).  Returns the tree, or
  * NULL with *d set (IN_EXPR, pointing at the offending character). */
@@ -29,12 +29,4 @@ Expr *expr_parse(Arena *a, const char *text, Loc at, Diag *d);
  * strlen(text) + 1 entries): what the loader uses, since quoted, escaped
  * and multi-line YAML scalars do not map to the file column by column. */
 Expr *expr_parse_mapped(Arena *a, const char *text, const Loc *map, Diag *d);
-/* Records "unknown dtype 'x'; did you mean 'y'?" (IN_DTYPE). */
-void dtype_unknown(Diag *d, Loc at, const char *name);
-/* Position of byte `off` of a string that starts at `at`. */
-Loc expr_loc_at(const char *text, Loc at, size_t off);
-/* Writes the expression back as text (for notes and the ISA listing). */
-void expr_print(const Expr *e, char *buf, size_t n);
-const char *expr_op_text(ExprOp op);
-
 #endif

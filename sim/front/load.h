@@ -2,7 +2,7 @@
 #ifndef SC_LOAD_H
 #define SC_LOAD_H
 
-#include "program.h"
+#include "../../lowering/program.h"
 
 #define LOAD_MAX_FILE_BYTES (64u << 20) /* a larger program file is refused */
 #define LOAD_MAX_OPS 100000             /* operations in the whole body */
@@ -18,7 +18,5 @@ bool load_program(const char *path, Program *p, Diag *d);
 /* The same from a buffer (for tests and the fuzzing harness); `path` is
  * only used in locations. */
 bool load_program_text(const char *path, const char *text, size_t len, Program *p, Diag *d);
-/* Edit distance helper shared with the CLI for "did you mean". */
-const char *load_nearest(const char *word, const char *const *choices, int n);
 
 #endif

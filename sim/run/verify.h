@@ -30,7 +30,5 @@ bool verify_expect_refs(const Program *p, RunResult *r, Diag *d);
 /* Turns a run's fault into a diagnostic (RUN_FAULT, or RUN_EXPECT for a
  * failed in-body expect). */
 void verify_fault_diag(const RunResult *r, Diag *d);
-/* Instance name as PROGRAM_FORMAT.md gives it: x, shared@0, buf@0.1. */
-void verify_instance_name(const Ref *ref, const Region *g, char *buf, size_t n);
 
 #endif

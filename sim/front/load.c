@@ -19,7 +19,7 @@
 #include <strings.h>
 #include <yaml.h>
 
-#include "expr.h"
+#include "parse.h"
 
 typedef struct {
   Program *p;
@@ -91,54 +91,9 @@ static const char *node_kind(yaml_node_t *n) {
   return "a scalar";
 }
 
-/* ---- "did you mean" ------------------------------------------------ */
-static int edit_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 64 || lb > 64) return 99;
-  int row[65], pp[65], old[65];
-  for (size_t j = 0; j <= lb; j++) row[j] = (int)j, pp[j] = (int)j;
-  for (size_t i = 1; i <= la; i++) {
-    memcpy(old, row, sizeof row);
-    int prev = row[0];
-    row[0] = (int)i;
-    for (size_t j = 1; j <= lb; j++) {
-      int cur = row[j];
-      int sub = prev + (a[i - 1] != b[j - 1]);
-      int m = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
-      row[j] = m < sub ? m : sub;
-      /* an adjacent transposition costs one edit (Damerau) */
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && pp[j - 2] + 1 < row[j]) row[j] = pp[j - 2] + 1;
-      prev = cur;
-    }
-    memcpy(pp, old, sizeof pp);
-  }
-  return row[lb];
-}
-
-const char *load_nearest(const char *word, const char *const *choices, int n) {
-  const char *best = NULL;
-  int bd = 99;
-  for (int i = 0; i < n; i++) {
-    int dd = edit_distance(word, choices[i]);
-    if (dd < bd) {
-      bd = dd;
-      best = choices[i];
-    }
-  }
-  const char *ci = NULL;
-  for (int i = 0; i < n; i++) /* only the case differs: the closest spelling */
-    if (!strcasecmp(word, choices[i]) && (!ci || edit_distance(word, choices[i]) < edit_distance(word, ci))) ci = choices[i];
-  if (ci) return ci;
-  size_t wl = strlen(word);
-  for (int i = 0; i < n && wl >= 3; i++)
-    if (!strncmp(word, choices[i], wl)) return choices[i]; /* a prefix of a valid word */
-  int limit = ((int)strlen(word) + 1) / 3;
-  return bd <= (limit > 3 ? 3 : limit) ? best : NULL;
-}
-
 static bool unknown_key(Loader *L, yaml_node_t *key, const char *where, const char *const *valid, int n) {
   char hint[256] = "";
-  const char *near = n == 1 ? valid[0] : load_nearest(scalar(key), valid, n);
+  const char *near = n == 1 ? valid[0] : names_nearest(scalar(key), valid, n);
   if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
   else {
     size_t len = (size_t)snprintf(hint, sizeof hint, "; valid keys:");
@@ -363,7 +318,7 @@ static bool set_chip_name(Loader *L, yaml_node_t *n) {
   const Chip *c = chip_find(scalar(n));
   if (!c) {
     char hint[600];
-    const char *near = load_nearest(scalar(n), chip_names_buf, chip_names());
+    const char *near = names_nearest(scalar(n), chip_names_buf, chip_names());
     if (near) snprintf(hint, sizeof hint, "unknown chip '%s'; did you mean '%s'? (sc-sim --list-chips lists them)", scalar(n), near);
     else snprintf(hint, sizeof hint, "unknown chip '%s' (sc-sim --list-chips lists them)", scalar(n));
     return fail(L, D_IN_VALUE, node_loc(L, n), hint);
@@ -603,7 +558,7 @@ static bool ref_space(Loader *L, Ref *r, yaml_node_t *n) {
         return true;
       }
   char msg[300];
-  const char *near = is_scalar(n) ? load_nearest(scalar(n), keys, SP_COUNT) : NULL;
+  const char *near = is_scalar(n) ? names_nearest(scalar(n), keys, SP_COUNT) : NULL;
   snprintf(msg, sizeof msg, "space must be one of hbm, vmem, vmem_shared, smem, semaphore%s%s%s", near ? "; did you mean '" : "",
            near ? near : "", near ? "'?" : "");
   return fail(L, D_IN_VALUE, node_loc(L, n), msg);
@@ -619,7 +574,7 @@ static bool ref_dtype(Loader *L, Ref *r, yaml_node_t *n) {
     return fail(L, D_IN_TYPE, node_loc(L, n), "dtype", what);
   }
   char hint[200] = "";
-  const char *near = is_scalar(n) ? load_nearest(scalar(n), names, DT_COUNT) : NULL;
+  const char *near = is_scalar(n) ? names_nearest(scalar(n), names, DT_COUNT) : NULL;
   if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
   else snprintf(hint, sizeof hint, " (int32, uint32, float32, bfloat16, float16, int16, uint16, int8, uint8, bool)");
   return fail(L, D_IN_DTYPE, node_loc(L, n), is_scalar(n) ? scalar(n) : node_kind(n), hint);
@@ -1013,7 +968,7 @@ static bool check_names_expr(Loader *L, NameSet *s, const Expr *e) {
     int nc = 0;
     for (int i = 0; i < s->n && nc < 512; i++) cands[nc++] = s->v[i];
     for (int i = 0; i < L->p->nrefs && nc < 512; i++) cands[nc++] = L->p->refs[i]->name;
-    const char *near = load_nearest(e->name, cands, nc);
+    const char *near = names_nearest(e->name, cands, nc);
     char hint[160] = "";
     if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
     else snprintf(hint, sizeof hint, " (bind it with let or out first)");
