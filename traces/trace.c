@@ -60,7 +60,9 @@
 
 /* ---- record formats --------------------------------------------------------
  * %T picoseconds printed as microseconds, %d int64_t, %u uint64_t,
- * %s JSON string (NULL: ""), %S JSON string or null, %c CSV field.
+ * %s JSON string (NULL: ""), %S JSON string or null, %c CSV field,
+ * %P byte spans (const int64_t * pairs, int64_t count) as a JSON array of
+ * [offset, bytes] or null, %Q the same as a CSV field "OFFSET:BYTES ...".
  * Add fields only at the end of a record (R13). */
 #define JSON_HEADER "{\"displayTimeUnit\": \"ns\", \"traceEvents\": ["
 #define JSON_FOOTER "\n]}\n"
@@ -72,7 +74,7 @@
 #define R_ACCESS                                                                                     \
   "{\"ts\":%T,\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"dur\":%T,\"name\":%s,\"cat\":\"access\",\"args\":{" \
   "\"space\":%S,\"ref\":%S,\"offset\":%d,\"bytes\":%d,\"old\":%S,\"new\":%S,\"line\":%d,\"col\":%d,"      \
-  "\"cycle\":%u,\"end_cycle\":%u}}"
+  "\"cycle\":%u,\"end_cycle\":%u,\"spans\":%P}}"
 #define R_SYNC                                                                                       \
   "{\"ts\":%T,\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"dur\":%T,\"name\":%s,\"cat\":\"sync\",\"args\":{"   \
   "\"op\":%S,\"ref\":%S,\"line\":%d,\"col\":%d,\"cycle\":%u,\"end_cycle\":%u}}"
@@ -95,9 +97,9 @@
 #define R_TRUNCATED                                                                                  \
   "{\"ts\":%T,\"ph\":\"i\",\"s\":\"g\",\"pid\":%d,\"tid\":%d,\"name\":\"trace truncated\",\"cat\":\"trace\"," \
   "\"args\":{\"reason\":%s,\"cycle\":%u,\"max_bytes\":%u,\"records\":%u,\"events_dropped\":%u}}"
-#define CSV_HEADER "cycle,core,subcore,op,space,ref,offset,bytes,old,new,end_cycle,line,col\n"
-#define CSV_ACCESS "%u,%d,%d,%c,%c,%c,%d,%d,%c,%c,%u,%d,%d\n"
-#define CSV_TRUNCATED "%u,,,truncated,,,,,,%c,,,\n"
+#define CSV_HEADER "cycle,core,subcore,op,space,ref,offset,bytes,old,new,end_cycle,line,col,spans\n"
+#define CSV_ACCESS "%u,%d,%d,%c,%c,%c,%d,%d,%c,%c,%u,%d,%d,%Q\n"
+#define CSV_TRUNCATED "%u,,,truncated,,,,,,%c,,,,\n"
 
 /* ---- types ----------------------------------------------------------------- */
 typedef struct {
@@ -242,6 +244,25 @@ static void put_csv(Buf *b, const char *s) {
   put(b, "\"", 1);
 }
 
+/* Byte spans: JSON [[offset, bytes], ...] (null when there are none to
+ * list), or CSV "offset:bytes offset:bytes" (empty). */
+static void put_spans(Buf *b, const int64_t *sp, int64_t n, bool json) {
+  if (!sp) {
+    if (json) put(b, "null", 4);
+    return;
+  }
+  if (json) put(b, "[", 1);
+  for (int64_t i = 0; i < n; i++) {
+    if (i) put(b, json ? "," : " ", 1);
+    if (json) put(b, "[", 1);
+    put_d(b, sp[2 * i]);
+    put(b, json ? "," : ":", 1);
+    put_d(b, sp[2 * i + 1]);
+    if (json) put(b, "]", 1);
+  }
+  if (json) put(b, "]", 1);
+}
+
 /* Appends fmt (the conversions of the record table) to b. */
 static void fmt(Buf *b, const char *f, ...) {
   va_list ap;
@@ -264,6 +285,12 @@ static void fmt(Buf *b, const char *f, ...) {
       break;
     }
     case 'c': put_csv(b, va_arg(ap, const char *)); break;
+    case 'P':
+    case 'Q': {
+      const int64_t *sp = va_arg(ap, const int64_t *);
+      put_spans(b, sp, va_arg(ap, int64_t), *p == 'P');
+      break;
+    }
     default: put(b, p, 1); break;
     }
   }
@@ -628,7 +655,7 @@ static void on_slice(TraceSink *s, const TraceEvent *e, uint64_t t1) {
   int64_t pid = pid_of(e->core), tid = tid_of(t, lane);
   if (access)
     fmt(&s->chunk, ",\n" R_ACCESS, a, pid, tid, dur_of(a, b), e->op ? e->op : "access", e->space, e->ref, e->offset,
-        e->bytes, e->old_text, e->new_text, (int64_t)e->line, (int64_t)e->col, e->t0, t1);
+        e->bytes, e->old_text, e->new_text, (int64_t)e->line, (int64_t)e->col, e->t0, t1, e->spans, e->nspans);
   else
     fmt(&s->chunk, ",\n" R_SYNC, a, pid, tid, dur_of(a, b), e->kind == TE_BARRIER ? "barrier" : "stall", e->op, e->ref,
         (int64_t)e->line, (int64_t)e->col, e->t0, t1);
@@ -726,7 +753,7 @@ static void on_csv(TraceSink *s, const TraceEvent *e, uint64_t t1) {
   }
   s->chunk.n = 0;
   fmt(&s->chunk, CSV_ACCESS, e->t0, (int64_t)e->core, (int64_t)e->subcore, e->op, e->space, e->ref, e->offset, e->bytes,
-      e->old_text, e->new_text, t1, (int64_t)e->line, (int64_t)e->col);
+      e->old_text, e->new_text, t1, (int64_t)e->line, (int64_t)e->col, e->spans, e->nspans);
   commit(s, e->t0, true);
 }
 
