@@ -42,6 +42,7 @@ test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim $(BUILD)/trace-check
 	@tests/golden.sh $(BUILD)/sc-sim
 	@tests/limits.sh $(BUILD)/sc-sim
 	@tests/traces.sh $(BUILD)/sc-sim $(BUILD)/trace-check
+	@tests/outputs.sh $(BUILD)/sc-sim
 	@tests/mutants.sh $(BUILD)/sc-sim
 	@tests/fuzz_smoke.sh $(BUILD)/sc-sim
 

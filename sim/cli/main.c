@@ -14,6 +14,7 @@
 #include "../fuzz/fuzz.h"
 #include "../run/run.h"
 #include "../run/verify.h"
+#include "../../traces/json.h"
 #include "../../traces/stats.h"
 #include "../../traces/trace.h"
 
@@ -69,18 +70,6 @@ static void usage(FILE *f) {
   fputs("exit status: 0 ok, 1 rejected by a legality rule, 2 invalid program or\n"
         "invocation, 3 verification failed, 4 fault at run time\n",
         f);
-}
-
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; s && *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-    else if (ch == '\n') fputs("\\n", f);
-    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-    else fputc(ch, f);
-  }
-  fputc('"', f);
 }
 
 static int exit_for(const Diag *d) {
@@ -320,7 +309,7 @@ static void json_cell(Dtype t, Cell c, bool def) {
     return;
   }
   dtype_format(t, c, b, sizeof b);
-  if (dtype_is_float(t) && (!strcmp(b, "nan") || !strcmp(b, "inf") || !strcmp(b, "-inf"))) printf("\"%s\"", b);
+  if (dtype_is_float(t)) json_number_text(stdout, b); /* nan, inf: strings */
   else printf("%s", b);
 }
 

@@ -87,6 +87,8 @@ typedef struct {
   int nwarned;
   struct Hit *hits;  /* the scatter being run: element and lane of each write */
   int64_t caphits;
+  int64_t *spans;    /* tracing: the (offset, bytes) pairs the access touched */
+  int64_t nspans, capspans;
 } Eng;
 
 /* A view with its operands read: per level the evaluated starts/sizes and
@@ -597,7 +599,58 @@ static void val_text(const Value *v, char *buf, size_t n) {
   if (v->rank && len < n) snprintf(buf + len, n - len, "%s]", v->n > 8 ? ", ..." : "");
 }
 
-static void trace_access(Eng *E, Sc *s, const Instr *in, const EV *ev, const Value *old, const Value *nw, uint64_t cost) {
+/* ---- the bytes an access touched, for its trace event -------------------- */
+static void span_add(Eng *E, const Part *pt, int np) {
+  if (!E->spans || E->nspans + np > E->capspans) {
+    int64_t c = E->capspans ? E->capspans * 2 : 64;
+    while (c < E->nspans + np) c *= 2;
+    int64_t *q = realloc(E->spans, sizeof *q * 2 * (size_t)c);
+    if (!q) abort();
+    E->spans = q, E->capspans = c;
+  }
+  for (int i = 0; i < np; i++) E->spans[2 * E->nspans] = pt[i].off, E->spans[2 * E->nspans++ + 1] = pt[i].n;
+}
+
+/* Starts the list of a gather or scatter (allocated, so that an access
+ * with every lane masked off lists [] rather than null). */
+static void spans_begin(Eng *E) {
+  E->nspans = 0;
+  if (E->trace) span_add(E, NULL, 0);
+}
+
+static int span_cmp(const void *a, const void *b) {
+  const int64_t *x = a, *y = b;
+  return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Sorts the spans by offset and merges those that touch or overlap. */
+static void spans_merge(Eng *E) {
+  if (!E->nspans) return;
+  qsort(E->spans, (size_t)E->nspans, 2 * sizeof *E->spans, span_cmp);
+  int64_t k = 0, *sp = E->spans;
+  for (int64_t i = 1; i < E->nspans; i++) {
+    int64_t end = sp[2 * k] + sp[2 * k + 1], e2 = sp[2 * i] + sp[2 * i + 1];
+    if (sp[2 * i] <= end) sp[2 * k + 1] = (e2 > end ? e2 : end) - sp[2 * k];
+    else k++, sp[2 * k] = sp[2 * i], sp[2 * k + 1] = sp[2 * i + 1];
+  }
+  E->nspans = k + 1;
+}
+
+/* The spans of every element of a view (it resolved, so each element has
+ * its parts). */
+static void view_spans(Eng *E, EV *ev) {
+  Part pt[MAX_PARTS];
+  int np;
+  E->nspans = 0;
+  for (int64_t i = 0; i < ev->n; i++)
+    if (ev_parts(ev, i, pt, &np)) span_add(E, pt, np);
+  spans_merge(E);
+}
+
+/* indexed: a gather or scatter whose lanes' spans E->spans holds (listed
+ * always); otherwise the view's, listed unless they are one dense run. */
+static void trace_access(Eng *E, Sc *s, const Instr *in, EV *ev, const Value *old, const Value *nw, uint64_t cost, bool indexed,
+                         int64_t lanes) {
   if (!E->trace) return;
   char o[400] = "", w[400] = "";
   if (old) val_text(old, o, sizeof o);
@@ -613,7 +666,13 @@ static void trace_access(Eng *E, Sc *s, const Instr *in, const EV *ev, const Val
   te.op = isa_mnemonic(in->op);
   te.space = space_key(ev->vd->ref->space);
   te.ref = ev->vd->ref->name;
-  te.bytes = ev->n * dtype_size(ev->dt[ev->top]);
+  te.bytes = lanes * dtype_size(ev->dt[ev->top]);
+  if (indexed) spans_merge(E);
+  else if (ev->n > 0 && dense_all(ev)) E->nspans = 0, te.offset = ev->base;
+  else view_spans(E, ev);
+  bool one_run = !indexed && E->nspans == 1 && E->spans[1] == te.bytes;
+  if (E->nspans) te.offset = E->spans[0];
+  if ((indexed || E->nspans) && !one_run) te.spans = E->spans, te.nspans = E->nspans;
   te.old_text = old ? o : NULL;
   te.new_text = nw ? w : NULL;
   te.line = in->loc.line;
@@ -811,7 +870,7 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
   s->cost = scalar ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, ev.n, ev.dt[ev.top]) * (uint64_t)cp(E)->vector_issue_cycles;
   s->ready[in->d] = s->t + (uint64_t)(scalar ? cp(E)->smem_latency_cycles : cp(E)->vmem_latency_cycles);
   count_access(E, ev.vd->ref->space, ev.n * dtype_size(ev.dt[ev.top]), false);
-  trace_access(E, s, in, &ev, in->log == 'O' ? d : NULL, in->log == 'O' ? NULL : d, s->cost);
+  trace_access(E, s, in, &ev, in->log == 'O' ? d : NULL, in->log == 'O' ? NULL : d, s->cost, false, ev.n);
   return true;
 }
 
@@ -857,7 +916,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   }
   s->cost = in->op == I_STORE ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, ev.n, t) * (uint64_t)cp(E)->vector_issue_cycles;
   count_access(E, ev.vd->ref->space, ev.n * dtype_size(t), true);
-  trace_access(E, s, in, &ev, NULL, after.n ? &after : NULL, s->cost);
+  trace_access(E, s, in, &ev, NULL, after.n ? &after : NULL, s->cost, false, ev.n);
   val_free(&after);
   return true;
 }
@@ -949,6 +1008,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   bool first_wins = E->c->mutant == MUT_SCATTER_FIRST_WINS && !in->add;
   Hit *hit = gather ? NULL : dup_hits(E, in, n);
   int64_t nhit = 0;
+  spans_begin(E);
   for (int64_t j = 0; j < n; j++) {
     int64_t k = first_wins ? n - 1 - j : j;
     if (m && !alu_truthy(m->dtype, m->v[k])) continue;
@@ -971,6 +1031,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     if (hit) hit[nhit++] = (Hit){flat, k};
     if (!ev_parts(&ev, flat, pt, &np)) return val_free(&out), ev_oob(E, s, in, &ev);
     if (!race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false;
+    if (E->trace) span_add(E, pt, np);
     int64_t bank = (pt[0].off / (cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4)) % banks;
     if (++hits[bank] > maxhit) maxhit = hits[bank];
     uint8_t cdef;
@@ -995,7 +1056,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     s->ready[in->d] = s->t + (uint64_t)cp(E)->vmem_latency_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
     log_value(E, s, in, in->log, &out);
   }
-  trace_access(E, s, in, &ev, NULL, gather ? &out : NULL, s->cost);
+  trace_access(E, s, in, &ev, NULL, gather ? &out : NULL, s->cost, true, n);
   val_free(&out);
   return true;
 }
@@ -1147,7 +1208,8 @@ static int new_dma(Eng *E) {
   return E->ndmas++;
 }
 
-static void trace_dma(Eng *E, const DmaRec *d, int tag, TraceKind k, uint64_t t) {
+/* at: the instruction's line for a wait (the DMA's own for its start and end). */
+static void trace_dma(Eng *E, const DmaRec *d, int tag, TraceKind k, uint64_t t, const Loc *at) {
   if (!E->trace) return;
   TraceEvent te;
   memset(&te, 0, sizeof te);
@@ -1159,7 +1221,7 @@ static void trace_dma(Eng *E, const DmaRec *d, int tag, TraceKind k, uint64_t t)
   te.op = k == TE_DMA_WAIT ? "wait" : "dma";
   te.src_space = d->src_space, te.dst_space = d->dst_space, te.src_ref = d->src_ref, te.dst_ref = d->dst_ref;
   te.bytes = d->bytes;
-  te.line = d->line, te.col = d->col;
+  te.line = at ? at->line : d->line, te.col = at ? at->col : d->col;
   trace_event(E->trace, &te);
 }
 
@@ -1184,7 +1246,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
     if (!E->dmas[s->sync_tag].done) return X_BLOCKED;
     race_dma_retire(E->rd, E->dmas[s->sync_tag].race, s->idx);
     E->dmas[s->sync_tag].retired = true;
-    trace_dma(E, &E->dmas[s->sync_tag], s->sync_tag, TE_DMA_WAIT, s->t);
+    trace_dma(E, &E->dmas[s->sync_tag], s->sync_tag, TE_DMA_WAIT, s->t, &in->loc);
     s->sync_tag = -1;
     return X_OK;
   }
@@ -1231,7 +1293,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   E->r->stats.dma_bytes += (uint64_t)moved;
   count_access(E, ss, bytes, false);
   count_access(E, ds, bytes, true);
-  trace_dma(E, d, tag, TE_DMA_START, s->t);
+  trace_dma(E, d, tag, TE_DMA_START, s->t, NULL);
   if (E->trace) {
     trace_counter(E, TE_INFLIGHT, -1, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), s->t);
     trace_counter(E, TE_INFLIGHT, s->core, 0, "vmem_shared", (int64_t)dma_inflight_bytes(E->dm, 1), s->t);
@@ -1245,7 +1307,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
 static void dma_complete(Eng *E, int tag, uint64_t t) {
   DmaRec *d = &E->dmas[tag];
   d->done = true;
-  trace_dma(E, d, tag, TE_DMA_END, t);
+  trace_dma(E, d, tag, TE_DMA_END, t, NULL);
   if (!d->sem) return;
   sem_write(d->sem, d->sem_off, sem_read(d->sem, d->sem_off) + d->bytes);
   trace_counter(E, TE_SEMAPHORE, E->sc[d->sub].core, E->sc[d->sub].subcore, d->sem->name, sem_read(d->sem, d->sem_off), t);
@@ -1268,7 +1330,7 @@ static int x_wait(Eng *E, Sc *s, const Instr *in) {
     if (d->sub != s->idx || d->sem != g || d->sem_off != off || !d->done || d->retired) continue;
     d->retired = true;
     race_dma_retire(E->rd, d->race, s->idx);
-    trace_dma(E, d, i, TE_DMA_WAIT, s->t);
+    trace_dma(E, d, i, TE_DMA_WAIT, s->t, &in->loc);
     break;
   }
   return X_OK;
@@ -1482,6 +1544,7 @@ static void unblock_all(Eng *E, uint64_t t) {
       te.kind = s->blocked == BLOCK_BARRIER ? TE_BARRIER : TE_STALL;
       te.t0 = s->block_start, te.t1 = s->t, te.core = s->core, te.subcore = s->subcore, te.dma = -1;
       te.op = s->blocked == BLOCK_BARRIER ? "barrier" : s->blocked == BLOCK_SEM ? "semaphore" : "dma";
+      te.line = E->c->code[s->pc].loc.line, te.col = E->c->code[s->pc].loc.col; /* the instruction that waited */
       trace_event(E->trace, &te);
     }
     s->blocked = BLOCK_NONE;
@@ -1734,6 +1797,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.cache_state);
   free(E.warned);
   free(E.hits);
+  free(E.spans);
   dma_free(E.dm);
   race_free(E.rd);
   out->stats.host_seconds = (double)(clock() - host0) / CLOCKS_PER_SEC;
