@@ -55,6 +55,16 @@ Cell alu_convert(Dtype from, Dtype to, Cell c) {
   return dtype_convert(from, to, c);
 }
 
+Cell alu_convert_truncate(Dtype from, Dtype to, Cell c) {
+  if (to != DT_BFLOAT16 || !dtype_is_float(from)) return alu_convert(from, to, c);
+  float f = (float)c.f;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u &= 0xffff0000u;
+  memcpy(&f, &u, 4);
+  return (Cell){.f = f};
+}
+
 bool alu_truthy(Dtype t, Cell c) { return dtype_is_float(t) ? c.f != 0 : c.i != 0; }
 
 bool alu_equal(Dtype t, Cell a, Cell b) {

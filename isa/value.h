@@ -55,6 +55,10 @@ Cell alu_unary(ExprOp op, Dtype t, Cell a);
 Cell alu_minmax(Dtype t, Cell a, Cell b, bool max);
 /* Converts a lane between dtypes as a weakly typed literal or astype does. */
 Cell alu_convert(Dtype from, Dtype to, Cell c);
+/* The same, except that a float narrowed to bfloat16 is truncated (rounded
+ * toward zero: float32's low 16 bits dropped) instead of rounded to nearest
+ * even: arith.convert with the truncate flag. */
+Cell alu_convert_truncate(Dtype from, Dtype to, Cell c);
 bool alu_truthy(Dtype t, Cell c);
 bool alu_equal(Dtype t, Cell a, Cell b); /* bitwise-meaningful equality (nan == nan) */
 

@@ -65,6 +65,8 @@ static void print_instr(FILE *f, const Instr *in, int pc) {
   if (strchr(isa_form(in->op), 'U')) fprintf(f, " uty=%s", dtype_name(in->uty));
   if (strchr(isa_form(in->op), 'J')) fprintf(f, " target=%d", in->target);
   if (in->add) fprintf(f, " add=true");
+  for (int b = 0, first = 1; b < IF_COUNT; b++)
+    if (in->flags & (1u << b)) fprintf(f, "%s%s", first ? " flags=" : ",", isa_flag_key(b)), first = 0;
   if (in->log) fprintf(f, " log=%c", in->log);
   if (in->rank) {
     fprintf(f, " shape=(");
@@ -331,6 +333,15 @@ static bool parse_field(Asm *A, Instr *in, const char *key) {
   if (!strcmp(key, "add")) {
     if (!word(A, buf, sizeof buf) || (strcmp(buf, "true") && strcmp(buf, "false"))) return afail(A, "add is true or false%s", "");
     in->add = buf[0] == 't';
+    return true;
+  }
+  if (!strcmp(key, "flags")) { /* KEY,KEY,... of isa.h ISA_FLAGS */
+    do {
+      unsigned bit;
+      if (!word(A, buf, sizeof buf)) return false;
+      if (!isa_flag_lookup(buf, &bit)) return afail(A, "unknown flag '%s'", buf);
+      in->flags |= bit;
+    } while (lit(A, ","));
     return true;
   }
   if (!strcmp(key, "log")) {

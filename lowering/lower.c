@@ -6,23 +6,6 @@
 
 #include "expr.h"
 
-static const struct {
-  const char *name, *what;
-} mutants[MUT_COUNT] = {
-    [MUT_NONE] = {"none", "the correct lowering"},
-#define X(e, n, w) [MUT_##e] = {n, w},
-    MUTANTS(X)
-#undef X
-};
-
-const char *mutant_name(Mutant m) { return mutants[m].name; }
-const char *mutant_what(Mutant m) { return mutants[m].what; }
-bool mutant_lookup(const char *name, Mutant *out) {
-  for (int i = 0; i < MUT_COUNT; i++)
-    if (!strcmp(mutants[i].name, name)) return *out = (Mutant)i, true;
-  return false;
-}
-
 typedef struct {
   const char *name;
   int reg;
@@ -227,12 +210,6 @@ static int lower_view(L *l, const View *v) {
       lv->stride[d] = e->stride;
     }
   }
-  if (c->mutant == MUT_OFF_BY_ONE_LANE && l->op &&
-      (l->op->kind == OPK_GET || l->op->kind == OPK_SWAP || l->op->kind == OPK_SET) && v->rank > 0 && v->ntr > 0 &&
-      vd.lev[v->ntr - 1].kind == TR_INDEX) {
-    Level *lv = &vd.lev[v->ntr - 1];
-    lv->start[lv->n - 1].imm += 1;
-  }
   if (c->nviews == c->capviews) {
     c->capviews = c->capviews ? c->capviews * 2 : 64;
     c->views = realloc(c->views, sizeof *c->views * (size_t)c->capviews);
@@ -259,12 +236,11 @@ static Instr *mem_load(L *l, int view, bool scalar, int mask, char log) {
 }
 
 static void mem_store(L *l, int view, bool scalar, int x, int mask, bool add) {
-  if (scalar && l->c->mutant == MUT_SCALAR_STORE_DROPPED) return;
   Instr *in = emit(l, scalar ? I_STORE : I_VSTORE);
   in->view = view;
   in->a = x;
   in->mask = mask;
-  in->add = add && l->c->mutant != MUT_ADD_OVERWRITES;
+  in->add = add;
   in->log = 'N';
 }
 
@@ -293,10 +269,9 @@ static void lower_swap(L *l, const Op *op) {
   int mask = masked ? lower_expr(l, op->e[FLD_MASK]) : -1;
   int view = field_view(l, FLD_REF);
   bool scalar = scalar_view(v);
-  if (l->c->mutant == MUT_SWAP_STORE_FIRST) mem_store(l, view, scalar, x, mask, add);
   Instr *old = mem_load(l, view, scalar, mask, 'O');
   int oldreg = old->d;
-  if (l->c->mutant != MUT_SWAP_STORE_FIRST) mem_store(l, view, scalar, x, mask, add);
+  mem_store(l, view, scalar, x, mask, add);
   if (op->kind == OPK_SWAP) bind_out(l, op->name[FLD_OUT], oldreg);
 }
 
@@ -319,7 +294,7 @@ static void lower_gather_scatter(L *l, const Op *op) {
   in->imm = n;
   in->mask = mask;
   in->b = x;
-  in->add = op->kind == OPK_ADDUPDATE_SCATTER && l->c->mutant != MUT_SCATTER_ADD_OVERWRITES;
+  in->add = op->kind == OPK_ADDUPDATE_SCATTER;
   if (gather) {
     in->d = new_reg(l);
     in->log = 'L';
@@ -522,10 +497,10 @@ static bool regs_ok(const Code *c, Diag *d) {
 
 bool lower_program(const Program *p, Mutant mut, Code *out, Diag *d) {
   memset(out, 0, sizeof *out);
-  out->mutant = mut;
   out->p = p;
   L l = {out, p, NULL, 0, 0, NULL, {0}};
   lower_body(&l, &p->body);
+  mutant_apply(out, mut); /* before reg_name: a rewrite may add registers */
   out->reg_name = calloc((size_t)(out->nregs ? out->nregs : 1), sizeof *out->reg_name);
   if (!out->reg_name) abort();
   for (int i = 0; i < l.nnames; i++) out->reg_name[l.names[i].reg] = l.names[i].name;

@@ -270,7 +270,7 @@ static bool same_code(const Code *a, const Code *b) {
     Instr x = a->code[i], y = b->code[i];
     if (x.op != y.op || x.d != y.d || x.a != y.a || x.b != y.b || x.c != y.c || x.mask != y.mask || x.view != y.view ||
         x.view2 != y.view2 || x.view3 != y.view3 || x.view4 != y.view4 || x.imm != y.imm || x.sub != y.sub ||
-        x.add != y.add || x.log != y.log || x.rank != y.rank || x.op_id != y.op_id || x.loc.line != y.loc.line ||
+        x.add != y.add || x.flags != y.flags || x.log != y.log || x.rank != y.rank || x.op_id != y.op_id || x.loc.line != y.loc.line ||
         x.loc.col != y.loc.col || (x.op == I_CONST && x.fimm != y.fimm && !(x.fimm != x.fimm && y.fimm != y.fimm)))
       return false;
     if (strchr(isa_form(x.op), 'T') && x.ty != y.ty) return false;

@@ -419,36 +419,15 @@ static Cell ev_read(EV *ev, const Part *pt, int np, uint8_t *def) {
   return dtype_load(ev->dt[ev->top], b);
 }
 
-static void ev_write(Eng *E, EV *ev, const Part *pt, int np, Cell c) {
+static void ev_write(EV *ev, const Part *pt, int np, Cell c) {
   uint8_t b[16];
   for (int i = 0; i < np; i++) mem_set_defined(ev->reg, pt[i].off, pt[i].n, true);
-  Dtype t = ev->dt[ev->top];
-  if (t == DT_BFLOAT16 && E->c->mutant == MUT_BF16_TRUNCATE) {
-    float f = (float)c.f;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    b[0] = (uint8_t)(u >> 16);
-    b[1] = (uint8_t)(u >> 24);
-  } else {
-    dtype_store(t, c, b);
-  }
+  dtype_store(ev->dt[ev->top], c, b);
   int k = 0;
   for (int i = 0; i < np; i++)
     for (int j = 0; j < pt[i].n; j++) {
       ev->reg->bytes[pt[i].off + j] = b[k++];
     }
-}
-
-/* The conversion a store performs; the bf16-truncate mutant truncates
- * here instead of rounding to nearest even. */
-static Cell store_convert(const Eng *E, Dtype from, Dtype to, Cell c) {
-  if (to != DT_BFLOAT16 || E->c->mutant != MUT_BF16_TRUNCATE || !dtype_is_float(from)) return alu_convert(from, to, c);
-  float f = (float)c.f;
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  u &= 0xffff0000u;
-  memcpy(&f, &u, 4);
-  return (Cell){.f = f};
 }
 
 static bool ev_oob(Eng *E, Sc *s, const Instr *in, EV *ev) { return efault(E, s, in, FAULT_OOB, ev->why); }
@@ -532,7 +511,7 @@ static bool dense_all(const EV *ev) { return ev->affine && dense_block(ev) >= ev
 
 static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_t tag) {
   val_shape(out, ev->dt[ev->top], ev->rank[ev->top], ev->lvl[ev->top]);
-  if (!tag && ev->n > 0 && dense_all(ev) && E->c->mutant != MUT_UNSIGNED_SIGN_EXTEND) { /* the fast path */
+  if (!tag && ev->n > 0 && dense_all(ev)) { /* the fast path */
     Dtype t = ev->dt[ev->top];
     int64_t es = dtype_size(t);
     const uint8_t *b = ev->reg->bytes + ev->base;
@@ -548,8 +527,6 @@ static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_
     if (!ev_parts(ev, i, pt, &np)) return ev_oob(E, s, in, ev);
     if (tag && !race_parts(E, tag, ev->reg, pt, np)) return false;
     out->v[i] = ev_read(ev, pt, np, &out->def[i]);
-    if (E->c->mutant == MUT_UNSIGNED_SIGN_EXTEND && (out->dtype == DT_UINT8 || out->dtype == DT_UINT16))
-      out->v[i].i = out->dtype == DT_UINT8 ? (int8_t)out->v[i].i : (int16_t)out->v[i].i;
   }
   return true;
 }
@@ -776,7 +753,7 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
   } else if (in->op == I_IOTA) {
     int64_t n = in->imm;
     val_shape(t, DT_INT32, 1, &n);
-    for (int64_t i = 0; i < n; i++) t->v[i].i = i + (E->c->mutant == MUT_IOTA_FROM_ONE), t->def[i] = 1;
+    for (int64_t i = 0; i < n; i++) t->v[i].i = i, t->def[i] = 1;
   } else if (in->op != I_FROM_ELEMENTS) {
     Value *a = rd(E, s, in, in->a, &ok);
     if (!ok) return false;
@@ -784,7 +761,8 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
       val_copy(t, a);
     } else if (in->op == I_CAST) {
       val_shape(t, in->ty, a->rank, a->shape);
-      for (int64_t i = 0; i < a->n; i++) t->v[i] = alu_convert(a->dtype, in->ty, a->v[i]), t->def[i] = a->def[i];
+      Cell (*conv)(Dtype, Dtype, Cell) = in->flags & IF_TRUNCATE ? alu_convert_truncate : alu_convert;
+      for (int64_t i = 0; i < a->n; i++) t->v[i] = conv(a->dtype, in->ty, a->v[i]), t->def[i] = a->def[i];
     } else if (in->op == I_BROADCAST) {
       if (!fits(E, s, in, "operand", a->n, "a scalar", 1)) return false;
       val_shape(t, in->ty, in->rank, in->shape);
@@ -856,8 +834,7 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
     val_shape(d, t, mem.rank, mem.shape);
     for (int64_t i = 0, k = 0; i < m->n; i++) {
       if (!alu_truthy(m->dtype, m->v[i])) continue;
-      int64_t src = E->c->mutant == MUT_MASK_AS_SELECT || E->c->mutant == MUT_EXPAND_NO_SKIP ? i : k;
-      int64_t dst = E->c->mutant == MUT_EXPAND_NO_SKIP ? k : i;
+      int64_t src = in->flags & IF_ELEM_P ? i : k, dst = in->flags & IF_LANE_K ? k : i; /* isa.h ISA_FLAGS */
       d->v[dst] = mem.v[src];
       d->def[dst] = mem.def[src];
       k++;
@@ -889,15 +866,15 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   if (!m && !tag && !in->add && dense_all(&ev) && val_all_defined(x)) { /* the fast path */
     int64_t es = dtype_size(t);
     uint8_t *b = ev.reg->bytes + ev.base;
-    if (x->dtype == t && x->n == ev.n && E->c->mutant == MUT_NONE) dtype_store_n(t, x->v, ev.n, b); /* no conversion */
+    if (x->dtype == t && x->n == ev.n) dtype_store_n(t, x->v, ev.n, b); /* no conversion */
     else
-      for (int64_t i = 0; i < ev.n; i++) dtype_store(t, store_convert(E, x->dtype, t, x->v[x->n == 1 ? 0 : i]), b + i * es);
+      for (int64_t i = 0; i < ev.n; i++) dtype_store(t, alu_convert(x->dtype, t, x->v[x->n == 1 ? 0 : i]), b + i * es);
     mem_set_defined(ev.reg, ev.base, ev.n * es, true);
   } else
   for (int64_t i = 0, k = 0; i < (m ? m->n : ev.n); i++) {
     if (m && !alu_truthy(m->dtype, m->v[i])) continue;
-    int64_t lane = m && E->c->mutant == MUT_COMPRESS_NO_SKIP ? k : i;
-    int64_t elem = m && E->c->mutant != MUT_MASK_AS_SELECT ? k : i;
+    int64_t lane = m && (in->flags & IF_LANE_K) ? k : i; /* isa.h ISA_FLAGS */
+    int64_t elem = m && !(in->flags & IF_ELEM_P) ? k : i;
     k++;
     int64_t xi = x->n == 1 ? 0 : lane;
     if (!ev_parts(&ev, elem, pt, &np)) return ev_oob(E, s, in, &ev);
@@ -905,9 +882,9 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     uint8_t cdef;
     Cell cur = ev_read(&ev, pt, np, &cdef);
     if (!x->def[xi] || (in->add && !cdef)) return efault(E, s, in, FAULT_UNINIT, "a stored lane (or the memory it adds to) is undefined");
-    Cell c = store_convert(E, x->dtype, t, x->v[xi]);
+    Cell c = alu_convert(x->dtype, t, x->v[xi]);
     if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
-    ev_write(E, &ev, pt, np, c);
+    ev_write(&ev, pt, np, c);
   }
   Value after = {0};
   if ((in->log && !E->no_log) || E->trace) {
@@ -1005,7 +982,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   if (gather) val_shape(&out, t, 1, &n);
   uint32_t tag = race_open(E, s, in, !gather, false, -1, NULL);
   int64_t hits[256] = {0}, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
-  bool first_wins = E->c->mutant == MUT_SCATTER_FIRST_WINS && !in->add;
+  bool first_wins = in->flags & IF_LOW_WINS;
   Hit *hit = gather ? NULL : dup_hits(E, in, n);
   int64_t nhit = 0;
   spans_begin(E);
@@ -1041,9 +1018,9 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
       continue;
     }
     if (!x->def[k] || (in->add && !cdef)) return efault(E, s, in, FAULT_UNINIT, "a scattered lane (or the memory it adds to) is undefined");
-    Cell c = store_convert(E, x->dtype, t, x->v[k]);
+    Cell c = alu_convert(x->dtype, t, x->v[k]);
     if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
-    ev_write(E, &ev, pt, np, c);
+    ev_write(&ev, pt, np, c);
   }
   if (hit) dup_warn(E, s, in, hit, nhit, false, &ev);
   uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
@@ -1104,7 +1081,7 @@ static int64_t dense_block(const EV *ev) {
 /* A plain copy of n elements from src element se to dst element de by
  * memcpy when both sides are dense there; false when it does not apply. */
 static bool fast_copy(Eng *E, const Instr *in, EV *src, int64_t se, EV *dst, int64_t de, int64_t n) {
-  if (!src->affine || !dst->affine || in->add || E->rd || E->c->mutant != MUT_NONE || src->dt[src->top] != dst->dt[dst->top])
+  if (!src->affine || !dst->affine || in->add || E->rd || src->dt[src->top] != dst->dt[dst->top])
     return false;
   int64_t sb = dense_block(src), db = dense_block(dst);
   if (se % sb + n > sb || de % db + n > db) return false;
@@ -1130,7 +1107,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
     sdef = sdef && ddef;
   }
   if (sdef) {
-    ev_write(E, dst, dp, nd, c);
+    ev_write(dst, dp, nd, c);
   } else {
     for (int i = 0; i < nd; i++) mem_set_defined(dst->reg, dp[i].off, dp[i].n, false);
   }
@@ -1265,7 +1242,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
     if (!dma_indirect(E, s, in, &src, &dst, &bytes, &rows, &row_bytes)) return X_FAULT;
     moved = rows * granule_round(E, row_bytes);
   } else {
-    int64_t n = src.n - (E->c->mutant == MUT_DMA_DROP_LAST && src.n > 0);
+    int64_t n = src.n;
     if (!(n > 0 && fast_copy(E, in, &src, 0, &dst, 0, n)))
       for (int64_t i = 0; i < n; i++) {
         int64_t run = src.affine && dst.affine ? dense_block(&src) : 1;
@@ -1394,7 +1371,7 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   Cell old = ev_read(&ev, pt, np, &def), c;
   if (!def || !x->def[0]) return efault(E, s, in, FAULT_UNINIT, "fetch_and_add on an undefined value"), X_FAULT;
   alu_binary(OP_ADD, DT_INT32, DT_INT32, old, alu_convert(x->dtype, DT_INT32, x->v[0]), &c);
-  ev_write(E, &ev, pt, np, c);
+  ev_write(&ev, pt, np, c);
   RunResult *r = E->r; /* the order of atomics, for the reference to replay */
   if (r->natomics == r->capatomics) {
     r->capatomics = r->capatomics ? r->capatomics * 2 : 64;
@@ -1416,7 +1393,6 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
   if (in->op == I_FOR) {
     if (!int_reg(E, s, in, in->a, &a) || !int_reg(E, s, in, in->b, &hi) || !int_reg(E, s, in, in->c, &step)) return X_FAULT;
     if (step == 0) return efault(E, s, in, FAULT_LIMIT, "loop step is zero"), X_FAULT;
-    if (E->c->mutant == MUT_LOOP_SKIP_LAST) hi -= step;
     if (!loop_continues(a, hi, step)) return s->pc = in->target, X_BLOCKED + 1;
     val_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = a}); /* full width: the counter must not wrap */
     set_reg(s, in->d);
@@ -1424,7 +1400,6 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
   }
   if (in->op == I_ENDFOR) {
     if (!int_reg(E, s, in, in->d, &a) || !int_reg(E, s, in, in->b, &hi) || !int_reg(E, s, in, in->c, &step)) return X_FAULT;
-    if (E->c->mutant == MUT_LOOP_SKIP_LAST) hi -= step;
     int64_t next;
     if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
     val_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = next});
