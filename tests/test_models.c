@@ -1,4 +1,4 @@
-/* tests/test_memory.c -- CUnit tables for the memory layer's two models:
+/* tests/test_models.c -- CUnit tables for the memory layer's two models:
  * the DMA timing model (memory/dma.h) and the race detector
  * (memory/race.h).  Every expected number is worked out by hand, in the
  * row's comment, from the formulas those headers and docs/timing.md state:
