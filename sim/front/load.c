@@ -977,7 +977,7 @@ static bool check_names_expr(Loader *L, NameSet *s, const Expr *e) {
   check_names_expr(L, s, e->a);
   check_names_expr(L, s, e->b);
   check_names_expr(L, s, e->c);
-  bool astype = e->kind == EX_CALL && !strcmp(e->name, "astype");
+  bool astype = e->kind == EX_CALL && e->builtin == BI_ASTYPE;
   for (int i = 0; i < e->nargs; i++)
     if (!(astype && i == 1 && e->args[i]->kind == EX_NAME)) check_names_expr(L, s, e->args[i]); /* a dtype name */
   return !L->failed;

@@ -191,6 +191,7 @@ static Expr *parse_name_or_call(Parser *p) {
   if (accept(p, "(")) {
     Expr *e = node(p, EX_CALL, l);
     e->name = id;
+    e->builtin = builtin_lookup(id);
     ArgList al = {0};
     parse_args(p, &al, ")", true);
     e->args = al.v;
