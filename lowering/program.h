@@ -74,7 +74,6 @@ struct Expr {
 };
 
 /* ---- refs ---------------------------------------------------------- */
-typedef enum { INIT_UNDEF, INIT_ZEROS, INIT_IOTA, INIT_FILL, INIT_LIST, INIT_RANDOM } InitKind;
 typedef enum { SEM_NONE, SEM_DMA, SEM_REGULAR } SemType;
 
 typedef struct {

@@ -36,17 +36,35 @@ const char *space_str(Space s);
 
 typedef enum { INST_GLOBAL, INST_PER_CORE, INST_PER_SUBCORE } InstScope;
 
+/* How an instance starts (PROGRAM_FORMAT.md "Refs", `init`).
+ * X(ENUM, the word that selects it in a program, or NULL) */
+#define INITS(X)         \
+  X(UNDEF, NULL)         \
+  X(ZEROS, "zeros")      \
+  X(IOTA, "iota")        \
+  X(FILL, NULL)          \
+  X(LIST, NULL)          \
+  X(RANDOM, NULL) /* the map {random: SEED, low: A, high: B} */
+
+typedef enum {
+#define X(e, word) INIT_##e,
+  INITS(X)
+#undef X
+} InitKind;
+/* The init a word selects ("zeros", "iota"); false for any other word. */
+bool mem_init_word(const char *word, InitKind *out);
+
 /* What memory/ needs to know of a ref. */
 typedef struct {
   const char *name;
   InstScope scope;
   Dtype dtype;
   int64_t nelems;
-  int init;            /* 0 undefined, 1 zeros, 2 iota, 3 fill, 4 list, 5 random */
-  Cell fill;
-  const Cell *data;    /* init list, nelems cells */
-  uint64_t seed;
-  double low, high;
+  InitKind init;
+  Cell fill;           /* INIT_FILL */
+  const Cell *data;    /* INIT_LIST: nelems cells */
+  uint64_t seed;       /* INIT_RANDOM */
+  double low, high;    /* INIT_RANDOM */
 } RegionSpec;
 
 typedef struct {

@@ -520,9 +520,8 @@ static bool load_init(Loader *L, Ref *r, yaml_node_t *n) {
     return load_init_list(L, r, n, 0, &pos);
   }
   const char *s = scalar(n);
-  if (!strcmp(s, "zeros")) r->init = INIT_ZEROS;
-  else if (!strcmp(s, "iota")) r->init = INIT_IOTA;
-  else if (!int_literal_fits(s, r->dtype)) {
+  if (mem_init_word(s, &r->init)) return true;
+  if (!int_literal_fits(s, r->dtype)) {
     char msg[200];
     snprintf(msg, sizeof msg, "init value %.40s does not fit in %s", s, dtype_name(r->dtype));
     return fail(L, D_IN_VALUE, node_loc(L, n), msg);
