@@ -564,19 +564,16 @@ static bool ref_space(Loader *L, Ref *r, yaml_node_t *n) {
 }
 
 static bool ref_dtype(Loader *L, Ref *r, yaml_node_t *n) {
-  static const char *names[DT_COUNT];
-  for (int i = 0; i < DT_COUNT; i++) names[i] = dtype_name((Dtype)i);
   if (is_scalar(n) && dtype_lookup(scalar(n), &r->dtype)) return true;
   if (!is_scalar(n)) {
     char what[80];
     snprintf(what, sizeof what, "a dtype name such as int32, got %s", node_kind(n));
     return fail(L, D_IN_TYPE, node_loc(L, n), "dtype", what);
   }
-  char hint[200] = "";
-  const char *near = is_scalar(n) ? names_nearest(scalar(n), names, DT_COUNT) : NULL;
-  if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
-  else snprintf(hint, sizeof hint, " (int32, uint32, float32, bfloat16, float16, int16, uint16, int8, uint8, bool)");
-  return fail(L, D_IN_DTYPE, node_loc(L, n), is_scalar(n) ? scalar(n) : node_kind(n), hint);
+  if (L->failed) return false;
+  dtype_unknown(L->d, node_loc(L, n), scalar(n)); /* the hint lists DTYPES */
+  L->failed = true;
+  return false;
 }
 
 static bool ref_keys_ok(Loader *L, yaml_node_t *n, const char *where) {
