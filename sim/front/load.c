@@ -156,6 +156,19 @@ static bool parse_int(const char *s, int64_t *out) {
   return true;
 }
 
+/* An integer literal of dtype t: int64, and for uint64 also the values
+ * past 2**63 - 1 (kept as their 64 bits, as a uint64 cell holds them). */
+static bool parse_int_of(const char *s, Dtype t, int64_t *out) {
+  if (parse_int(s, out)) return true;
+  if (t != DT_UINT64 || !isdigit((unsigned char)s[0])) return false;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (*end || errno == ERANGE) return false;
+  *out = (int64_t)v;
+  return true;
+}
+
 static bool want_int(Loader *L, yaml_node_t *n, const char *key, int64_t lo, int64_t *out) {
   int64_t v;
   if (!is_scalar(n) || !parse_int(scalar(n), &v)) {
@@ -420,8 +433,8 @@ static bool int_literal_fits(const char *s, Dtype t) {
   if (!s[k] || strspn(s + k, "0123456789") != strlen(s + k)) return true; /* not an integer literal */
   if (!dtype_is_int(t)) return true;
   int64_t v;
-  if (!parse_int(s, &v)) return false;
-  if (dtype_kind(t) == DK_UINT && v < 0) return false;
+  if (!parse_int_of(s, t, &v)) return false;
+  if (dtype_kind(t) == DK_UINT && v < 0 && !(t == DT_UINT64 && s[0] != '-')) return false;
   return dtype_size(t) == 8 || dtype_fit(t, (Cell){.i = v}).i == v;
 }
 
@@ -429,7 +442,7 @@ static bool scalar_cell(const char *s, Dtype t, Cell *c) {
   int64_t iv;
   if (!strcmp(s, "true") || !strcmp(s, "True")) iv = 1;
   else if (!strcmp(s, "false") || !strcmp(s, "False")) iv = 0;
-  else if (!parse_int(s, &iv)) {
+  else if (!parse_int_of(s, t, &iv)) {
     char *end;
     double f = strtod(s, &end);
     if (*end || !*s) {
