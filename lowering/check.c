@@ -241,7 +241,6 @@ static bool static_count(Checker *c, Expr *e, int64_t *v) {
 }
 
 static bool eval_iota(Checker *c, Expr *e, AVal *out) {
-  if (e->nargs != 1) return input_error(c, e->loc, "iota takes one argument, the length: iota(16)");
   int64_t n;
   if (!static_count(c, e->args[0], &n)) return false;
   *out = scalar_av(DT_INT32, false);
@@ -285,7 +284,6 @@ static bool eval_list(Checker *c, Expr *e, AVal *out) {
 }
 
 static bool eval_full(Checker *c, Expr *e, AVal *out) {
-  if (e->nargs != 2) return input_error(c, e->loc, "full takes (shape, value): full([16], 0)");
   Expr *sh = e->args[0];
   AVal v;
   if (!eval_value(c, e->args[1], &v)) return false;
@@ -305,7 +303,6 @@ static bool eval_full(Checker *c, Expr *e, AVal *out) {
 
 static bool eval_astype(Checker *c, Expr *e, AVal *out) {
   Dtype t;
-  if (e->nargs != 2) return input_error(c, e->loc, "astype takes (value, dtype)");
   const char *tn = e->args[1]->kind == EX_NAME ? e->args[1]->name : NULL;
   if (tn && (!strncmp(tn, "jnp.", 4) || !strncmp(tn, "np.", 3))) tn = strchr(tn, '.') + 1;
   if (tn && !dtype_lookup(tn, &t)) {
@@ -322,8 +319,7 @@ static bool eval_astype(Checker *c, Expr *e, AVal *out) {
 }
 
 static bool eval_where_minmax(Checker *c, Expr *e, AVal *out) {
-  bool w = !strcmp(e->name, "where");
-  if (e->nargs != (w ? 3 : 2)) return input_error(c, e->loc, w ? "where takes (mask, a, b)" : "min and max take two arguments");
+  bool w = e->builtin == BI_WHERE;
   AVal m, a, b;
   int k = 0;
   if (w && !eval_value(c, e->args[k++], &m)) return false;
@@ -339,21 +335,41 @@ static bool eval_where_minmax(Checker *c, Expr *e, AVal *out) {
   return true;
 }
 
-static bool eval_call(Checker *c, Expr *e, AVal *out) {
-  for (int i = 0; i < e->nargs; i++)
-    if (e->kw[i]) return input_error(c, e->args[i]->loc, "keyword arguments are only for pl.ds and plsc.Indices");
-  if (!strcmp(e->name, "iota")) return eval_iota(c, e, out);
-  if (!strcmp(e->name, "full")) return eval_full(c, e, out);
-  if (!strcmp(e->name, "astype")) return eval_astype(c, e, out);
-  if (!strcmp(e->name, "where") || !strcmp(e->name, "min") || !strcmp(e->name, "max")) return eval_where_minmax(c, e, out);
-  if (!strcmp(e->name, "pl.ds") || !strcmp(e->name, "plsc.Indices"))
-    return input_error(c, e->loc, "pl.ds and plsc.Indices only appear inside a ref's [...]");
-  static const char *const fns[] = {"iota", "full", "where", "min", "max", "astype", "pl.ds", "plsc.Indices"};
-  const char *near = names_nearest(e->name, fns, 8);
-  char msg[200];
+/* "unknown function 'f'; did you mean 'g'?", or the list of value functions. */
+static bool unknown_function(Checker *c, const Expr *e) {
+  const char *fns[BUILTIN_COUNT];
+  int n = builtin_names(fns);
+  const char *near = names_nearest(e->name, fns, n);
+  char msg[200], list[120];
+  builtin_list(BK_VALUE, ", ", list, sizeof list);
   if (near) snprintf(msg, sizeof msg, "unknown function '%.60s'; did you mean '%s'?", e->name, near);
-  else snprintf(msg, sizeof msg, "unknown function '%.60s' (iota, full, where, min, max, astype)", e->name);
+  else snprintf(msg, sizeof msg, "unknown function '%.60s' (%s)", e->name, list);
   return input_error(c, e->loc, msg);
+}
+
+/* A call: resolved by the parser to a BUILTINS row (lowering/builtins.h). */
+static bool eval_call(Checker *c, Expr *e, AVal *out) {
+  char msg[200], idx[80];
+  builtin_list(BK_INDEX, " and ", idx, sizeof idx);
+  for (int i = 0; i < e->nargs; i++)
+    if (e->kw[i]) {
+      snprintf(msg, sizeof msg, "keyword arguments are only for %s", idx);
+      return input_error(c, e->args[i]->loc, msg);
+    }
+  if (e->builtin != BI_NONE && builtin_kind(e->builtin) == BK_VALUE &&
+      (e->nargs < builtin_min_args(e->builtin) || e->nargs > builtin_max_args(e->builtin)))
+    return input_error(c, e->loc, builtin_usage(e->builtin));
+  switch (e->builtin) {
+  case BI_IOTA: return eval_iota(c, e, out);
+  case BI_FULL: return eval_full(c, e, out);
+  case BI_ASTYPE: return eval_astype(c, e, out);
+  case BI_WHERE: case BI_MIN: case BI_MAX: return eval_where_minmax(c, e, out);
+  case BI_DS: case BI_INDICES:
+    snprintf(msg, sizeof msg, "%s only appear inside a ref's [...]", idx);
+    return input_error(c, e->loc, msg);
+  case BI_NONE: break;
+  }
+  return unknown_function(c, e);
 }
 
 /* v[k]: element access on a value; a dynamic k lowers to dynamic_slice. */

@@ -66,43 +66,59 @@ static int lower_const(L *l, const Expr *e) {
 /* A size or element index the checker proved static (it folded it). */
 static int64_t static_int(const Expr *e) { return e->has_sval ? e->sval : e->ival; }
 
-static int lower_call(L *l, const Expr *e) {
+static int lower_iota(L *l, const Expr *e) {
+  Instr *in = emit(l, I_IOTA);
+  in->imm = static_int(e->args[0]);
+  in->d = new_reg(l);
+  return in->d;
+}
+
+static int lower_astype(L *l, const Expr *e) {
+  int a = lower_expr(l, e->args[0]);
+  Instr *in = emit(l, I_CAST);
+  in->a = a;
+  in->ty = e->ty;
+  in->d = new_reg(l);
+  return in->d;
+}
+
+static int lower_full(L *l, const Expr *e) {
+  int a = lower_expr(l, e->args[1]);
+  Instr *in = emit(l, I_BROADCAST);
+  in->a = a;
+  in->ty = e->ty;
+  const Expr *sh = e->args[0];
+  in->rank = sh->kind == EX_LIST ? sh->nargs : 1;
+  for (int i = 0; i < in->rank; i++) in->shape[i] = static_int(sh->kind == EX_LIST ? sh->args[i] : sh);
+  in->d = new_reg(l);
+  return in->d;
+}
+
+static int lower_select(L *l, const Expr *e) {
   Instr *in;
-  if (!strcmp(e->name, "iota")) {
-    in = emit(l, I_IOTA);
-    in->imm = static_int(e->args[0]);
-    in->d = new_reg(l);
-    return in->d;
-  }
-  if (!strcmp(e->name, "astype")) {
-    int a = lower_expr(l, e->args[0]);
-    in = emit(l, I_CAST);
-    in->a = a;
-    in->ty = e->ty;
-    in->d = new_reg(l);
-    return in->d;
-  }
-  if (!strcmp(e->name, "full")) {
-    int a = lower_expr(l, e->args[1]);
-    in = emit(l, I_BROADCAST);
-    in->a = a;
-    in->ty = e->ty;
-    const Expr *sh = e->args[0];
-    in->rank = sh->kind == EX_LIST ? sh->nargs : 1;
-    for (int i = 0; i < in->rank; i++) in->shape[i] = static_int(sh->kind == EX_LIST ? sh->args[i] : sh);
-    in->d = new_reg(l);
-    return in->d;
-  }
-  bool w = !strcmp(e->name, "where");
+  bool w = e->builtin == BI_WHERE;
   int m = w ? lower_expr(l, e->args[0]) : -1;
   int a = lower_expr(l, e->args[w]), b = lower_expr(l, e->args[w + 1]);
   in = emit(l, w ? I_SELECT : I_MINMAX);
   if (w) in->a = m, in->b = a, in->c = b;
-  else in->a = a, in->b = b, in->imm = e->name[1] == 'a'; /* max: 1 */
+  else in->a = a, in->b = b, in->imm = e->builtin == BI_MAX; /* max: 1 */
   in->ty = e->ty;
   in->uty = e->oty;
   in->d = new_reg(l);
   return in->d;
+}
+
+/* A call the checker accepted: a value builtin (pl.ds and plsc.Indices
+ * live in ref views, never here). */
+static int lower_call(L *l, const Expr *e) {
+  switch (e->builtin) {
+  case BI_IOTA: return lower_iota(l, e);
+  case BI_ASTYPE: return lower_astype(l, e);
+  case BI_FULL: return lower_full(l, e);
+  case BI_WHERE: case BI_MIN: case BI_MAX: return lower_select(l, e);
+  case BI_DS: case BI_INDICES: case BI_NONE: break;
+  }
+  abort(); /* the checker rejects these */
 }
 
 static int lower_list(L *l, const Expr *e) {

@@ -18,6 +18,7 @@
 #include "../isa/value.h"
 #include "../memory/chips.h"
 #include "../memory/memory.h"
+#include "builtins.h"
 #include "diag.h"
 #include "names.h"
 
@@ -54,6 +55,7 @@ struct Expr {
   int64_t ival;
   double fval;
   const char *name; /* NAME, CALL (dotted callee) */
+  Builtin builtin;  /* CALL: the callee, resolved by the parser (BI_NONE: unknown) */
   Expr *a, *b, *c;  /* operands; slice parts */
   Expr **args;      /* CALL args, subscript entries, list items, reshape dims */
   const char **kw;  /* CALL keyword names (NULL entries for positional) */
@@ -72,7 +74,6 @@ struct Expr {
 };
 
 /* ---- refs ---------------------------------------------------------- */
-typedef enum { INIT_UNDEF, INIT_ZEROS, INIT_IOTA, INIT_FILL, INIT_LIST, INIT_RANDOM } InitKind;
 typedef enum { SEM_NONE, SEM_DMA, SEM_REGULAR } SemType;
 
 typedef struct {

@@ -156,6 +156,19 @@ static bool parse_int(const char *s, int64_t *out) {
   return true;
 }
 
+/* An integer literal of dtype t: int64, and for uint64 also the values
+ * past 2**63 - 1 (kept as their 64 bits, as a uint64 cell holds them). */
+static bool parse_int_of(const char *s, Dtype t, int64_t *out) {
+  if (parse_int(s, out)) return true;
+  if (t != DT_UINT64 || !isdigit((unsigned char)s[0])) return false;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (*end || errno == ERANGE) return false;
+  *out = (int64_t)v;
+  return true;
+}
+
 static bool want_int(Loader *L, yaml_node_t *n, const char *key, int64_t lo, int64_t *out) {
   int64_t v;
   if (!is_scalar(n) || !parse_int(scalar(n), &v)) {
@@ -420,8 +433,8 @@ static bool int_literal_fits(const char *s, Dtype t) {
   if (!s[k] || strspn(s + k, "0123456789") != strlen(s + k)) return true; /* not an integer literal */
   if (!dtype_is_int(t)) return true;
   int64_t v;
-  if (!parse_int(s, &v)) return false;
-  if (dtype_kind(t) == DK_UINT && v < 0) return false;
+  if (!parse_int_of(s, t, &v)) return false;
+  if (dtype_kind(t) == DK_UINT && v < 0 && !(t == DT_UINT64 && s[0] != '-')) return false;
   return dtype_size(t) == 8 || dtype_fit(t, (Cell){.i = v}).i == v;
 }
 
@@ -429,7 +442,7 @@ static bool scalar_cell(const char *s, Dtype t, Cell *c) {
   int64_t iv;
   if (!strcmp(s, "true") || !strcmp(s, "True")) iv = 1;
   else if (!strcmp(s, "false") || !strcmp(s, "False")) iv = 0;
-  else if (!parse_int(s, &iv)) {
+  else if (!parse_int_of(s, t, &iv)) {
     char *end;
     double f = strtod(s, &end);
     if (*end || !*s) {
@@ -520,9 +533,8 @@ static bool load_init(Loader *L, Ref *r, yaml_node_t *n) {
     return load_init_list(L, r, n, 0, &pos);
   }
   const char *s = scalar(n);
-  if (!strcmp(s, "zeros")) r->init = INIT_ZEROS;
-  else if (!strcmp(s, "iota")) r->init = INIT_IOTA;
-  else if (!int_literal_fits(s, r->dtype)) {
+  if (mem_init_word(s, &r->init)) return true;
+  if (!int_literal_fits(s, r->dtype)) {
     char msg[200];
     snprintf(msg, sizeof msg, "init value %.40s does not fit in %s", s, dtype_name(r->dtype));
     return fail(L, D_IN_VALUE, node_loc(L, n), msg);
@@ -565,19 +577,16 @@ static bool ref_space(Loader *L, Ref *r, yaml_node_t *n) {
 }
 
 static bool ref_dtype(Loader *L, Ref *r, yaml_node_t *n) {
-  static const char *names[DT_COUNT];
-  for (int i = 0; i < DT_COUNT; i++) names[i] = dtype_name((Dtype)i);
   if (is_scalar(n) && dtype_lookup(scalar(n), &r->dtype)) return true;
   if (!is_scalar(n)) {
     char what[80];
     snprintf(what, sizeof what, "a dtype name such as int32, got %s", node_kind(n));
     return fail(L, D_IN_TYPE, node_loc(L, n), "dtype", what);
   }
-  char hint[200] = "";
-  const char *near = is_scalar(n) ? names_nearest(scalar(n), names, DT_COUNT) : NULL;
-  if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
-  else snprintf(hint, sizeof hint, " (int32, uint32, float32, bfloat16, float16, int16, uint16, int8, uint8, bool)");
-  return fail(L, D_IN_DTYPE, node_loc(L, n), is_scalar(n) ? scalar(n) : node_kind(n), hint);
+  if (L->failed) return false;
+  dtype_unknown(L->d, node_loc(L, n), scalar(n)); /* the hint lists DTYPES */
+  L->failed = true;
+  return false;
 }
 
 static bool ref_keys_ok(Loader *L, yaml_node_t *n, const char *where) {
@@ -977,7 +986,7 @@ static bool check_names_expr(Loader *L, NameSet *s, const Expr *e) {
   check_names_expr(L, s, e->a);
   check_names_expr(L, s, e->b);
   check_names_expr(L, s, e->c);
-  bool astype = e->kind == EX_CALL && !strcmp(e->name, "astype");
+  bool astype = e->kind == EX_CALL && e->builtin == BI_ASTYPE;
   for (int i = 0; i < e->nargs; i++)
     if (!(astype && i == 1 && e->args[i]->kind == EX_NAME)) check_names_expr(L, s, e->args[i]); /* a dtype name */
   return !L->failed;

@@ -143,7 +143,7 @@ static bool ev_unary(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
 }
 
 static bool ev_select(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
-  bool w = !strcmp(e->name, "where");
+  bool w = e->builtin == BI_WHERE;
   Value m = {0}, a = {0}, b = {0};
   bool ok = (!w || ev(R, s, op, e->args[0], &m)) && ev(R, s, op, e->args[w], &a) && ev(R, s, op, e->args[w + 1], &b);
   if (ok) {
@@ -160,7 +160,7 @@ static bool ev_select(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) 
         out->v[i] = pick ? x : y;
         out->def[i] = m.def[im] && (pick ? a.def[ia] : b.def[ib]);
       } else {
-        out->v[i] = alu_minmax(e->oty, x, y, e->name[1] == 'a');
+        out->v[i] = alu_minmax(e->oty, x, y, e->builtin == BI_MAX);
         out->def[i] = a.def[ia] && b.def[ib];
       }
     }
@@ -171,46 +171,57 @@ static bool ev_select(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) 
   return ok;
 }
 
+static bool ev_iota(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  int64_t n = e->args[0]->ival;
+  if (e->args[0]->kind != EX_INT) {
+    Value t = {0};
+    ev(R, s, op, e->args[0], &t);
+    n = t.v[0].i;
+    val_free(&t);
+  }
+  val_shape(out, DT_INT32, 1, &n);
+  for (int64_t i = 0; i < n; i++) out->v[i].i = i, out->def[i] = 1;
+  return true;
+}
+
+static bool ev_full(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value v = {0}, d = {0};
+  int64_t shape[MAX_RANK];
+  int rank = 0;
+  const Expr *sh = e->args[0];
+  const Expr *const *dims = sh->kind == EX_LIST ? (const Expr *const *)sh->args : &sh;
+  int nd = sh->kind == EX_LIST ? sh->nargs : 1;
+  for (int i = 0; i < nd; i++) {
+    ev(R, s, op, dims[i], &d);
+    shape[rank++] = d.v[0].i;
+  }
+  if (!ev(R, s, op, e->args[1], &v)) return val_free(&v), val_free(&d), false;
+  val_shape(out, e->ty, rank, shape);
+  for (int64_t i = 0; i < out->n; i++) out->v[i] = alu_convert(v.dtype, e->ty, v.v[0]), out->def[i] = v.def[0];
+  val_free(&v);
+  val_free(&d);
+  return true;
+}
+
+static bool ev_astype(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value v = {0};
+  if (!ev(R, s, op, e->args[0], &v)) return val_free(&v), false;
+  val_shape(out, e->ty, v.rank, v.shape);
+  for (int64_t i = 0; i < v.n; i++) out->v[i] = alu_convert(v.dtype, e->ty, v.v[i]), out->def[i] = v.def[i];
+  val_free(&v);
+  return true;
+}
+
+/* A call the checker accepted: a value builtin (lowering/builtins.h). */
 static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
-  if (!strcmp(e->name, "iota")) {
-    int64_t n = e->args[0]->ival;
-    if (e->args[0]->kind != EX_INT) {
-      Value t = {0};
-      ev(R, s, op, e->args[0], &t);
-      n = t.v[0].i;
-      val_free(&t);
-    }
-    val_shape(out, DT_INT32, 1, &n);
-    for (int64_t i = 0; i < n; i++) out->v[i].i = i, out->def[i] = 1;
-    return true;
+  switch (e->builtin) {
+  case BI_IOTA: return ev_iota(R, s, op, e, out);
+  case BI_FULL: return ev_full(R, s, op, e, out);
+  case BI_ASTYPE: return ev_astype(R, s, op, e, out);
+  case BI_WHERE: case BI_MIN: case BI_MAX: return ev_select(R, s, op, e, out);
+  case BI_DS: case BI_INDICES: case BI_NONE: break; /* never a value: the checker rejects these */
   }
-  if (!strcmp(e->name, "full")) {
-    Value v = {0}, d = {0};
-    int64_t shape[MAX_RANK];
-    int rank = 0;
-    const Expr *sh = e->args[0];
-    const Expr *const *dims = sh->kind == EX_LIST ? (const Expr *const *)sh->args : &sh;
-    int nd = sh->kind == EX_LIST ? sh->nargs : 1;
-    for (int i = 0; i < nd; i++) {
-      ev(R, s, op, dims[i], &d);
-      shape[rank++] = d.v[0].i;
-    }
-    if (!ev(R, s, op, e->args[1], &v)) return val_free(&v), val_free(&d), false;
-    val_shape(out, e->ty, rank, shape);
-    for (int64_t i = 0; i < out->n; i++) out->v[i] = alu_convert(v.dtype, e->ty, v.v[0]), out->def[i] = v.def[0];
-    val_free(&v);
-    val_free(&d);
-    return true;
-  }
-  if (!strcmp(e->name, "astype")) {
-    Value v = {0};
-    if (!ev(R, s, op, e->args[0], &v)) return val_free(&v), false;
-    val_shape(out, e->ty, v.rank, v.shape);
-    for (int64_t i = 0; i < v.n; i++) out->v[i] = alu_convert(v.dtype, e->ty, v.v[i]), out->def[i] = v.def[i];
-    val_free(&v);
-    return true;
-  }
-  return ev_select(R, s, op, e, out);
+  abort();
 }
 
 static bool ev_list(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
