@@ -74,6 +74,11 @@ static void init_region(Region *r, const RegionSpec *s) {
     mem_set_defined(r, 0, (int64_t)r->size, true);
     return;
   }
+  if (s->init == 6) {
+    if (r->size) memcpy(r->bytes, s->bytes, r->size);
+    mem_set_defined(r, 0, (int64_t)r->size, true);
+    return;
+  }
   for (int64_t i = 0; i < s->nelems; i++) {
     Cell c;
     switch (s->init) {

@@ -42,9 +42,10 @@ typedef struct {
   InstScope scope;
   Dtype dtype;
   int64_t nelems;
-  int init;            /* 0 undefined, 1 zeros, 2 iota, 3 fill, 4 list, 5 random */
+  int init;            /* 0 undefined, 1 zeros, 2 iota, 3 fill, 4 list, 5 random, 6 bytes */
   Cell fill;
   const Cell *data;    /* init list, nelems cells */
+  const uint8_t *bytes; /* init bytes: nelems little-endian elements (an .npy file's data) */
   uint64_t seed;
   double low, high;
 } RegionSpec;
