@@ -164,7 +164,7 @@ static bool dict_lit(Cur *c, NpyHeader *h) {
 
 /* ---- the preamble -------------------------------------------------------- */
 static bool preamble(const uint8_t *b, size_t len, NpyHeader *h, size_t *hlen, char *err, size_t n) {
-  if (len < 10 || memcmp(b, "\x93NUMPY", 6)) return failf(err, n, "it is not an .npy file (it does not start with \\x93NUMPY)");
+  if (len < 10 || memcmp(b, "\x93NUMPY", 6)) return failf(err, n, "it does not start with \\x93NUMPY, the .npy magic");
   h->major = b[6], h->minor = b[7];
   if (h->major < 1 || h->major > 3 || h->minor != 0) return failf(err, n, "it is .npy format version %d.%d; sc-sim reads 1.0, 2.0 and 3.0", h->major, h->minor);
   size_t at = h->major == 1 ? 10 : 12;
