@@ -585,36 +585,43 @@ static bool npy_matches(Loader *L, const Ref *r, const NpyHeader *h, const NpySo
   return fail(L, D_IN_VALUE, at, msg);
 }
 
+/* The header of the file, parsed; false (the load failed) when malformed. */
+static bool npy_header(Loader *L, NpySource *src, NpyHeader *h, Loc at) {
+  uint8_t head[NPY_MAX_HEADER + 12];
+  size_t hn = src->size < sizeof head ? (size_t)src->size : sizeof head;
+  char err[500], msg[1200];
+  if (!npy_read(src, 0, head, hn)) snprintf(err, sizeof err, "reading it failed: %s", strerror(errno));
+  else if (npy_parse_header(head, hn, h, err, sizeof err)) return true;
+  snprintf(msg, sizeof msg, "%s is not a valid .npy file: %s", src->shown, err);
+  return fail(L, D_IN_VALUE, at, msg);
+}
+
+/* The file's elements into the arena, as the ref's init. */
+static bool npy_data(Loader *L, Ref *r, NpySource *src, const NpyHeader *h, const char *path, Loc at) {
+  char msg[1200];
+  if (h->data_bytes > (uint64_t)LOAD_MAX_TOTAL_BYTES) {
+    snprintf(msg, sizeof msg, "%s holds %llu bytes of data; sc-sim's limit for all refs together is 2**33 bytes", src->shown,
+             (unsigned long long)h->data_bytes);
+    return fail(L, D_IN_LIMIT, at, msg);
+  }
+  uint8_t *data = arena_alloc(&L->p->arena, h->data_bytes ? (size_t)h->data_bytes : 1);
+  errno = 0;
+  if (!npy_read(src, h->data_offset, data, (size_t)h->data_bytes)) {
+    snprintf(msg, sizeof msg, "cannot read %s: %s", src->shown, errno ? strerror(errno) : "it changed while being read");
+    return fail(L, D_IN_FILE, at, msg);
+  }
+  npy_decode(h, data);
+  r->init = INIT_BYTES;
+  r->init_bytes = data;
+  r->init_file = arena_strdup(&L->p->arena, path);
+  return true;
+}
+
 static bool npy_load(Loader *L, Ref *r, const char *path, Loc at) {
   NpySource src;
-  if (!npy_open(L, path, at, &src)) return false;
-  uint8_t head[NPY_MAX_HEADER + 12];
-  size_t hn = src.size < sizeof head ? (size_t)src.size : sizeof head;
   NpyHeader h;
-  char err[500], msg[1200];
-  bool ok = npy_read(&src, 0, head, hn);
-  if (!ok) snprintf(err, sizeof err, "reading it failed: %s", strerror(errno));
-  if (ok && !(ok = npy_parse_header(head, hn, &h, err, sizeof err))) {}
-  if (!ok) {
-    snprintf(msg, sizeof msg, "%s is not a valid .npy file: %s", src.shown, err);
-    fail(L, D_IN_VALUE, at, msg);
-  } else if ((ok = npy_matches(L, r, &h, &src, at))) {
-    if (h.data_bytes > (uint64_t)LOAD_MAX_TOTAL_BYTES) {
-      snprintf(msg, sizeof msg, "%s holds %llu bytes of data; sc-sim's limit for all refs together is 2**33 bytes", src.shown, (unsigned long long)h.data_bytes);
-      ok = fail(L, D_IN_LIMIT, at, msg);
-    } else {
-      uint8_t *data = arena_alloc(&L->p->arena, h.data_bytes ? (size_t)h.data_bytes : 1);
-      if (!(ok = npy_read(&src, h.data_offset, data, (size_t)h.data_bytes))) {
-        snprintf(msg, sizeof msg, "cannot read %s: %s", src.shown, errno ? strerror(errno) : "it changed while being read");
-        fail(L, D_IN_FILE, at, msg);
-      } else {
-        npy_decode(&h, data);
-        r->init = INIT_BYTES;
-        r->init_bytes = data;
-        r->init_file = arena_strdup(&L->p->arena, path);
-      }
-    }
-  }
+  if (!npy_open(L, path, at, &src)) return false;
+  bool ok = npy_header(L, &src, &h, at) && npy_matches(L, r, &h, &src, at) && npy_data(L, r, &src, &h, path, at);
   if (src.fd >= 0) close(src.fd);
   return ok;
 }
