@@ -401,6 +401,51 @@ static void lower_fetch_and_add(L *l, const Op *op) {
   bind_out(l, op->name[FLD_OUT], in->d);
 }
 
+/* Sets the carries from vals (their initial or next values): every value
+ * is computed first, into registers of its own, and only then moved into
+ * the carries' registers, so a next value that reads a carry reads the old
+ * one.  A weakly typed initial value the checker promoted is converted. */
+static void lower_carries(L *l, const Op *op, Expr **vals, bool init) {
+  int *tmp = malloc(sizeof *tmp * (size_t)(op->ncarry + 1));
+  if (!tmp) abort();
+  for (int k = 0; k < op->ncarry; k++) {
+    int r = lower_expr(l, vals[k]);
+    Instr *in;
+    if (init && vals[k]->ty != op->carry_ty[k]) {
+      in = emit(l, I_CAST);
+      in->ty = op->carry_ty[k];
+    } else if (vals[k]->kind == EX_NAME) {
+      in = emit(l, I_MOV); /* a name's own register: copy it before any carry moves */
+    } else {
+      tmp[k] = r;
+      continue;
+    }
+    in->a = r;
+    in->d = tmp[k] = new_reg(l);
+  }
+  for (int k = 0; k < op->ncarry; k++) {
+    Instr *mv = emit(l, I_MOV);
+    mv->a = tmp[k];
+    mv->d = name_reg(l, op->carry[k]);
+  }
+  free(tmp);
+}
+
+/* while: carries := init; head: if not cond goto exit; body; carries :=
+ * next; goto head; exit. */
+static void lower_while(L *l, const Op *op) {
+  lower_carries(l, op, op->list[FLD_CARRY], true);
+  int head = l->c->n;
+  int cond = lower_expr(l, op->e[FLD_COND]);
+  int br = l->c->n;
+  emit(l, I_BRANCH_IF_FALSE)->a = cond;
+  lower_body(l, &op->body);
+  l->op = op;
+  lower_carries(l, op, op->list[FLD_NEXT], false);
+  emit(l, I_JUMP)->target = head;
+  l->c->code[br].target = l->c->n;
+}
+
 static void lower_loop(L *l, const Op *op) {
   int lo = lower_expr(l, op->list[FLD_RANGE][0]), hi = lower_expr(l, op->list[FLD_RANGE][1]);
   int step;
@@ -411,12 +456,14 @@ static void lower_loop(L *l, const Op *op) {
     one->imm = 1;
     one->d = step = new_reg(l);
   }
+  lower_carries(l, op, op->list[FLD_CARRY], true);
   int var = name_reg(l, op->name[FLD_VAR]);
   int head = l->c->n;
   Instr *f = emit(l, I_FOR);
   f->d = var, f->a = lo, f->b = hi, f->c = step;
   lower_body(l, &op->body);
   l->op = op;
+  lower_carries(l, op, op->list[FLD_NEXT], false);
   Instr *e = emit(l, I_ENDFOR);
   e->d = var, e->b = hi, e->c = step, e->target = head + 1;
   l->c->code[head].target = l->c->n;
@@ -479,6 +526,7 @@ static void lower_op(L *l, const Op *op) {
     if (!op->e[FLD_VALUE]->is_ref) bind_out(l, op->name[FLD_NAME], lower_expr(l, op->e[FLD_VALUE]));
     break;
   case OPK_LOOP: lower_loop(l, op); break;
+  case OPK_WHILE: lower_while(l, op); break;
   case OPK_WHEN: lower_when(l, op); break;
   case OPK_EXPECT: lower_expect(l, op); break;
   case OPK_COUNT: break;

@@ -86,7 +86,7 @@ static Cell init_cell(const Region *r, const RegionSpec *s, int64_t i) {
   case INIT_FILL: return s->fill;
   case INIT_LIST: return s->data[i];
   case INIT_RANDOM: return mem_random(s, r->core, r->subcore, i);
-  case INIT_UNDEF: case INIT_ZEROS: break;
+  case INIT_UNDEF: case INIT_ZEROS: case INIT_BYTES: break;
   }
   return (Cell){.i = 0};
 }
@@ -98,6 +98,9 @@ static void init_region(Region *r, const RegionSpec *s) {
   case INIT_ZEROS: break;  /* calloc / mmap already zeroed the bytes */
   case INIT_IOTA: case INIT_FILL: case INIT_LIST: case INIT_RANDOM:
     for (int64_t i = 0; i < s->nelems; i++) dtype_store(s->dtype, init_cell(r, s, i), r->bytes + i * sz);
+    break;
+  case INIT_BYTES:
+    if (r->size) memcpy(r->bytes, s->bytes, r->size);
     break;
   }
   mem_set_defined(r, 0, (int64_t)r->size, true);

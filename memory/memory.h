@@ -44,7 +44,8 @@ typedef enum { INST_GLOBAL, INST_PER_CORE, INST_PER_SUBCORE } InstScope;
   X(IOTA, "iota")        \
   X(FILL, NULL)          \
   X(LIST, NULL)          \
-  X(RANDOM, NULL) /* the map {random: SEED, low: A, high: B} */
+  X(RANDOM, NULL)         /* the map {random: SEED, low: A, high: B} */ \
+  X(BYTES, NULL)  /* the map {npy: PATH}: the file's little-endian elements */
 
 typedef enum {
 #define X(e, word) INIT_##e,
@@ -65,6 +66,7 @@ typedef struct {
   const Cell *data;    /* INIT_LIST: nelems cells */
   uint64_t seed;       /* INIT_RANDOM */
   double low, high;    /* INIT_RANDOM */
+  const uint8_t *bytes; /* INIT_BYTES: nelems little-endian elements (an .npy file's data) */
 } RegionSpec;
 
 typedef struct {

@@ -401,7 +401,7 @@ static void test_name_index(void) {
 
 static void test_isa_roundtrip(void) {
   int failed = 0, n = 0;
-  static const char *const dirs[] = {"tests/golden/exec", "tests/golden/race", "tests/golden/timing", "tests/golden/worked", "examples"};
+  static const char *const dirs[] = {"tests/golden/exec", "tests/golden/race", "tests/golden/timing", "tests/golden/worked", "tests/golden/carry", "examples"};
   for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) n += roundtrip_dir(dirs[i], &failed);
   CU_ASSERT(n > 20);
   CU_ASSERT_EQUAL(failed, 0);

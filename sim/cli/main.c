@@ -12,6 +12,7 @@
 #include "../front/load.h"
 #include "../run/engine.h"
 #include "../fuzz/fuzz.h"
+#include "../run/out.h"
 #include "../run/run.h"
 #include "../run/verify.h"
 #include "../../traces/json.h"
@@ -29,6 +30,7 @@ typedef struct {
   Mutant mutant;
   uint64_t max_ops, max_cycles, max_log_mb, max_mismatches, trace_max_bytes;
   const char *stats, *trace, *trace_format, *trace_window, *trace_filter, *mutate;
+  const char *out;
 } Options;
 
 typedef enum { OPT_FLAG, OPT_COUNT, OPT_TEXT } OptKind;
@@ -54,6 +56,7 @@ static const struct {
     {"--trace-window", OPT_TEXT, offsetof(Options, trace_window), "START:END cycles"},
     {"--trace-filter", OPT_TEXT, offsetof(Options, trace_filter), "core=C,subcore=S,space=X,ref=R,op=O"},
     {"--trace-max-bytes", OPT_COUNT, offsetof(Options, trace_max_bytes), "N: cut the trace at N bytes"},
+    {"--out", OPT_TEXT, offsetof(Options, out), "DIR: write every hbm ref's final contents as DIR/NAME.npy"},
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
 
@@ -437,6 +440,7 @@ static int run_program(Program *p, const Options *o) {
   else if (!verify_expect_refs(p, &eng, &d) || !cycles_ok(p, &eng, &d)) rc = report(o, &d);
   if (trace && !trace_close(trace, &d) && rc == EXIT_OK) rc = report(o, &d);
   if (o->stats && !stats_write(o->stats, p, &eng.stats, &d) && rc == EXIT_OK) rc = report(o, &d);
+  if (o->out && !run_write_npy_dir(p, &eng, o->out, &d) && rc == EXIT_OK) rc = report(o, &d);
   if (!strcmp(o->cmd, "diff")) {
     printf("diff: %llu matched, %llu mismatched\n", (unsigned long long)st.matched, (unsigned long long)st.mismatched);
     if (st.nlist) printf(" line  %-22s  sub  %-16s  %-14s  %-14s\n", "operation", "where", "reference", "lowering");

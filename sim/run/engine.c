@@ -1406,7 +1406,10 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
     return s->pc = in->target, X_BLOCKED + 1;
   }
   if (in->op == I_BRANCH_IF_FALSE) {
-    if (!int_reg(E, s, in, in->a, &a)) return X_FAULT;
+    bool ok = true;
+    const Value *v = rd(E, s, in, in->a, &ok);
+    if (ok && v->n == 1 && !v->def[0]) return efault(E, s, in, FAULT_UNINIT, "the condition (of a when or a while) is undefined"), X_FAULT;
+    if (!ok || !int_reg(E, s, in, in->a, &a)) return X_FAULT;
     if (!a) return s->pc = in->target, X_BLOCKED + 1;
     return X_OK;
   }

@@ -977,10 +977,46 @@ static int push(Ref_ *R, Sub *s, const Op *op, const Body *b) {
   return ST_OK;
 }
 
+/* Binds a loop's carries to vals (initial or next values): all are
+ * evaluated before any is bound, so a next value reads the carries' old
+ * values; a weakly typed initial value the checker promoted is converted
+ * to the carry's dtype (as astype would). */
+static bool set_carries(Ref_ *R, Sub *s, const Op *op, Expr *const *vals, bool init) {
+  Value *v = calloc((size_t)op->ncarry + 1, sizeof *v);
+  if (!v) abort();
+  bool ok = true;
+  for (int k = 0; k < op->ncarry && ok; k++) {
+    ok = ev(R, s, op, vals[k], &v[k]);
+    Dtype t = op->carry_ty[k];
+    if (!ok || !init || vals[k]->ty == t) continue;
+    Value c = {0};
+    val_shape(&c, t, v[k].rank, v[k].shape);
+    for (int64_t i = 0; i < c.n; i++) c.v[i] = alu_convert(v[k].dtype, t, v[k].v[i]), c.def[i] = v[k].def[i];
+    val_free(&v[k]);
+    v[k] = c;
+  }
+  for (int k = 0; k < op->ncarry && ok; k++) env_set(s, op->carry[k], &v[k]);
+  for (int k = 0; k < op->ncarry; k++) val_free(&v[k]);
+  free(v);
+  return ok;
+}
+
+/* The bounds are computed, then the carries' initial values, and only
+ * then are the bounds tested defined, in the lowering's order. */
 static int do_loop(Ref_ *R, Sub *s, const Op *op) {
-  int64_t lo, hi, step = 1;
-  if (!ev_int(R, s, op, op->list[FLD_RANGE][0], &lo) || !ev_int(R, s, op, op->list[FLD_RANGE][1], &hi)) return ST_FAULT;
-  if (op->nlist[FLD_RANGE] == 3 && !ev_int(R, s, op, op->list[FLD_RANGE][2], &step)) return ST_FAULT;
+  int64_t b[3] = {0, 0, 1};
+  Value bv[3] = {{0}};
+  int nb = op->nlist[FLD_RANGE];
+  bool ok = true;
+  for (int i = 0; i < nb && ok; i++) ok = ev(R, s, op, op->list[FLD_RANGE][i], &bv[i]);
+  if (ok && op->ncarry) ok = set_carries(R, s, op, op->list[FLD_CARRY], true);
+  for (int i = 0; i < nb && ok; i++) {
+    if (!bv[i].def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", op->list[FLD_RANGE][i]->text ? op->list[FLD_RANGE][i]->text : "a loop bound", "");
+    else b[i] = dtype_is_float(bv[i].dtype) ? (int64_t)bv[i].v[0].f : bv[i].v[0].i;
+  }
+  for (int i = 0; i < nb; i++) val_free(&bv[i]);
+  if (!ok) return ST_FAULT;
+  int64_t lo = b[0], hi = b[1], step = b[2];
   if (step == 0) return fault(R, s, op, FAULT_LIMIT, "loop step is zero%s%s", "", ""), ST_FAULT;
   if (step > 0 ? lo >= hi : lo <= hi) return ST_OK;
   if (push(R, s, op, &op->body) != ST_OK) return ST_FAULT;
@@ -993,6 +1029,41 @@ static int do_loop(Ref_ *R, Sub *s, const Op *op) {
   val_scalar(&v, DT_INT32, (Cell){.i = lo});
   env_set(s, op->name[FLD_VAR], &v);
   val_free(&v);
+  return ST_OK;
+}
+
+/* while: the carries, then the condition before every iteration. */
+static int do_while(Ref_ *R, Sub *s, const Op *op) {
+  int64_t go;
+  if (!set_carries(R, s, op, op->list[FLD_CARRY], true) || !ev_int(R, s, op, op->e[FLD_COND], &go)) return ST_FAULT;
+  if (!go) return ST_OK;
+  if (push(R, s, op, &op->body) != ST_OK) return ST_FAULT;
+  s->fr[s->depth - 1].loop = op;
+  return ST_OK;
+}
+
+/* The end of an iteration of a loop with carries or of a while: the next
+ * values, then the test.  Counted as an operation, so that an endless
+ * while meets --max-ops.  Returns ST_OK (continue or leave) or ST_FAULT. */
+static int next_iteration(Ref_ *R, Sub *s, Frame *f) {
+  const Op *op = f->loop;
+  int64_t next, go;
+  R->r->ops++;
+  if (!set_carries(R, s, op, op->list[FLD_NEXT], false)) return ST_FAULT;
+  if (op->kind == OPK_WHILE) {
+    if (!ev_int(R, s, op, op->e[FLD_COND], &go)) return ST_FAULT;
+  } else {
+    go = !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi);
+    if (go) {
+      f->i = next;
+      Value v = {0};
+      val_scalar(&v, DT_INT32, (Cell){.i = f->i});
+      env_set(s, op->name[FLD_VAR], &v);
+      val_free(&v);
+    }
+  }
+  if (go) f->pc = 0;
+  else s->depth--;
   return ST_OK;
 }
 
@@ -1035,6 +1106,7 @@ static int exec_op(Ref_ *R, Sub *s, const Op *op) {
   case OPK_BARRIER: return do_barrier(R, s);
   case OPK_LET: return do_let(R, s, op);
   case OPK_LOOP: return do_loop(R, s, op);
+  case OPK_WHILE: return do_while(R, s, op);
   case OPK_WHEN: return do_when(R, s, op);
   case OPK_EXPECT: return do_expect(R, s, op);
   case OPK_COUNT: break;
@@ -1047,6 +1119,7 @@ static int step(Ref_ *R, Sub *s) {
   while (s->depth) {
     Frame *f = &s->fr[s->depth - 1];
     if (f->pc < f->body->n) break;
+    if (f->loop && (f->loop->kind == OPK_WHILE || f->loop->ncarry)) return next_iteration(R, s, f);
     int64_t next;
     if (f->loop && !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi)) {
       f->i = next;

@@ -28,6 +28,7 @@ RegionSpec *run_region_specs(const Program *p) {
     s[i].init = r->space == SP_SEMAPHORE ? INIT_ZEROS : r->init;
     s[i].fill = r->fill;
     s[i].data = r->init_data;
+    s[i].bytes = r->init_bytes;
     s[i].seed = r->seed;
     s[i].low = r->low;
     s[i].high = r->high;
