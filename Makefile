@@ -40,6 +40,7 @@ test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim $(BUILD)/trace-check
 	@for t in $(UNIT_TESTS); do $$t || exit 1; done
 	@python3 tests/layers.py $(BUILD)
 	@tests/golden.sh $(BUILD)/sc-sim
+	@python3 tests/verdicts.py $(BUILD)/sc-sim
 	@tests/limits.sh $(BUILD)/sc-sim
 	@tests/traces.sh $(BUILD)/sc-sim $(BUILD)/trace-check
 	@tests/mutants.sh $(BUILD)/sc-sim
