@@ -42,12 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../lowering/check.h"
 #include "../../lowering/lower.h"
-#include "../run/engine.h"
-#include "../front/load.h"
-#include "../run/run.h"
-#include "../run/verify.h"
+#include "../run/pipeline.h"
 
 enum { MAX_UNITS = 12, MAX_STEPS = 6, MAX_NAMES = 24, NAME_LEN = 24 };
 
@@ -2321,62 +2317,27 @@ static void oc_set(Outcome *o, OcKind k, const char *id, const char *msg, int li
   o->line = line;
 }
 
-static void oc_diag(Outcome *o, const Diag *d) {
-  DiagClass c = diag_class(d->id);
-  OcKind k = c == DC_RULE ? OC_REJECTED : c == DC_INPUT ? OC_INVALID : c == DC_FAULT ? OC_FAULT : OC_MISMATCH;
-  if (d->id == D_RUN_EXPECT) k = OC_EXPECT;
-  oc_set(o, k, diag_id_name(d->id), d->message, d->loc.line);
-}
-
-/* As sim/main.c: both runs stop with the same fault: the program's fault
- * (a failed expect is a verification failure); otherwise a mismatch. */
-static void oc_fault(Outcome *o, const RunResult *ref, const RunResult *eng) {
-  const RunResult *f = ref->faulted ? ref : eng;
-  if (ref->faulted && eng->faulted && ref->fault.kind == eng->fault.kind) {
-    OcKind k = f->fault.kind == FAULT_EXPECT ? OC_EXPECT : OC_FAULT;
-    oc_set(o, k, k == OC_EXPECT ? "expect" : fault_name(f->fault.kind), f->fault.details, f->fault.loc.line);
-    return;
-  }
-  char msg[1000];
-  snprintf(msg, sizeof msg, "the %s stopped with fault %s (%s) and the %s did not stop there", ref->faulted ? "reference" : "lowering",
-           fault_name(f->fault.kind), f->fault.details, ref->faulted ? "lowering" : "reference");
-  oc_set(o, OC_MISMATCH, "mismatch", msg, f->fault.loc.line);
-}
-
-static void run_both(Program *p, Mutant m, Outcome *o) {
-  Code code;
-  Diag d;
-  RunResult ref, eng;
-  RunLimits lim;
-  memset(&lim, 0, sizeof lim); /* the defaults, whatever fields RunLimits grows */
-  memset(&code, 0, sizeof code);
-  if (!lower_program(p, m, &code, &d)) {
-    oc_diag(o, &d);
-    lower_free(&code);
-    return;
-  }
-  engine_run(p, &code, &lim, &eng);
-  lim.atomics = eng.atomics; /* the reference replays the engine's atomics (SPEC §9.10) */
-  lim.natomics = eng.natomics;
-  reference_run(p, &lim, &ref);
-  if (ref.faulted || eng.faulted) oc_fault(o, &ref, &eng);
-  else if (!verify_runs(p, &ref, &eng, &d, NULL)) oc_diag(o, &d);
-  else if (!verify_expect_refs(p, &eng, &d)) oc_diag(o, &d);
-  else oc_set(o, OC_OK, "ok", "", 0);
-  run_result_free(&ref);
-  run_result_free(&eng);
-  lower_free(&code);
+/* The pipeline's verdict as the fuzzer names it: a fault by its kind
+ * (with the fault's own words), anything else by its diagnostic. */
+static void oc_pipe(Outcome *o, const PipeOutcome *po) {
+  static const OcKind kinds[] = {[PV_OK] = OC_OK, [PV_REJECTED] = OC_REJECTED, [PV_INVALID] = OC_INVALID,
+                                 [PV_MISMATCH] = OC_MISMATCH, [PV_EXPECT_FAILED] = OC_EXPECT, [PV_FAULT] = OC_FAULT};
+  OcKind k = kinds[po->verdict];
+  const Fault *f = &po->fault;
+  if (k == OC_OK) oc_set(o, k, "ok", "", 0);
+  else if (f->kind != FAULT_NONE) oc_set(o, k, k == OC_FAULT ? fault_name(f->kind) : diag_id_name(po->diag.id), f->details, f->loc.line);
+  else oc_set(o, k, diag_id_name(po->diag.id), po->diag.message, po->diag.loc.line);
 }
 
 /* The whole pipeline in this process, as `sc-sim run` does it. */
 static void evaluate(const char *text, size_t len, Mutant m, Outcome *o) {
-  static Program p;
-  Diag d;
-  memset(&p, 0, sizeof p);
-  if (!load_program_text("fuzz.yaml", text, len, &p, &d)) oc_diag(o, &d);
-  else if (!check_program(&p, &d)) oc_diag(o, &d);
-  else run_both(&p, m, o);
-  program_free(&p);
+  static PipeOutcome po;
+  PipeOptions opt;
+  pipe_options_init(&opt);
+  opt.mutant = m;
+  pipeline_text("fuzz.yaml", text, len, &opt, &po);
+  oc_pipe(o, &po);
+  pipeline_free(&po);
 }
 
 static size_t read_all(int fd, void *buf, size_t n) {
