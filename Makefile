@@ -41,6 +41,7 @@ test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim $(BUILD)/trace-check
 	@python3 tests/layers.py $(BUILD)
 	@tests/golden.sh $(BUILD)/sc-sim
 	@python3 tests/npy_out.py $(BUILD)/sc-sim
+	@python3 tests/verdicts.py $(BUILD)/sc-sim
 	@tests/limits.sh $(BUILD)/sc-sim
 	@tests/traces.sh $(BUILD)/sc-sim $(BUILD)/trace-check
 	@tests/outputs.sh $(BUILD)/sc-sim

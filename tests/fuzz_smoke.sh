@@ -19,7 +19,7 @@ sim=${1:?usage: tests/fuzz_smoke.sh path/to/sc-sim}
 COUNT=${FUZZ_SMOKE_COUNT:-10000}
 MUTANT_COUNT=500
 SEED=20240917
-AVOID=none   # no open bug to steer around (KNOWN_BUGS in sim/fuzz/fuzz.c)
+AVOID=none   # no open bug to steer around (KNOWN_BUGS in sim/fuzz/fuzz_priv.h)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0

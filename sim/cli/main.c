@@ -7,17 +7,12 @@
 #include <string.h>
 
 #include "../../lowering/asm.h"
-#include "../../lowering/check.h"
 #include "../../memory/chips.h"
-#include "../front/load.h"
-#include "../run/engine.h"
 #include "../fuzz/fuzz.h"
 #include "../run/out.h"
-#include "../run/run.h"
-#include "../run/verify.h"
+#include "../run/pipeline.h"
 #include "../../traces/json.h"
 #include "../../traces/stats.h"
-#include "../../traces/trace.h"
 
 #define SC_SIM_VERSION "0.1.0"
 
@@ -75,16 +70,6 @@ static void usage(FILE *f) {
         f);
 }
 
-static int exit_for(const Diag *d) {
-  switch (diag_class(d->id)) {
-  case DC_RULE: return EXIT_REJECTED;
-  case DC_INPUT: return EXIT_INVALID;
-  case DC_FAULT: return EXIT_FAULT;
-  case DC_VERIFY: return EXIT_MISMATCH;
-  }
-  return EXIT_INVALID;
-}
-
 static void print_loc(FILE *f, const Loc *l) {
   if (l->line > 0) fprintf(f, "%s:%d:%d: ", l->file, l->line, l->col);
   else fprintf(f, "%s: ", l->file ? l->file : "sc-sim");
@@ -118,12 +103,12 @@ static void json_diag(const Diag *d, const char *status, int code) {
   printf("]}}\n");
 }
 
-static int report(const Options *o, const Diag *d) {
-  int code = exit_for(d);
+/* The outcome's diagnostic, on standard error (or as JSON); its exit status. */
+static int report(const Options *o, const PipeOutcome *out) {
   static const char *status[] = {"ok", "rejected", "invalid", "mismatch", "fault"};
-  if (o->json) json_diag(d, status[code], code);
-  else print_diag(d);
-  return code;
+  if (o->json) json_diag(&out->diag, status[out->exit], out->exit);
+  else print_diag(&out->diag);
+  return out->exit;
 }
 
 static void list_chips(void) {
@@ -237,30 +222,19 @@ static bool trace_filter(const char *spec, TraceOptions *t) {
   return true;
 }
 
-static TraceSink *open_trace(const Options *o, const Program *p, Diag *d, bool *bad) {
-  *bad = false;
-  if (!o->trace) return NULL;
-  TraceOptions t;
-  trace_options_init(&t);
-  t.format = o->trace_format && !strcmp(o->trace_format, "csv") ? TRACE_CSV : TRACE_CHROME_JSON;
-  t.clock_hz = p->params.clock_hz > 0 ? (double)p->params.clock_hz : 1e9;
-  t.filter_core = t.filter_subcore = -1;
+/* The trace the pipeline opens: the user's choices; a bad filter is reported
+ * where the trace would open. */
+static void trace_choices(const Options *o, PipeOptions *po) {
+  if (!o->trace) return;
+  TraceOptions *t = &po->trace;
+  po->trace_path = o->trace;
+  t->format = o->trace_format && !strcmp(o->trace_format, "csv") ? TRACE_CSV : TRACE_CHROME_JSON;
+  t->filter_core = t->filter_subcore = -1;
   unsigned long long a = 0, b = 0;
   if (o->trace_window) sscanf(o->trace_window, "%llu:%llu", &a, &b);
-  t.window_start = a, t.window_end = b;
-  if (o->trace_filter && !trace_filter(o->trace_filter, &t)) {
-    diag_set(d, D_IN_VALUE, (Loc){"sc-sim", 0, 0}, "--trace-filter takes core=C,subcore=S,space=X,ref=R,op=O");
-    *bad = true;
-    return NULL;
-  }
-  t.max_bytes = o->trace_max_bytes;
-  t.program_name = p->name;
-  t.cores = (int)p->mesh_cores;
-  t.subcores = (int)p->mesh_subcores;
-  t.scalar_subcore = p->kernel == KERNEL_SCALAR;
-  TraceSink *s = trace_open(o->trace, &t, d);
-  *bad = !s;
-  return s;
+  t->window_start = a, t->window_end = b;
+  if (o->trace_filter && !trace_filter(o->trace_filter, t)) po->trace_error = "--trace-filter takes core=C,subcore=S,space=X,ref=R,op=O";
+  t->max_bytes = o->trace_max_bytes;
 }
 
 static void summary(const Program *p) {
@@ -273,36 +247,6 @@ static void summary(const Program *p) {
     for (int k = 0; k < r->rank; k++) printf("%s%lld", k ? ", " : "", (long long)r->shape[k]);
     printf("%s) %lld bytes\n", r->rank == 1 ? "," : "", (long long)(r->nelems * dtype_size(r->dtype)));
   }
-}
-
-/* Both runs fault the same way: the program's fault.  One faults: the
- * lowering and the reference disagree. */
-static int fault_outcome(const Options *o, RunResult *ref, RunResult *eng) {
-  Diag d;
-  /* Races and cycle limits are the engine's alone (it models concurrency
-   * and time); an operation limit reads best in the reference's words. */
-  if (eng->faulted && eng->fault.kind == FAULT_LOWERING) { /* a malformed lowering is bad input */
-    diag_set(&d, D_IN_EXPR, eng->fault.loc, eng->fault.details);
-    return report(o, &d);
-  }
-  if (ref->faulted && eng->faulted && ref->fault.kind == eng->fault.kind) {
-    verify_fault_diag(ref->fault.kind == FAULT_LIMIT ? ref : eng, &d);
-    return report(o, &d);
-  }
-  if (eng->faulted && (eng->fault.kind == FAULT_RACE || eng->fault.kind == FAULT_LIMIT)) {
-    verify_fault_diag(eng, &d);
-    return report(o, &d);
-  }
-  if (ref->faulted && ref->fault.kind == FAULT_LIMIT) {
-    verify_fault_diag(ref, &d);
-    return report(o, &d);
-  }
-  const RunResult *f = ref->faulted ? ref : eng;
-  char msg[1000];
-  snprintf(msg, sizeof msg, "the %s stopped with fault %s (%s) and the %s did not stop there", ref->faulted ? "reference" : "lowering",
-           fault_name(f->fault.kind), f->fault.details, ref->faulted ? "lowering" : "reference");
-  diag_set(&d, D_RUN_MISMATCH, f->fault.loc, msg);
-  return report(o, &d);
 }
 
 static void json_cell(Dtype t, Cell c, bool def) {
@@ -374,18 +318,6 @@ static void json_run(const Program *p, RunResult *r) {
   printf("}}\n");
 }
 
-/* expect: cycles: {max: N} bounds the timing model's result. */
-static bool cycles_ok(const Program *p, const RunResult *eng, Diag *d) {
-  if (!p->expect_cycles || eng->cycles <= (uint64_t)p->expect_cycles_max) return true;
-  char msg[200];
-  snprintf(msg, sizeof msg, "the run took %llu cycles, more than expect.cycles.max = %lld", (unsigned long long)eng->cycles,
-           (long long)p->expect_cycles_max);
-  diag_set(d, D_RUN_EXPECT, p->expect_loc, msg);
-  return false;
-}
-
-/* Runs an accepted program: the engine and the reference, verification of
- * one against the other, then the program's expectations. */
 /* The run's warnings (SPEC §7.7), on standard error as diagnostics are;
  * they do not change the exit status. */
 static void print_warnings(const RunResult *r) {
@@ -399,76 +331,69 @@ static void print_warnings(const RunResult *r) {
             (unsigned long long)r->more_warnings, RUN_MAX_WARNINGS);
 }
 
-static int run_program(Program *p, const Options *o) {
-  RunResult ref, eng;
-  Code code;
-  Diag d;
-  bool bad;
-  TraceSink *trace = open_trace(o, p, &d, &bad);
-  if (bad) return report(o, &d);
-  RunLimits lim = {o->max_ops, o->max_cycles, trace, o->no_verify, o->no_races, NULL, 0, 0};
-  if (o->max_log_mb) lim.max_log_bytes = o->max_log_mb > UINT64_MAX >> 20 ? UINT64_MAX : o->max_log_mb << 20;
-  int rc = EXIT_OK;
-  if (p->lowered) { /* the user's lowering (PROGRAM_FORMAT.md, Differential testing) */
-    if (!asm_parse(p, p->lowered, p->lowered_loc, &code, &d) || !asm_verify(&code, &d)) {
-      bool parsed = diag_class(d.id) == DC_RULE;
-      if (parsed) lower_free(&code);
-      if (trace) trace_abort(trace);
-      return report(o, &d);
-    }
-  } else if (!lower_program(p, o->mutant, &code, &d)) {
-    lower_free(&code);
-    if (trace) trace_abort(trace);
-    return report(o, &d);
-  }
-  engine_run(p, &code, &lim, &eng);
-  lim.atomics = eng.atomics; /* the reference replays the engine's atomics (SPEC §9.10) */
-  lim.natomics = eng.natomics;
-  if (o->no_verify) memset(&ref, 0, sizeof ref);
-  else reference_run(p, &lim, &ref);
-  print_warnings(&eng);
-  VerifyStats st = {0, 0, 0, 0, NULL};
-  if (!strcmp(o->cmd, "diff")) {
-    st.max_list = o->max_mismatches ? (o->max_mismatches < VERIFY_MAX_LIST ? (int)o->max_mismatches : VERIFY_MAX_LIST) : 10;
-    st.list = calloc((size_t)st.max_list, sizeof *st.list);
-  }
-  if (o->no_verify && eng.faulted) {
-    verify_fault_diag(&eng, &d);
-    rc = report(o, &d);
-  } else if (ref.faulted || eng.faulted) rc = fault_outcome(o, &ref, &eng);
-  else if (!o->no_verify && !verify_runs(p, &ref, &eng, &d, &st)) rc = report(o, &d);
-  else if (!verify_expect_refs(p, &eng, &d) || !cycles_ok(p, &eng, &d)) rc = report(o, &d);
-  if (trace && !trace_close(trace, &d) && rc == EXIT_OK) rc = report(o, &d);
-  if (o->stats && !stats_write(o->stats, p, &eng.stats, &d) && rc == EXIT_OK) rc = report(o, &d);
-  if (o->out && !run_write_npy_dir(p, &eng, o->out, &d) && rc == EXIT_OK) rc = report(o, &d);
-  if (!strcmp(o->cmd, "diff")) {
-    printf("diff: %llu matched, %llu mismatched\n", (unsigned long long)st.matched, (unsigned long long)st.mismatched);
-    if (st.nlist) printf(" line  %-22s  sub  %-16s  %-14s  %-14s\n", "operation", "where", "reference", "lowering");
-    for (int i = 0; i < st.nlist; i++) printf("%s\n", st.list[i]);
-    free(st.list);
-  }
-  else if (rc == EXIT_OK && o->json) json_run(p, &eng);
-  else if (rc == EXIT_OK) {
-    summary(p);
-    printf("%s: ok: %llu operations on %d subcore(s), %llu values verified against the reference\n", p->name,
-           (unsigned long long)ref.ops, ref.nsub, (unsigned long long)st.matched);
-    stats_headline(stdout, p, &eng.stats);
-  }
-  run_result_free(&ref);
-  run_result_free(&eng);
-  lower_free(&code);
-  return rc;
+static PipeStop stop_of(const char *cmd) {
+  return !strcmp(cmd, "check") ? PIPE_CHECK : !strcmp(cmd, "lower") ? PIPE_LOWER : !strcmp(cmd, "diff") ? PIPE_DIFF : PIPE_RUN;
 }
 
-/* An expect.error program passes when the rejection matches it. */
-static int expected_error(const Program *p, const Diag *d, const Options *o) {
-  bool type_ok = !p->expect_error_type || !strcmp(p->expect_error_type, diag_type(d->id));
-  if (diag_class(d->id) == DC_RULE && type_ok && !strcmp(p->expect_error_message, d->message)) {
-    if (!o->json) printf("%s: rejected as expected: %s: %s\n", p->name, diag_type(d->id), d->message);
-    else printf("{\"status\": \"ok\", \"exit\": 0}\n");
-    return EXIT_OK;
+static void pipe_options(const Options *o, PipeOptions *po) {
+  pipe_options_init(po);
+  po->stop = stop_of(o->cmd);
+  po->mutant = o->mutant;
+  po->no_verify = o->no_verify;
+  po->limits.max_ops = o->max_ops;
+  po->limits.max_cycles = o->max_cycles;
+  po->limits.no_races = o->no_races;
+  if (o->max_log_mb) po->limits.max_log_bytes = o->max_log_mb > UINT64_MAX >> 20 ? UINT64_MAX : o->max_log_mb << 20;
+  po->max_list = o->max_mismatches > VERIFY_MAX_LIST ? VERIFY_MAX_LIST : (int)o->max_mismatches;
+  po->stats_path = o->stats;
+  trace_choices(o, po);
+}
+
+static void print_diff(const VerifyStats *st) {
+  printf("diff: %llu matched, %llu mismatched\n", (unsigned long long)st->matched, (unsigned long long)st->mismatched);
+  if (st->nlist) printf(" line  %-22s  sub  %-16s  %-14s  %-14s\n", "operation", "where", "reference", "lowering");
+  for (int i = 0; i < st->nlist; i++) printf("%s\n", st->list[i]);
+}
+
+/* What a command prints when its program got through. */
+static void print_ok(const Options *o, PipeOutcome *out) {
+  const Program *p = &out->program;
+  if (out->expected_rejection && !o->json)
+    printf("%s: rejected as expected: %s: %s\n", p->name, diag_type(out->diag.id), out->diag.message);
+  else if (out->expected_rejection || (!out->ran && o->json && strcmp(o->cmd, "lower"))) printf("{\"status\": \"ok\", \"exit\": 0}\n");
+  else if (!strcmp(o->cmd, "lower")) asm_print(&out->code, stdout);
+  else if (!out->ran || !strcmp(o->cmd, "diff")) return;
+  else if (o->json) json_run(p, &out->eng);
+  else {
+    summary(p);
+    printf("%s: ok: %llu operations on %d subcore(s), %llu values verified against the reference\n", p->name,
+           (unsigned long long)out->ref.ops, out->ref.nsub, (unsigned long long)out->verify.matched);
+    stats_headline(stdout, p, &out->eng.stats);
   }
-  return report(o, d);
+}
+
+/* --out DIR: the final HBM refs, of a faulted run too; a write failure is
+ * the outcome only of a run that was otherwise ok. */
+static void write_out(const Options *o, PipeOutcome *out) {
+  Diag d;
+  memset(&d, 0, sizeof d);
+  if (run_write_npy_dir(&out->program, &out->eng, o->out, &d) || out->verdict != PV_OK) return;
+  out->diag = d;
+  out->verdict = PV_INVALID;
+  out->exit = pipe_verdict_exit(PV_INVALID);
+}
+
+static int run_command(const Options *o) {
+  PipeOptions po;
+  static PipeOutcome out;
+  pipe_options(o, &po);
+  pipeline_file(o->path, &po, &out);
+  if (out.ran) print_warnings(&out.eng);
+  if (out.ran && o->out) write_out(o, &out);
+  int code = out.verdict == PV_OK ? (print_ok(o, &out), EXIT_OK) : report(o, &out);
+  if (out.ran && !strcmp(o->cmd, "diff")) print_diff(&out.verify);
+  pipeline_free(&out);
+  return code;
 }
 
 int main(int argc, char **argv) {
@@ -482,33 +407,5 @@ int main(int argc, char **argv) {
   }
   Options o = {0};
   if (!parse_args(argc, argv, &o)) return EXIT_INVALID;
-  static Program p;
-  static Diag d;
-  int code;
-  if (!load_program(o.path, &p, &d)) code = report(&o, &d);
-  else if (!check_program(&p, &d)) code = p.expect_error ? expected_error(&p, &d, &o) : report(&o, &d);
-  else if (p.expect_error) {
-    Diag m;
-    diag_set(&m, D_IN_VALUE, p.expect_loc, "");
-    fprintf(stderr, "%s:%d:%d: error: expected a rejection (%s), but the program was accepted\n", p.file,
-            p.expect_loc.line, p.expect_loc.col, p.expect_error_message);
-    code = EXIT_MISMATCH;
-  } else if (!strcmp(o.cmd, "lower")) {
-    Code c;
-    if (p.lowered ? !asm_parse(&p, p.lowered, p.lowered_loc, &c, &d) : !lower_program(&p, o.mutant, &c, &d)) {
-      if (!p.lowered) lower_free(&c);
-      code = report(&o, &d);
-    } else {
-      asm_print(&c, stdout);
-      lower_free(&c);
-      code = EXIT_OK;
-    }
-  } else if (!strcmp(o.cmd, "check")) {
-    if (o.json) printf("{\"status\": \"ok\", \"exit\": 0}\n");
-    code = EXIT_OK;
-  } else {
-    code = run_program(&p, &o);
-  }
-  program_free(&p);
-  return code;
+  return run_command(&o);
 }

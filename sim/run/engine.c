@@ -65,6 +65,7 @@ typedef struct {
   Sc *sc;
   int nsub;
   uint64_t max_ops, max_cycles, max_log;
+  uint8_t *op_start;  /* per instruction: 1 when it starts a program operation (--max-ops counts those) */
   DmaModel *dm;
   DmaRec *dmas;
   int ndmas, capdmas;
@@ -1634,7 +1635,8 @@ static bool issue(Eng *E, Sc *s) {
   ss->instructions++;
   if (st == X_OK) s->pc++;
   if (in->op == I_SEM_SIGNAL || in->op == I_BARRIER) unblock_all(E, s->t);
-  if (++E->r->ops > E->max_ops) limit_fault(E, s, in, "the run executed more than %llu instructions (--max-ops)", E->max_ops);
+  if (E->op_start[in - E->c->code] && ++E->r->ops > E->max_ops)
+    limit_fault(E, s, in, "the run executed more than %llu operations (--max-ops)", E->max_ops);
   if (E->max_cycles && s->t > E->max_cycles) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
   if (E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
   return !E->r->faulted;
@@ -1673,6 +1675,24 @@ static void engine_schedule(Eng *E) {
       if (!issue(E, s)) return;
     } while (!s->blocked && s->t < limit && !s->done && !any_unblocked(E));
   }
+}
+
+/* --max-ops counts program operations, as the reference does: an operation
+ * is counted when its first instruction in the code runs (a loop's back
+ * edge and the rest of its instructions do not count again); an instruction
+ * of no operation (a hand-written one without id=) counts as one. */
+static uint8_t *op_starts(const Code *c) {
+  int maxid = -1;
+  for (int i = 0; i < c->n; i++) maxid = c->code[i].op_id > maxid ? c->code[i].op_id : maxid;
+  uint8_t *start = calloc((size_t)(c->n ? c->n : 1), 1), *seen = calloc((size_t)maxid + 1, 1);
+  if (!start || !seen) abort();
+  for (int i = 0; i < c->n; i++) {
+    int id = c->code[i].op_id;
+    start[i] = id < 0 || !seen[id];
+    if (id >= 0) seen[id] = 1;
+  }
+  free(seen);
+  return start;
 }
 
 static bool engine_init(Eng *E, const Program *p, const Code *c) {
@@ -1747,7 +1767,8 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   memset(&E, 0, sizeof E);
   E.p = p, E.c = c, E.r = out;
   E.nsub = (int)(p->mesh_cores * p->mesh_subcores);
-  E.max_ops = lim && lim->max_ops ? lim->max_ops * 8 : RUN_DEFAULT_MAX_OPS * 8;
+  E.max_ops = lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS;
+  E.op_start = op_starts(c);
   E.max_cycles = lim ? lim->max_cycles : 0;
   E.max_log = run_max_log_bytes(lim);
   E.trace = lim ? lim->trace : NULL;
@@ -1776,6 +1797,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.warned);
   free(E.hits);
   free(E.spans);
+  free(E.op_start);
   dma_free(E.dm);
   race_free(E.rd);
   out->stats.host_seconds = (double)(clock() - host0) / CLOCKS_PER_SEC;

@@ -1114,6 +1114,14 @@ static int exec_op(Ref_ *R, Sub *s, const Op *op) {
   return ST_FAULT;
 }
 
+/* Whether op is decided when the kernel is traced, so that the kernel does
+ * not execute it: a `when` on a literal (a Python `if`) and a `let` that
+ * names a view.  --max-ops counts the operations the kernel executes, as the
+ * engine counts them in the lowered code. */
+static bool traced_only(const Op *op) {
+  return (op->kind == OPK_WHEN && op->e[FLD_COND]->kind == EX_BOOL) || (op->kind == OPK_LET && op->e[FLD_VALUE]->is_ref);
+}
+
 /* Runs one operation of s (or finishes a loop iteration / a body). */
 static int step(Ref_ *R, Sub *s) {
   while (s->depth) {
@@ -1141,7 +1149,7 @@ static int step(Ref_ *R, Sub *s) {
   int st = exec_op(R, s, op);
   if (st == ST_OK) {
     f->pc++; /* f stays valid: pushes only add frames above it */
-    R->r->ops++;
+    R->r->ops += !traced_only(op);
   }
   return st;
 }

@@ -201,29 +201,74 @@ static bool check_instance(const Program *p, int k, const Ref *ref, Region *g, C
   return true;
 }
 
+/* The ref an expect.refs entry names (NAME or NAME@C or NAME@C.S). */
+static const Ref *expect_ref(const Program *p, int k) {
+  char base[256];
+  snprintf(base, sizeof base, "%s", p->expect_ref_names[k]);
+  char *at = strchr(base, '@');
+  if (at) *at = '\0';
+  return program_ref(p, base);
+}
+
+/* The entry's literal as one cell per element, or one for all (*n, into
+ * cells unless NULL); false with *d set when it is neither. */
+static bool expect_cells(const Program *p, int k, const Ref *ref, Cell *cells, int64_t *n, Diag *d) {
+  const Expr *bad = NULL;
+  *n = flatten(p->expect_ref_values[k], ref->dtype, cells, cells ? ref->nelems : 0, 0, &bad);
+  if (*n == 1 || *n == ref->nelems) return true;
+  char msg[300], text[120];
+  if (bad) expr_print(bad, text, sizeof text);
+  size_t tl = bad ? strlen(text) : 0;
+  bool outer = tl > 2 && text[0] == '(' && text[tl - 1] == ')'; /* expr_print brackets binaries: drop the outer pair */
+  for (size_t i = 1, depth = 1; outer && i + 1 < tl; i++)
+    if ((depth += (text[i] == '(') - (text[i] == ')')) == 0) outer = false;
+  if (bad)
+    snprintf(msg, sizeof msg, "expect.refs: '%s' must be a literal of the ref's shape or one scalar, and '%.*s' is not a literal",
+             p->expect_ref_names[k], (int)(outer ? tl - 2 : tl), text + outer);
+  else snprintf(msg, sizeof msg, "expect.refs: '%s' expects %lld elements, the ref has %lld (give a literal of its shape, or one scalar)",
+           p->expect_ref_names[k], (long long)*n, (long long)ref->nelems);
+  diag_set(d, D_IN_VALUE, p->expect_ref_locs[k], msg);
+  return false;
+}
+
+static bool no_instance(const Program *p, int k, Diag *d) {
+  char msg[300];
+  snprintf(msg, sizeof msg, "expect.refs: no instance '%s' in this mesh", p->expect_ref_names[k]);
+  diag_set(d, D_IN_VALUE, p->expect_ref_locs[k], msg);
+  return false;
+}
+
+/* Whether the mesh has the instance an entry names, from the program alone:
+ * the instances a run would make, named as run_instance_name names them. */
+static bool instance_exists(const Program *p, int k, const Ref *ref) {
+  int cores = ref->space == SP_HBM ? 1 : (int)p->mesh_cores;
+  int subs = ref->space == SP_HBM || ref->space == SP_VMEM_SHARED ? 1 : (int)p->mesh_subcores;
+  for (int c = 0; c < cores; c++)
+    for (int s = 0; s < subs; s++) {
+      Region g;
+      memset(&g, 0, sizeof g);
+      g.core = c, g.subcore = s;
+      if (instance_matches(p->expect_ref_names[k], ref, &g)) return true;
+    }
+  return false;
+}
+
+bool verify_expect_static(const Program *p, Diag *d) {
+  for (int k = 0; k < p->nexpect_refs; k++) {
+    const Ref *ref = expect_ref(p, k);
+    int64_t n;
+    if (!expect_cells(p, k, ref, NULL, &n, d)) return false;
+    if (!instance_exists(p, k, ref)) return no_instance(p, k, d);
+  }
+  return true;
+}
+
 bool verify_expect_refs(const Program *p, RunResult *r, Diag *d) {
   for (int k = 0; k < p->nexpect_refs; k++) {
-    char base[256];
-    snprintf(base, sizeof base, "%s", p->expect_ref_names[k]);
-    char *at = strchr(base, '@');
-    if (at) *at = '\0';
-    const Ref *ref = program_ref(p, base);
+    const Ref *ref = expect_ref(p, k);
     Cell *cells = calloc((size_t)(ref->nelems ? ref->nelems : 1), sizeof(Cell));
-    const Expr *bad = NULL;
-    int64_t n = flatten(p->expect_ref_values[k], ref->dtype, cells, ref->nelems, 0, &bad);
-    if (n != 1 && n != ref->nelems) {
-      char msg[300], text[120];
-      if (bad) expr_print(bad, text, sizeof text);
-      size_t tl = bad ? strlen(text) : 0;
-      bool outer = tl > 2 && text[0] == '(' && text[tl - 1] == ')'; /* expr_print brackets binaries: drop the outer pair */
-      for (size_t i = 1, depth = 1; outer && i + 1 < tl; i++)
-        if ((depth += (text[i] == '(') - (text[i] == ')')) == 0) outer = false;
-      if (bad)
-        snprintf(msg, sizeof msg, "expect.refs: '%s' must be a literal of the ref's shape or one scalar, and '%.*s' is not a literal",
-                 p->expect_ref_names[k], (int)(outer ? tl - 2 : tl), text + outer);
-      else snprintf(msg, sizeof msg, "expect.refs: '%s' expects %lld elements, the ref has %lld (give a literal of its shape, or one scalar)",
-               p->expect_ref_names[k], (long long)n, (long long)ref->nelems);
-      diag_set(d, D_IN_VALUE, p->expect_ref_locs[k], msg);
+    int64_t n;
+    if (!expect_cells(p, k, ref, cells, &n, d)) {
       free(cells);
       return false;
     }
@@ -236,12 +281,7 @@ bool verify_expect_refs(const Program *p, RunResult *r, Diag *d) {
     }
     free(cells);
     if (!ok) return false;
-    if (!found) {
-      char msg[300];
-      snprintf(msg, sizeof msg, "expect.refs: no instance '%s' in this mesh", p->expect_ref_names[k]);
-      diag_set(d, D_IN_VALUE, p->expect_ref_locs[k], msg);
-      return false;
-    }
+    if (!found) return no_instance(p, k, d);
   }
   return true;
 }

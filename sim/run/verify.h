@@ -27,6 +27,10 @@ typedef struct {
 bool verify_runs(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st);
 /* Checks expect.refs against a run's final memory (RUN_EXPECT on failure). */
 bool verify_expect_refs(const Program *p, RunResult *r, Diag *d);
+/* The checks of expect.refs that need no run (each entry a literal of the
+ * ref's shape or one scalar, naming an instance of the mesh): a program that
+ * fails them is invalid input, found by check and lower as by run. */
+bool verify_expect_static(const Program *p, Diag *d);
 /* Turns a run's fault into a diagnostic (RUN_FAULT, or RUN_EXPECT for a
  * failed in-body expect). */
 void verify_fault_diag(const RunResult *r, Diag *d);

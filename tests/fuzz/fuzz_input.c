@@ -1,10 +1,11 @@
 /* tests/fuzz/fuzz_input.c -- libFuzzer harness over the front end.
  *
- * The input bytes are a program file: the loader (libyaml, the format's
- * tables, both expression languages) reads them, and when they load the
- * legality checker types and checks the body; when the program is accepted
- * and carries a `lowered:` text, the lowering parser and verifier read it
- * too (lowering/asm.h).  Whatever the bytes, this must return without a
+ * The input bytes are a program file, taken as `sc-sim check` takes it
+ * (the pipeline driver, sim/run/pipeline.h): the loader (libyaml, the
+ * format's tables, both expression languages) reads them, and when they load
+ * the legality checker types and checks the body; when the program is
+ * accepted it is lowered, or its `lowered:` text is read by the lowering
+ * parser and verifier (lowering/asm.h).  Whatever the bytes, this must return without a
  * crash, a sanitizer report, a leak, a hang or an unbounded allocation: an
  * invalid program is a diagnostic, never more.
  *
@@ -19,19 +20,17 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../lowering/asm.h"
-#include "../../lowering/check.h"
-#include "../../sim/front/load.h"
+#include "../../sim/run/pipeline.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  Program p;
-  Diag d;
-  memset(&p, 0, sizeof p);
-  memset(&d, 0, sizeof d);
-  /* load_program_text takes a length: the bytes need no terminating NUL,
-   * and libFuzzer's buffer has none, so ASan sees any read past the end. */
+  static PipeOutcome out;
+  PipeOptions o;
+  pipe_options_init(&o);
+  o.stop = PIPE_CHECK;
+  /* everything after a marker line is the .npy file a program's
+   * init: {npy: in.npy} reads, so the harness never touches the disk */
   static const char marker[] = "\n#--npy--\n";
   const uint8_t *cut = memmem(data, size, marker, sizeof marker - 1);
   size_t plen = cut ? (size_t)(cut - data) + 1 : size;
@@ -42,15 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     file[0] = (LoadFile){"in.npy", npy, size - (size_t)(npy - data)};
     files.n = 1;
   }
-  if (load_program_files("fuzz.yaml", (const char *)data, plen, &files, &p, &d) && check_program(&p, &d) && !p.expect_error &&
-      p.lowered) {
-    Code c;
-    memset(&c, 0, sizeof c);
-    if (asm_parse(&p, p.lowered, p.lowered_loc, &c, &d)) {
-      (void)asm_verify(&c, &d);
-      lower_free(&c);
-    }
-  }
-  program_free(&p);
+  o.files = &files;
+  /* the pipeline hands the loader a length: the bytes need no terminating
+   * NUL, and libFuzzer's buffer has none, so ASan sees any read past the end. */
+  pipeline_text("fuzz.yaml", (const char *)data, plen, &o, &out);
+  pipeline_free(&out);
   return 0;
 }

@@ -1,12 +1,13 @@
 /* tests/fuzz/fuzz_program.c -- libFuzzer harness over the whole pipeline.
  *
- * The input bytes are a program file, run the way `sc-sim run` runs it
- * (sim/main.c): load, check, then either the user's `lowered:` text (parsed
- * and verified) or sc-sim's own lowering, the reference interpreter, the
- * engine, verification of one against the other and of the program's
- * expectations.  The lowering is also printed (`sc-sim lower`), parsed
- * back and printed again: printing and parsing are documented to be exact
- * inverses (lowering/asm.h), so a difference aborts like a crash.  The
+ * The input bytes are a program file, run by the pipeline driver as
+ * `sc-sim run` runs it (sim/run/pipeline.h): load, check, then either the
+ * user's `lowered:` text (parsed and verified) or sc-sim's own lowering, the
+ * engine, the reference interpreter, verification of one against the other
+ * and of the program's expectations.  The lowering is also printed (`sc-sim
+ * lower`), parsed back and printed again: printing and parsing are
+ * documented to be exact inverses (lowering/asm.h), so a difference aborts
+ * like a crash.  The
  * engine's events go to a trace (Chrome JSON, or CSV for odd-sized inputs)
  * and the run's statistics to a JSON file, as `--trace` and `--stats` would,
  * in a private folder under /dev/shm (not /dev/null: both writers replace
@@ -23,7 +24,8 @@
  * subcores, and the run then allocates (and initialises) all of it
  * (docs/robustness.md).  So that the campaign explores behaviour instead of
  * reporting that one finding over and over, programs beyond FUZZ_MAX_SUBCORES
- * subcores or FUZZ_MAX_BYTES bytes of ref instances are checked but not run.
+ * subcores or FUZZ_MAX_BYTES bytes of ref instances are checked and lowered
+ * but not run (the pipeline's max_subcores and max_bytes).
  *
  * Build and run: make fuzz-program SECONDS=N (mk/fuzz.mk, tests/fuzz/README.md). */
 #include <stddef.h>
@@ -34,35 +36,13 @@
 #include <unistd.h>
 
 #include "../../lowering/asm.h"
-#include "../../lowering/check.h"
-#include "../../lowering/lower.h"
-#include "../../sim/run/engine.h"
-#include "../../sim/front/load.h"
-#include "../../sim/run/run.h"
-#include "../../sim/run/verify.h"
-#include "../../traces/stats.h"
-#include "../../traces/trace.h"
+#include "../../sim/run/pipeline.h"
 
 #define FUZZ_MAX_OPS 20000
 #define FUZZ_MAX_SUBCORES 64
 #define FUZZ_MAX_BYTES (16u << 20)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Whether the run stays within the harness's budget (see above). */
-static int small_enough(const Program *p) {
-  if (p->mesh_cores < 1 || p->mesh_subcores < 1 || p->mesh_cores > FUZZ_MAX_SUBCORES ||
-      p->mesh_subcores > FUZZ_MAX_SUBCORES || p->mesh_cores * p->mesh_subcores > FUZZ_MAX_SUBCORES)
-    return 0;
-  double bytes = 0;
-  for (int i = 0; i < p->nrefs; i++) {
-    const Ref *r = p->refs[i];
-    double inst = r->space == SP_HBM ? 1 : r->space == SP_VMEM_SHARED ? (double)p->mesh_cores
-                                                                     : (double)(p->mesh_cores * p->mesh_subcores);
-    bytes += inst * (double)r->nelems * (double)dtype_size(r->dtype);
-  }
-  return bytes <= FUZZ_MAX_BYTES;
-}
 
 /* Where the trace and the statistics go: a folder of this input's own,
  * removed when the input is done (libFuzzer's processes do not always run
@@ -121,67 +101,21 @@ static void round_trip(const Program *p, const Code *c) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  Program p;
-  Diag d;
-  memset(&p, 0, sizeof p);
-  memset(&d, 0, sizeof d);
+  static PipeOutcome out;
+  PipeOptions o;
+  pipe_options_init(&o);
+  o.stop = PIPE_RUN;
   static const LoadFiles no_files = {NULL, 0}; /* init: {npy: PATH} never reads the disk here */
-  if (!load_program_files("fuzz.yaml", (const char *)data, size, &no_files, &p, &d) || !check_program(&p, &d) || p.expect_error ||
-      !small_enough(&p)) {
-    program_free(&p);
-    return 0;
-  }
-  Code code;
-  RunResult ref, eng;
-  RunLimits lim;
-  VerifyStats st;
-  memset(&code, 0, sizeof code);
-  memset(&ref, 0, sizeof ref);
-  memset(&eng, 0, sizeof eng);
-  memset(&lim, 0, sizeof lim);
-  memset(&st, 0, sizeof st);
-  lim.max_ops = FUZZ_MAX_OPS;
-  TraceOptions topt;
-  trace_options_init(&topt);
-  topt.format = size & 1 ? TRACE_CSV : TRACE_CHROME_JSON;
-  topt.program_name = p.name;
-  topt.cores = (int)p.mesh_cores;
-  topt.subcores = (int)p.mesh_subcores;
-  topt.scalar_subcore = p.kernel == KERNEL_SCALAR;
-  Diag td;
-  topt.max_bytes = 1u << 20;
-  TraceSink *trace = out_open() ? trace_open(trace_path, &topt, &td) : NULL;
-  if (p.lowered) { /* as sim/main.c: the user's lowering instead of sc-sim's */
-    if (!asm_parse(&p, p.lowered, p.lowered_loc, &code, &d) || !asm_verify(&code, &d)) {
-      if (diag_class(d.id) == DC_RULE) lower_free(&code); /* parsed, then rejected by the verifier */
-      if (trace) trace_abort(trace);
-      out_close();
-      program_free(&p);
-      return 0;
-    }
-  } else if (!lower_program(&p, MUT_NONE, &code, &d)) { /* too many registers for the mesh: an input error */
-    lower_free(&code);
-    if (trace) trace_abort(trace);
-    out_close();
-    program_free(&p);
-    return 0;
-  }
-  round_trip(&p, &code);
-  lim.trace = trace;
-  reference_run(&p, &lim, &ref);
-  engine_run(&p, &code, &lim, &eng);
-  if (ref.faulted || eng.faulted) {
-    if (ref.faulted) verify_fault_diag(&ref, &d);
-    if (eng.faulted) verify_fault_diag(&eng, &d);
-  } else if (verify_runs(&p, &ref, &eng, &d, &st)) {
-    (void)verify_expect_refs(&p, &eng, &d);
-  }
-  if (trace) trace_close(trace, &td);
-  if (out_dir[0]) (void)stats_write(stats_path, &p, &eng.stats, &td);
+  o.files = &no_files;
+  o.limits.max_ops = FUZZ_MAX_OPS;
+  o.max_subcores = FUZZ_MAX_SUBCORES;
+  o.max_bytes = FUZZ_MAX_BYTES;
+  o.trace.format = size & 1 ? TRACE_CSV : TRACE_CHROME_JSON;
+  o.trace.max_bytes = 1u << 20;
+  if (out_open()) o.trace_path = trace_path, o.stats_path = stats_path;
+  pipeline_text("fuzz.yaml", (const char *)data, size, &o, &out);
+  if (out.lowered) round_trip(&out.program, &out.code);
   out_close();
-  run_result_free(&ref);
-  run_result_free(&eng);
-  lower_free(&code);
-  program_free(&p);
+  pipeline_free(&out);
   return 0;
 }

@@ -1,0 +1,239 @@
+/* sim/run/pipeline.c -- load, check, lower, run, verify: one driver for
+ * every front (sim/run/pipeline.h). */
+#include "pipeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lowering/asm.h"
+#include "../../lowering/check.h"
+#include "../../traces/stats.h"
+#include "../front/load.h"
+#include "engine.h"
+
+static const struct {
+  const char *name;
+  int exit;
+} verdicts[] = {
+#define X(e, n, x) {n, x},
+    PIPE_VERDICTS(X)
+#undef X
+};
+
+const char *pipe_verdict_name(PipeVerdict v) { return verdicts[v].name; }
+int pipe_verdict_exit(PipeVerdict v) { return verdicts[v].exit; }
+
+void pipe_options_init(PipeOptions *o) {
+  memset(o, 0, sizeof *o);
+  o->stop = PIPE_RUN;
+  trace_options_init(&o->trace);
+}
+
+static void set_verdict(PipeOutcome *out, PipeVerdict v) {
+  out->verdict = v;
+  out->exit = pipe_verdict_exit(v);
+}
+
+/* The verdict a diagnostic gives: its class, and for a verification
+ * difference whether it is a program's expectation. */
+static PipeVerdict verdict_of(const Diag *d) {
+  switch (diag_class(d->id)) {
+  case DC_RULE: return PV_REJECTED;
+  case DC_INPUT: return PV_INVALID;
+  case DC_FAULT: return PV_FAULT;
+  case DC_VERIFY: return d->id == D_RUN_EXPECT ? PV_EXPECT_FAILED : PV_MISMATCH;
+  }
+  return PV_INVALID;
+}
+
+/* Stops with out->diag as the verdict; false, so callers can return it. */
+static bool fail(PipeOutcome *out) {
+  set_verdict(out, verdict_of(&out->diag));
+  return false;
+}
+
+/* ---- before a run: check and lower ------------------------------------------ */
+/* sc-sim's lowering, or the user's text parsed and put through the Mosaic
+ * verifier: either way out->code is freed by pipeline_free alone. */
+static bool lower(const PipeOptions *o, PipeOutcome *out) {
+  const Program *p = &out->program;
+  if (p->lowered)
+    out->lowered = asm_parse(p, p->lowered, p->lowered_loc, &out->code, &out->diag) && asm_verify(&out->code, &out->diag);
+  else out->lowered = lower_program(p, o->mutant, &out->code, &out->diag);
+  return out->lowered;
+}
+
+/* expect: error: the first rejection must match it (type and message). */
+static bool expected_error(PipeOutcome *out, bool accepted) {
+  const Program *p = &out->program;
+  const Diag *d = &out->diag;
+  if (accepted) {
+    char msg[800];
+    snprintf(msg, sizeof msg, "expected a rejection (%s), but the program was accepted", p->expect_error_message);
+    diag_set(&out->diag, D_RUN_EXPECT, p->expect_loc, msg);
+    return fail(out);
+  }
+  bool type_ok = !p->expect_error_type || !strcmp(p->expect_error_type, diag_type(d->id));
+  if (diag_class(d->id) != DC_RULE || !type_ok || strcmp(p->expect_error_message, d->message)) return fail(out);
+  out->expected_rejection = true;
+  set_verdict(out, PV_OK);
+  return false;
+}
+
+/* Every check a run applies before it runs; true to go on. */
+static bool before_run(const PipeOptions *o, PipeOutcome *out) {
+  Program *p = &out->program;
+  bool ok = check_program(p, &out->diag) && lower(o, out) && verify_expect_static(p, &out->diag);
+  if (p->expect_error) return expected_error(out, ok);
+  return ok || fail(out);
+}
+
+/* Whether the program's machine fits the caller's bounds. */
+static bool within_bounds(const PipeOptions *o, const Program *p) {
+  int64_t subs = p->mesh_cores * p->mesh_subcores;
+  if (o->max_subcores && (p->mesh_cores > o->max_subcores || p->mesh_subcores > o->max_subcores || subs > o->max_subcores))
+    return false;
+  double bytes = 0;
+  for (int i = 0; i < p->nrefs; i++) {
+    const Ref *r = p->refs[i];
+    double inst = r->space == SP_HBM ? 1 : r->space == SP_VMEM_SHARED ? (double)p->mesh_cores : (double)subs;
+    bytes += inst * (double)r->nelems * (double)dtype_size(r->dtype);
+  }
+  return !o->max_bytes || bytes <= o->max_bytes;
+}
+
+/* ---- the run and its verdict -------------------------------------------------- */
+static bool fault_diag(PipeOutcome *out, const RunResult *r) {
+  verify_fault_diag(r, &out->diag);
+  out->fault = r->fault;
+  return fail(out);
+}
+
+/* Both runs fault the same way: the program's fault.  One faults: the
+ * lowering and the reference disagree.  Races and cycle limits are the
+ * engine's alone (it models concurrency and time); an operation limit
+ * reads best in the reference's words. */
+static void fault_outcome(const PipeOptions *o, PipeOutcome *out) {
+  const RunResult *ref = &out->ref, *eng = &out->eng;
+  if (eng->faulted && eng->fault.kind == FAULT_LOWERING) { /* a malformed lowering is bad input */
+    diag_set(&out->diag, D_IN_EXPR, eng->fault.loc, eng->fault.details);
+    fail(out);
+  } else if (o->no_verify) {
+    fault_diag(out, eng);
+  } else if (ref->faulted && eng->faulted && ref->fault.kind == eng->fault.kind) {
+    fault_diag(out, ref->fault.kind == FAULT_LIMIT ? ref : eng);
+  } else if (eng->faulted && (eng->fault.kind == FAULT_RACE || eng->fault.kind == FAULT_LIMIT)) {
+    fault_diag(out, eng);
+  } else if (ref->faulted && ref->fault.kind == FAULT_LIMIT) {
+    fault_diag(out, ref);
+  } else {
+    const RunResult *f = ref->faulted ? ref : eng;
+    char msg[1000];
+    snprintf(msg, sizeof msg, "the %s stopped with fault %s (%s) and the %s did not stop there",
+             ref->faulted ? "reference" : "lowering", fault_name(f->fault.kind), f->fault.details,
+             ref->faulted ? "lowering" : "reference");
+    diag_set(&out->diag, D_RUN_MISMATCH, f->fault.loc, msg);
+    fail(out);
+  }
+}
+
+/* expect: cycles: {max: N} bounds the timing model's result. */
+static bool cycles_ok(const Program *p, const RunResult *eng, Diag *d) {
+  if (!p->expect_cycles || eng->cycles <= (uint64_t)p->expect_cycles_max) return true;
+  char msg[200];
+  snprintf(msg, sizeof msg, "the run took %llu cycles, more than expect.cycles.max = %lld", (unsigned long long)eng->cycles,
+           (long long)p->expect_cycles_max);
+  diag_set(d, D_RUN_EXPECT, p->expect_loc, msg);
+  return false;
+}
+
+static void judge(const PipeOptions *o, PipeOutcome *out) {
+  const Program *p = &out->program;
+  if (out->ref.faulted || out->eng.faulted) fault_outcome(o, out);
+  else if (!o->no_verify && !verify_runs(p, &out->ref, &out->eng, &out->diag, &out->verify)) fail(out);
+  else if (!verify_expect_refs(p, &out->eng, &out->diag) || !cycles_ok(p, &out->eng, &out->diag)) fail(out);
+  else set_verdict(out, PV_OK);
+}
+
+static TraceSink *open_trace(const PipeOptions *o, const Program *p, Diag *d, bool *bad) {
+  *bad = false;
+  if (!o->trace_path) return NULL;
+  if (o->trace_error) {
+    diag_set(d, D_IN_VALUE, (Loc){"sc-sim", 0, 0}, o->trace_error);
+    *bad = true;
+    return NULL;
+  }
+  TraceOptions t = o->trace;
+  t.clock_hz = p->params.clock_hz > 0 ? (double)p->params.clock_hz : 1e9;
+  t.program_name = p->name;
+  t.cores = (int)p->mesh_cores;
+  t.subcores = (int)p->mesh_subcores;
+  t.scalar_subcore = p->kernel == KERNEL_SCALAR;
+  TraceSink *s = trace_open(o->trace_path, &t, d);
+  *bad = !s;
+  return s;
+}
+
+/* An output that fails turns an ok run into its diagnostic. */
+static void output_done(PipeOutcome *out, bool ok, const Diag *d) {
+  if (ok || out->verdict != PV_OK) return;
+  out->diag = *d;
+  fail(out);
+}
+
+static void run(const PipeOptions *o, PipeOutcome *out) {
+  const Program *p = &out->program;
+  bool bad;
+  TraceSink *trace = open_trace(o, p, &out->diag, &bad);
+  if (bad) return (void)fail(out);
+  RunLimits lim = o->limits;
+  lim.trace = trace;
+  lim.no_log = o->no_verify;
+  lim.atomics = NULL, lim.natomics = 0;
+  engine_run(p, &out->code, &lim, &out->eng);
+  lim.atomics = out->eng.atomics; /* the reference replays the engine's atomics (SPEC §9.10) */
+  lim.natomics = out->eng.natomics;
+  if (!o->no_verify) reference_run(p, &lim, &out->ref);
+  out->ran = true;
+  if (o->stop == PIPE_DIFF) {
+    int want = o->max_list > 0 ? o->max_list : 10;
+    out->verify.max_list = want < VERIFY_MAX_LIST ? want : VERIFY_MAX_LIST;
+    out->verify.list = calloc((size_t)out->verify.max_list, sizeof *out->verify.list);
+    if (!out->verify.list) abort();
+  }
+  judge(o, out);
+  Diag d;
+  if (trace) output_done(out, trace_close(trace, &d), &d);
+  if (o->stats_path) output_done(out, stats_write(o->stats_path, p, &out->eng.stats, &d), &d);
+}
+
+static void drive(const PipeOptions *o, PipeOutcome *out) {
+  if (!before_run(o, out)) return;
+  set_verdict(out, PV_OK);
+  if (o->stop == PIPE_CHECK) lower_free(&out->code);
+  if (o->stop >= PIPE_RUN && within_bounds(o, &out->program)) run(o, out);
+}
+
+void pipeline_file(const char *path, const PipeOptions *o, PipeOutcome *out) {
+  memset(out, 0, sizeof *out);
+  out->loaded = load_program(path, &out->program, &out->diag);
+  if (!out->loaded) fail(out);
+  else drive(o, out);
+}
+
+void pipeline_text(const char *name, const char *text, size_t len, const PipeOptions *o, PipeOutcome *out) {
+  memset(out, 0, sizeof *out);
+  out->loaded = o->files ? load_program_files(name, text, len, o->files, &out->program, &out->diag)
+                         : load_program_text(name, text, len, &out->program, &out->diag);
+  if (!out->loaded) fail(out);
+  else drive(o, out);
+}
+
+void pipeline_free(PipeOutcome *out) {
+  run_result_free(&out->ref);
+  run_result_free(&out->eng);
+  free(out->verify.list);
+  lower_free(&out->code);
+  program_free(&out->program);
+  memset(out, 0, sizeof *out);
+}
