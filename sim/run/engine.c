@@ -1680,7 +1680,9 @@ static void engine_schedule(Eng *E) {
 /* --max-ops counts program operations, as the reference does: an operation
  * is counted when its first instruction in the code runs (a loop's back
  * edge and the rest of its instructions do not count again); an instruction
- * of no operation (a hand-written one without id=) counts as one. */
+ * of no operation (a hand-written one without id=) counts as one.  A
+ * while's back edge (a cf.br to an earlier instruction) counts too: each
+ * iteration is an operation, so an endless while meets the limit. */
 static uint8_t *op_starts(const Code *c) {
   int maxid = -1;
   for (int i = 0; i < c->n; i++) maxid = c->code[i].op_id > maxid ? c->code[i].op_id : maxid;
@@ -1688,7 +1690,7 @@ static uint8_t *op_starts(const Code *c) {
   if (!start || !seen) abort();
   for (int i = 0; i < c->n; i++) {
     int id = c->code[i].op_id;
-    start[i] = id < 0 || !seen[id];
+    start[i] = id < 0 || !seen[id] || (c->code[i].op == I_JUMP && c->code[i].target <= i);
     if (id >= 0) seen[id] = 1;
   }
   free(seen);

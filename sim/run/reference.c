@@ -1043,12 +1043,14 @@ static int do_while(Ref_ *R, Sub *s, const Op *op) {
 }
 
 /* The end of an iteration of a loop with carries or of a while: the next
- * values, then the test.  Counted as an operation, so that an endless
- * while meets --max-ops.  Returns ST_OK (continue or leave) or ST_FAULT. */
+ * values, then the test.  A while's iteration counts as an operation, so
+ * that an endless while meets --max-ops (the engine counts its back edge);
+ * a loop's does not, as for a loop without carries.  Returns ST_OK
+ * (continue or leave) or ST_FAULT. */
 static int next_iteration(Ref_ *R, Sub *s, Frame *f) {
   const Op *op = f->loop;
   int64_t next, go;
-  R->r->ops++;
+  R->r->ops += op->kind == OPK_WHILE;
   if (!set_carries(R, s, op, op->list[FLD_NEXT], false)) return ST_FAULT;
   if (op->kind == OPK_WHILE) {
     if (!ev_int(R, s, op, op->e[FLD_COND], &go)) return ST_FAULT;
