@@ -1,0 +1,12 @@
+"""sc_sim: run JAX Pallas SparseCore kernels on sc-sim, on any CPU host."""
+from .api import (RunRecord, ScSimWarning, abstract_mesh, chip_scope, interpret,
+                  run, to_program)
+from .errors import (FaultError, InvalidProgramError, MosaicVerificationError,
+                     ScSimError, UnsupportedError, VerificationError)
+from .verdict import Verdict, jax_verdict
+
+__all__ = ["interpret", "run", "to_program", "jax_verdict", "Verdict", "RunRecord",
+           "FaultError", "VerificationError", "UnsupportedError", "ScSimError",
+           "InvalidProgramError", "MosaicVerificationError", "ScSimWarning",
+           "abstract_mesh", "chip_scope"]
+__version__ = "0.1.0"

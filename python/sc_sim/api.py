@@ -1,0 +1,421 @@
+"""The front end: `interpret`, `run`, `to_program`.
+
+A SparseCore kernel call (`pl.kernel` with a `plsc` mesh binds the
+`mpmd_map` primitive) is translated to an sc-sim program, which the sc-sim
+binary checks, lowers, runs and verifies; its final HBM contents come back
+as the kernel's outputs.  Inside `interpret()`:
+
+* eager calls go through the primitive's impl, replaced for the duration;
+* calls under `jax.jit` go through a CPU lowering of `mpmd_map`, replaced
+  for the duration, that translates and checks the kernel when it is
+  lowered (so rejections surface where JAX's own lowering raises them) and
+  runs it through a host callback.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import tempfile
+import threading
+import warnings
+from typing import Any, Callable, Iterator, Sequence
+
+import jax
+import numpy as np
+from jax._src.interpreters import mlir
+from jax._src.pallas import mpmd
+from jax.sharding import AbstractDevice, AbstractMesh
+
+from . import arrays, binary, chips
+from .errors import (FaultError, InvalidProgramError, ScSimError, UnsupportedError,
+                     VerificationError, exception_class)
+from .program import Program, Source, render
+from .translate import (KernelInfo, Translator, UpstreamUnimplemented,
+                        format_source)
+
+
+class ScSimWarning(UserWarning):
+    """A warning sc-sim gave on a run (benign race, undefined output, ...)."""
+
+
+@dataclasses.dataclass
+class RunRecord:
+    """What one kernel call did on sc-sim."""
+    kernel: str
+    chip: str
+    cycles: int | None
+    microseconds: float | None
+    stats: dict[str, Any] | None
+    warnings: list[dict[str, Any]]
+    undefined: dict[str, np.ndarray]   # per output: mask of undefined elements
+    program: str | None = None         # the program's path, if kept
+
+
+@dataclasses.dataclass
+class Options:
+    chip: str = "tpu7x"
+    trace: str | None = None
+    stats: bool | str = False
+    strict_races: bool = False
+    verify: bool = True
+    out_dir: str | None = None  # to_program: keep programs here
+
+
+def abstract_mesh(chip: str) -> AbstractMesh:
+    c = chips.resolve(chip)
+    dev = AbstractDevice(device_kind=c.device_kind, num_cores=c.num_cores,
+                         platform="tpu")
+    return AbstractMesh((1,), ("_sc_sim",), abstract_device=dev)
+
+
+def chip_scope(chip: str) -> contextlib.AbstractContextManager:
+    """Inside it, SparseCore meshes see the chip (get_sparse_core_info)."""
+    return jax.sharding.use_abstract_mesh(abstract_mesh(chip))
+
+
+# ---------------------------------------------------------------------------
+# One kernel call.
+
+@dataclasses.dataclass
+class Prepared:
+    info: KernelInfo
+    name: str
+
+
+def kernel_name(params: dict[str, Any]) -> str:
+    if params.get("name"):
+        return str(params["name"])
+    dbg = getattr(params["jaxprs"][0], "debug_info", None)
+    fn = getattr(dbg, "func_name", None) or "kernel"
+    return str(fn).split(" ")[0]
+
+
+def prepare(params: dict[str, Any], chip: str, n_inputs: int) -> Prepared:
+    """Translate an mpmd_map call (raises UnsupportedError / TypeError)."""
+    name = kernel_name(params)
+    info = Translator(params, chips.resolve(chip).preset, name).translate(n_inputs)
+    return Prepared(info, name)
+
+
+def _py_location(line_map: dict[int, Source], line: int | None) -> str | None:
+    if line is None:
+        return None
+    src = line_map.get(int(line))
+    return format_source(src) if src else None
+
+
+def _raise_for(outcome: dict[str, Any], line_map: dict[int, Source],
+               path: str, name: str) -> None:
+    status = outcome.get("status")
+    if status == "ok":
+        return
+    if status == "rejected":
+        err = outcome.get("error", {})
+        exc = exception_class(err.get("type", ""))(err.get("message", ""))
+        _annotate(exc, err, line_map, path, name)
+        raise exc
+    if status == "invalid":
+        err = outcome.get("error", {})
+        exc = InvalidProgramError(
+            f"sc-sim refused the program of kernel {name}: {err.get('message', '')}")
+        _annotate(exc, err, line_map, path, name)
+        raise exc
+    if status == "fault":
+        f = outcome.get("fault", {})
+        loc = _py_location(line_map, f.get("line"))
+        exc = FaultError(f"{f.get('kind', 'fault')}: {f.get('message', '')}"
+                         + (f" (at {loc} in kernel {name})" if loc else ""),
+                         kind=f.get("kind", ""), details=f.get("details"))
+        exc.add_note(f"sc-sim program: {path}:{f.get('line')}:{f.get('column')}")
+        raise exc
+    if status in ("mismatch", "expect-failed"):
+        what = outcome.get("mismatch") or outcome.get("expect") or {}
+        loc = _py_location(line_map, what.get("line")) if isinstance(what, dict) else None
+        exc = VerificationError(
+            f"sc-sim's lowering of kernel {name} differs from its reference: {what}"
+            + (f" (at {loc})" if loc else ""))
+        raise exc
+    raise ScSimError(f"sc-sim ended with status {status!r}: {outcome}")
+
+
+def _annotate(exc: BaseException, err: dict[str, Any], line_map: dict[int, Source],
+              path: str, name: str) -> None:
+    loc = _py_location(line_map, err.get("line"))
+    if loc:
+        exc.add_note(f"{loc}: in SparseCore kernel {name}")
+    for note in err.get("notes") or []:
+        exc.add_note(f"note: {note}")
+    exc.add_note(f"sc-sim program: {path}:{err.get('line')}:{err.get('column')}")
+
+
+def _program_dir(opts: Options) -> tuple[str, bool]:
+    if opts.out_dir:
+        os.makedirs(opts.out_dir, exist_ok=True)
+        return opts.out_dir, False
+    return tempfile.mkdtemp(prefix="sc_sim_"), os.environ.get("SC_SIM_KEEP") != "1"
+
+
+def _unique_path(directory: str, name: str) -> str:
+    path = os.path.join(directory, f"{name}.yaml")
+    k = 1
+    while os.path.exists(path):
+        k += 1
+        path = os.path.join(directory, f"{name}_{k}.yaml")
+    return path
+
+
+def check_unimplemented(prep: Prepared, opts: Options) -> None:
+    """A primitive upstream cannot lower: the operations before it are
+    checked first (upstream lowers in order), then upstream's error."""
+    un = prep.info.unimplemented
+    if un is None:
+        return
+    with tempfile.TemporaryDirectory(prefix="sc_sim_") as d:
+        path = os.path.join(d, f"{prep.name}.yaml")
+        text, line_map = render(prep.info.program)
+        with open(path, "w") as f:
+            f.write(text)
+        outcome, _ = binary.run_json(["check", path])
+        if outcome.get("status") == "rejected":
+            _raise_for(outcome, line_map, path, prep.name)
+    exc = UnsupportedError(str(un))
+    exc.add_note(f"{format_source(un.src)}: in SparseCore kernel {prep.name}")
+    exc.add_note("sc_sim: sc-sim's program format has no operation for a "
+                 "primitive without a SparseCore lowering rule yet; this is "
+                 "upstream's message, raised by the front end")
+    raise exc
+
+
+def check_only(prep: Prepared, opts: Options) -> None:
+    """sc-sim's legality check of the kernel (no inputs needed)."""
+    check_unimplemented(prep, opts)
+    with tempfile.TemporaryDirectory(prefix="sc_sim_") as d:
+        path = os.path.join(d, f"{prep.name}.yaml")
+        text, line_map = render(prep.info.program)
+        with open(path, "w") as f:
+            f.write(text)
+        outcome, _ = binary.run_json(["check", path])
+        if outcome.get("status") != "ok":
+            _raise_for(outcome, line_map, path, prep.name)
+
+
+def execute(prep: Prepared, args: Sequence[Any], opts: Options
+            ) -> tuple[list[np.ndarray], RunRecord]:
+    """Run a prepared kernel on concrete inputs; outputs in order."""
+    check_unimplemented(prep, opts)
+    info = prep.info
+    if len(args) != len(info.inputs):
+        raise ValueError(f"kernel {prep.name} takes {len(info.inputs)} inputs, "
+                         f"got {len(args)}")
+    directory, cleanup = _program_dir(opts)
+    try:
+        path = _unique_path(directory, prep.name)
+        for ref, a in zip(info.inputs, args):
+            value = np.asarray(a)
+            want = arrays.np_dtype(ref.dtype or "int32")
+            if value.shape != ref.shape or value.dtype != want:
+                raise ValueError(f"input {ref.name}: {value.dtype}{list(value.shape)}"
+                                 f" given, the kernel wants {want}{list(ref.shape)}")
+            arrays.set_input(ref, value, directory)
+        text, line_map = render(info.program)
+        with open(path, "w") as f:
+            f.write(text)
+        stats_path = os.path.join(directory, f"{os.path.basename(path)}.stats.json")
+        out_dir = os.path.join(directory, os.path.basename(path) + ".out")
+        flags = ["run", os.path.basename(path), "--stats", os.path.basename(stats_path)]
+        if arrays.USE_NPY:
+            flags += arrays.output_flags(os.path.basename(out_dir))
+        if opts.trace:
+            flags += ["--trace", os.path.abspath(opts.trace)]
+        if not opts.verify:
+            flags.append("--no-verify")
+        if opts.strict_races:
+            flags.append("--strict-races")
+        outcome, stderr = binary.run_json(flags, cwd=directory)
+        _raise_for(outcome, line_map, path, prep.name)
+        outs, masks = [], {}
+        for ref in info.outputs:
+            arr, mask = arrays.read_output(ref, outcome, out_dir)
+            outs.append(arr)
+            if mask.any():
+                masks[ref.name] = mask
+        stats = None
+        if os.path.exists(stats_path):
+            import json
+            with open(stats_path) as f:
+                stats = json.load(f)
+            if isinstance(opts.stats, str):
+                shutil.copyfile(stats_path, opts.stats)
+        warns = list(outcome.get("warnings") or [])
+        for w in warns:
+            loc = _py_location(line_map, w.get("line"))
+            warnings.warn(ScSimWarning(
+                f"{loc or prep.name}: {w.get('kind', 'warning')}: {w.get('message', '')}"),
+                stacklevel=4)
+        for name, mask in masks.items():
+            warnings.warn(ScSimWarning(
+                f"kernel {prep.name}: {int(mask.sum())} element(s) of output "
+                f"{name} are undefined (NaN / the dtype's maximum)"), stacklevel=4)
+        cycles = outcome.get("cycles")
+        us = stats.get("time_us") if stats else None
+        record = RunRecord(prep.name, opts.chip, cycles, us,
+                           stats if opts.stats else stats, warns, masks,
+                           path if not cleanup else None)
+        return outs, record
+    finally:
+        if cleanup:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------
+# The interpret context.
+
+class Session:
+    def __init__(self, opts: Options) -> None:
+        self.opts = opts
+        self.records: list[RunRecord] = []
+        self.pending: BaseException | None = None
+        self.programs: list[str] = []
+
+    def call(self, params: dict[str, Any], args: Sequence[Any]) -> list[np.ndarray]:
+        prep = prepare(params, self.opts.chip, len(args))
+        outs, rec = execute(prep, args, self.opts)
+        self.records.append(rec)
+        return outs
+
+
+_local = threading.local()
+_install_lock = threading.Lock()
+_installed = 0
+_saved: dict[str, Any] = {}
+
+
+def current_session() -> Session | None:
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else None
+
+
+def _impl(*args: Any, **params: Any) -> Any:
+    session = current_session()
+    if session is None:
+        return _saved["impl"](*args, **params)
+    outs = session.call(params, [np.asarray(a) for a in args])
+    return [jax.numpy.asarray(o) for o in outs]
+
+
+def _cpu_lowering(ctx: Any, *in_nodes: Any, **params: Any) -> Any:
+    session = current_session()
+    if session is None:
+        return _saved["lowering"](ctx, *in_nodes, **params)
+    prep = prepare(params, session.opts.chip, len(in_nodes))
+    check_only(prep, session.opts)
+    opts = session.opts
+    out_avals = params["out_avals"]
+
+    def host(*arrays_in: Any) -> list[np.ndarray]:
+        try:
+            outs, rec = execute(prep, [np.asarray(a) for a in arrays_in], opts)
+        except BaseException as exc:  # surfaced by the session, see __exit__
+            session.pending = exc
+            raise
+        session.records.append(rec)
+        return outs
+
+    def fn(*xs: Any) -> Any:
+        shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in out_avals]
+        return jax.pure_callback(host, shapes, *xs)
+
+    return mlir.lower_fun(fn, multiple_results=True)(ctx, *in_nodes)
+
+
+def _install() -> None:
+    global _installed
+    with _install_lock:
+        if _installed == 0:
+            p = mpmd.mpmd_map_p
+            _saved["impl"] = p.impl
+            _saved["lowering"] = mpmd._mpmd_map_lowering
+            _saved["had_cpu"] = mlir._platform_specific_lowerings["cpu"].get(p)
+            p.def_impl(_impl)
+            mlir.register_lowering(p, _cpu_lowering, platform="cpu")
+            jax.clear_caches()
+        _installed += 1
+
+
+def _uninstall() -> None:
+    global _installed
+    with _install_lock:
+        _installed -= 1
+        if _installed == 0:
+            p = mpmd.mpmd_map_p
+            p.def_impl(_saved["impl"])
+            lowerings = mlir._platform_specific_lowerings["cpu"]
+            if _saved["had_cpu"] is None:
+                lowerings.pop(p, None)
+            else:
+                lowerings[p] = _saved["had_cpu"]
+            jax.clear_caches()
+
+
+class interpret(contextlib.ContextDecorator):
+    """Run every SparseCore kernel called inside on sc-sim.
+
+    Usable as `with sc_sim.interpret(chip="tpu7x"):` or as a decorator.
+    """
+
+    def __init__(self, chip: str = "tpu7x", *, trace: str | None = None,
+                 stats: bool | str = False, strict_races: bool = False,
+                 verify: bool = True, out_dir: str | None = None) -> None:
+        chips.resolve(chip)
+        self.opts = Options(chip, trace, stats, strict_races, verify, out_dir)
+        self._scopes: list[Any] = []
+
+    def __enter__(self) -> Session:
+        session = Session(self.opts)
+        scope = chip_scope(self.opts.chip)
+        scope.__enter__()
+        self._scopes.append((scope, session))
+        if not hasattr(_local, "stack"):
+            _local.stack = []
+        _local.stack.append(session)
+        _install()
+        return session
+
+    def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
+        scope, session = self._scopes.pop()
+        _local.stack.pop()
+        _uninstall()
+        scope.__exit__(et, ev, tb)
+        if ev is not None and session.pending is not None and ev is not session.pending:
+            pending, session.pending = session.pending, None
+            raise pending from None
+        return False
+
+
+def run(fn: Callable[..., Any], *args: Any, chip: str = "tpu7x",
+        trace: str | None = None, stats: bool | str = False,
+        strict_races: bool = False, verify: bool = True) -> tuple[Any, RunRecord]:
+    """Call `fn(*args)` with its SparseCore kernels on sc-sim: its outputs
+    and the record of the (last) kernel run."""
+    with interpret(chip, trace=trace, stats=stats, strict_races=strict_races,
+                   verify=verify) as session:
+        out = fn(*args)
+        out = jax.block_until_ready(out)
+    if not session.records:
+        raise ValueError("the function called no SparseCore kernel (a pl.kernel "
+                         "with a plsc.VectorSubcoreMesh or ScalarSubcoreMesh)")
+    return out, session.records[-1]
+
+
+def to_program(fn: Callable[..., Any], *args: Any, chip: str = "tpu7x",
+               out_dir: str) -> str | list[str]:
+    """Write the sc-sim program of every kernel call of `fn(*args)` to
+    `out_dir` (inputs beside it); the program's path (a list if several)."""
+    with interpret(chip, out_dir=out_dir) as session:
+        jax.block_until_ready(fn(*args))
+    paths = [r.program for r in session.records if r.program]
+    if not paths:
+        raise ValueError("the function called no SparseCore kernel")
+    return paths[0] if len(paths) == 1 else paths
