@@ -149,6 +149,8 @@ class Translator:
         self.counter = 0
         self.env: dict[Any, Any] = {}
         self.unimplemented: UpstreamUnimplemented | None = None
+        self.used: set[Any] = set()
+        self.src_stack: list[Source | None] = []
 
     # -- names and atoms --------------------------------------------------
     def fresh(self) -> str:
@@ -224,11 +226,22 @@ class Translator:
                           self.kernel_type, self.unimplemented)
 
     def eqns(self, eqns: Sequence[jax_core.JaxprEqn], out: list[Op]) -> None:
+        for e in eqns:
+            for v in e.invars:
+                if isinstance(v, jax_core.Var):
+                    self.used.add(v)
         for eqn in eqns:
             self.one(eqn, out)
 
     def one(self, eqn: jax_core.JaxprEqn, out: list[Op]) -> None:
-        src = source_of(eqn)
+        src = source_of(eqn) or (self.src_stack[-1] if self.src_stack else None)
+        self.src_stack.append(src)
+        try:
+            self._one(eqn, out, src)
+        finally:
+            self.src_stack.pop()
+
+    def _one(self, eqn: jax_core.JaxprEqn, out: list[Op], src: Source | None) -> None:
         prim = eqn.primitive
         if prim not in self.rules and prim.name not in _INLINE:
             raise UpstreamUnimplemented(prim.name, self.kernel_type, src)
@@ -329,6 +342,7 @@ class Translator:
             self.env[var] = v
         for var, v in zip(jaxpr.invars, args):
             self.env[var] = v
+        self.used.update(v for v in jaxpr.outvars if isinstance(v, jax_core.Var))
         self.eqns(jaxpr.eqns, out)
         return [self.read(v) for v in jaxpr.outvars]
 
@@ -492,7 +506,8 @@ def _swap(t: Translator, eqn, out, src) -> None:
         ref, value, *flat = eqn.invars
         transforms = eqn.params["tree"].unflatten(flat)
         text = t.transforms_text(t.ref(ref).text, transforms, final=True)
-        if isinstance(eqn.outvars[0], jax_core.DropVar):
+        if isinstance(eqn.outvars[0], jax_core.DropVar) or \
+                eqn.outvars[0] not in t.used:
             out.append(Op("set", [("ref", text), ("value", t.val(value))], src))
         else:
             name = t.fresh()
@@ -688,7 +703,7 @@ def _scan(t: Translator, eqn, out, src) -> None:
         raise UnsupportedError(f"scan(reverse=True) at {format_source(src)}")
     n_xs = len(eqn.invars) - nc - ncar
     ys = eqn.outvars[ncar:]
-    if n_xs or any(not isinstance(y, jax_core.DropVar) for y in ys):
+    if n_xs or any(not isinstance(y, jax_core.DropVar) and y in t.used for y in ys):
         raise UnsupportedError(
             f"scan over xs or stacking ys at {format_source(src)} (only carries "
             "are translated)")
@@ -704,9 +719,9 @@ def _scan(t: Translator, eqn, out, src) -> None:
         carry_vars = jaxpr.invars[nc + 1:nc + ncar]
         carry_inits = inits[1:]
         carry_outs = jaxpr.outvars[1:ncar]
-        hi = f"{start} + {length}" if not exprs.is_int_literal(start) \
-            else str(int(start) + length)
-        rng = [exprs.range_item(start), exprs.range_item(hi), 1]
+        hi: Any = f"{start} + {length}" if not exprs.is_int_literal(start) \
+            else int(start) + length
+        rng = [exprs.range_item(start), hi, 1]
     else:
         var_name = t.fresh()
         carry_vars = jaxpr.invars[nc:nc + ncar]
@@ -717,6 +732,7 @@ def _scan(t: Translator, eqn, out, src) -> None:
     for var, name in zip(carry_vars, carry_names):
         t.env[var] = name
     body: list[Op] = []
+    _use_outs(t, jaxpr)
     t.eqns(jaxpr.eqns, body)
     fields: list[tuple[str, Any]] = [("var", var_name), ("range", rng)]
     if carry_names:
@@ -729,7 +745,8 @@ def _scan(t: Translator, eqn, out, src) -> None:
     out.append(Op("loop", fields, src))
     outs = eqn.outvars[:ncar]
     if counter:
-        hi_text = rng[1] if isinstance(rng[1], str) else str(rng[1])
+        hi_text = rng[1] if isinstance(rng[1], str) else \
+            f"astype({rng[1]}, int32)"
         if not isinstance(outs[0], jax_core.DropVar):
             name = t.fresh()
             out.append(Op("let", [("name", name), ("value", hi_text)], src))
@@ -737,6 +754,10 @@ def _scan(t: Translator, eqn, out, src) -> None:
         outs = outs[1:]
     for o, name in zip(outs, carry_names):
         t.bind(o, name)
+
+
+def _use_outs(t: Translator, jaxpr: jax_core.Jaxpr) -> None:
+    t.used.update(v for v in jaxpr.outvars if isinstance(v, jax_core.Var))
 
 
 def _as_text(t: Translator, atom: Any) -> str:
@@ -773,6 +794,7 @@ def _while(t: Translator, eqn, out, src) -> None:
         for var, name in zip(carry_vars, carry_names):
             t.env[var] = name
         body: list[Op] = []
+        _use_outs(t, bj.jaxpr)
         t.eqns(bj.jaxpr.eqns, body)
         fields: list[tuple[str, Any]] = [
             ("var", var_name),
@@ -805,6 +827,7 @@ def _while(t: Translator, eqn, out, src) -> None:
     for var, name in zip(bj.jaxpr.invars[bn:], carry_names):
         t.env[var] = name
     body = []
+    _use_outs(t, bj.jaxpr)
     t.eqns(bj.jaxpr.eqns, body)
     fields = [("carry", dict(zip(carry_names, [exprs.carry_init(v) for v in inits]))),
               ("cond", cond), ("body", body),
