@@ -453,7 +453,8 @@ def _axis_index(t: Translator, eqn, out, src) -> None:
     t.bind(eqn.outvars[0], t.axes[axis])
 
 
-@handler("multiple_of", "copy", "copy_p", "optimization_barrier")
+@handler("multiple_of", "copy", "copy_p", "optimization_barrier", "reshard",
+         "sharding_constraint", "mesh_cast")
 def _alias(t: Translator, eqn, out, src) -> None:
     for o, i in zip(eqn.outvars, eqn.invars):
         t.bind(o, t.read(i))
