@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -123,7 +124,13 @@ def _raise_for(outcome: dict[str, Any], line_map: dict[int, Source],
         _annotate(exc, err, line_map, path, name)
         raise exc
     if status == "fault":
-        f = outcome.get("fault", {})
+        f = dict(outcome.get("fault") or {})
+        if not f.get("kind"):
+            # sc-sim (2026-12) reports faults in "error": "fault: KIND: details"
+            err = outcome.get("error", {})
+            m = re.match(r"fault: (\w+): (.*)", err.get("message", ""), re.S)
+            f = {**err, "kind": m.group(1) if m else "",
+                 "message": m.group(2) if m else err.get("message", "")}
         loc = _py_location(line_map, f.get("line"))
         exc = FaultError(f"{f.get('kind', 'fault')}: {f.get('message', '')}"
                          + (f" (at {loc} in kernel {name})" if loc else ""),
