@@ -1,5 +1,5 @@
 """sc_sim: run JAX Pallas SparseCore kernels on sc-sim, on any CPU host."""
-from .api import (RunRecord, ScSimWarning, abstract_mesh, chip_scope, interpret,
+from .api import (DisagreementWarning, RunRecord, ScSimWarning, abstract_mesh, chip_scope, interpret,
                   run, to_program)
 from .errors import (FaultError, InvalidProgramError, MosaicVerificationError,
                      ScSimError, UnsupportedError, VerificationError)
@@ -8,5 +8,5 @@ from .verdict import Verdict, jax_verdict
 __all__ = ["interpret", "run", "to_program", "jax_verdict", "Verdict", "RunRecord",
            "FaultError", "VerificationError", "UnsupportedError", "ScSimError",
            "InvalidProgramError", "MosaicVerificationError", "ScSimWarning",
-           "abstract_mesh", "chip_scope"]
+           "abstract_mesh", "chip_scope", "DisagreementWarning"]
 __version__ = "0.1.0"

@@ -41,6 +41,10 @@ class ScSimWarning(UserWarning):
     """A warning sc-sim gave on a run (benign race, undefined output, ...)."""
 
 
+class DisagreementWarning(ScSimWarning):
+    """JAX's lowering and sc-sim's checker judged a kernel differently."""
+
+
 @dataclasses.dataclass
 class RunRecord:
     """What one kernel call did on sc-sim."""
@@ -62,6 +66,7 @@ class Options:
     strict_races: bool = False
     verify: bool = True
     out_dir: str | None = None  # to_program: keep programs here
+    jax_check: bool = True      # also ask JAX's own lowering (issue 18)
 
 
 def abstract_mesh(chip: str) -> AbstractMesh:
@@ -83,6 +88,7 @@ def chip_scope(chip: str) -> contextlib.AbstractContextManager:
 class Prepared:
     info: KernelInfo
     name: str
+    path: str | None = None  # where the program was written in out_dir
 
 
 def kernel_name(params: dict[str, Any]) -> str:
@@ -188,6 +194,7 @@ def check_unimplemented(prep: Prepared, opts: Options) -> None:
         if outcome.get("status") == "rejected":
             _raise_for(outcome, line_map, path, prep.name)
     exc = UnsupportedError(str(un))
+    exc.upstream = True  # type: ignore[attr-defined]
     exc.add_note(f"{format_source(un.src)}: in SparseCore kernel {prep.name}")
     exc.add_note("sc_sim: sc-sim's program format has no operation for a "
                  "primitive without a SparseCore lowering rule yet; this is "
@@ -199,7 +206,12 @@ def check_only(prep: Prepared, opts: Options) -> None:
     """sc-sim's legality check of the kernel (no inputs needed)."""
     check_unimplemented(prep, opts)
     with tempfile.TemporaryDirectory(prefix="sc_sim_") as d:
-        path = os.path.join(d, f"{prep.name}.yaml")
+        if opts.out_dir:
+            os.makedirs(opts.out_dir, exist_ok=True)
+            prep.path = prep.path or _unique_path(opts.out_dir, prep.name)
+            path = prep.path
+        else:
+            path = os.path.join(d, f"{prep.name}.yaml")
         text, line_map = render(prep.info.program)
         with open(path, "w") as f:
             f.write(text)
@@ -218,7 +230,8 @@ def execute(prep: Prepared, args: Sequence[Any], opts: Options
                          f"got {len(args)}")
     directory, cleanup = _program_dir(opts)
     try:
-        path = _unique_path(directory, prep.name)
+        path = prep.path if (prep.path and not cleanup) else \
+            _unique_path(directory, prep.name)
         for ref, a in zip(info.inputs, args):
             value = np.asarray(a)
             want = arrays.np_dtype(ref.dtype or "int32")
@@ -276,6 +289,50 @@ def execute(prep: Prepared, args: Sequence[Any], opts: Options
             shutil.rmtree(directory, ignore_errors=True)
 
 
+def sc_verdict(prep: Prepared, opts: Options) -> BaseException | None:
+    """sc-sim's verdict: None if its checker accepts, else the exception
+    the front end raises for its rejection."""
+    try:
+        check_only(prep, opts)
+    except UnsupportedError as exc:
+        if getattr(exc, "upstream", False):
+            return exc
+        raise  # not modelled: sc-sim has no verdict to compare
+    except (InvalidProgramError, FaultError, VerificationError):
+        raise
+    except Exception as exc:
+        return exc
+    return None
+
+
+def judged(prep: Prepared, params: dict[str, Any], avals: list[Any],
+           opts: Options) -> None:
+    """Check the kernel with sc-sim and, if asked, with JAX's lowering;
+    a disagreement warns (an sc-sim bug) and JAX's verdict is raised."""
+    mine = sc_verdict(prep, opts)
+    if not opts.jax_check:
+        if mine is not None:
+            raise mine
+        return
+    from .verdict import verdict_for_call
+    jv = verdict_for_call(params, avals)
+    if jv.accepted and mine is None:
+        return
+    if not jv.accepted and mine is not None and type(mine).__name__ in (
+            jv.type, "UnsupportedError") and str(mine) == jv.message:
+        raise mine
+    theirs = "accepted" if jv.accepted else f"{jv.type}: {jv.message}"
+    ours = "accepted" if mine is None else f"{type(mine).__name__}: {mine}"
+    warnings.warn(DisagreementWarning(
+        f"sc-sim bug: kernel {prep.name}: JAX's lowering says {theirs!r}, "
+        f"sc-sim's checker says {ours!r}; JAX's verdict stands"), stacklevel=4)
+    if not jv.accepted:
+        assert jv.exception is not None
+        raise jv.exception
+    raise ScSimError(f"sc-sim rejects kernel {prep.name}, which JAX accepts "
+                     f"(an sc-sim bug): {ours}")
+
+
 # ---------------------------------------------------------------------------
 # The interpret context.
 
@@ -288,6 +345,7 @@ class Session:
 
     def call(self, params: dict[str, Any], args: Sequence[Any]) -> list[np.ndarray]:
         prep = prepare(params, self.opts.chip, len(args))
+        judged(prep, params, [jax.typeof(a) for a in args], self.opts)
         outs, rec = execute(prep, args, self.opts)
         self.records.append(rec)
         return outs
@@ -317,7 +375,7 @@ def _cpu_lowering(ctx: Any, *in_nodes: Any, **params: Any) -> Any:
     if session is None:
         return _saved["lowering"](ctx, *in_nodes, **params)
     prep = prepare(params, session.opts.chip, len(in_nodes))
-    check_only(prep, session.opts)
+    judged(prep, params, list(ctx.avals_in), session.opts)
     opts = session.opts
     out_avals = params["out_avals"]
 
@@ -374,9 +432,11 @@ class interpret(contextlib.ContextDecorator):
 
     def __init__(self, chip: str = "tpu7x", *, trace: str | None = None,
                  stats: bool | str = False, strict_races: bool = False,
-                 verify: bool = True, out_dir: str | None = None) -> None:
+                 verify: bool = True, out_dir: str | None = None,
+                 jax_check: bool = True) -> None:
         chips.resolve(chip)
-        self.opts = Options(chip, trace, stats, strict_races, verify, out_dir)
+        self.opts = Options(chip, trace, stats, strict_races, verify, out_dir,
+                            jax_check)
         self._scopes: list[Any] = []
 
     def __enter__(self) -> Session:
@@ -403,11 +463,12 @@ class interpret(contextlib.ContextDecorator):
 
 def run(fn: Callable[..., Any], *args: Any, chip: str = "tpu7x",
         trace: str | None = None, stats: bool | str = False,
-        strict_races: bool = False, verify: bool = True) -> tuple[Any, RunRecord]:
+        strict_races: bool = False, verify: bool = True,
+        jax_check: bool = True) -> tuple[Any, RunRecord]:
     """Call `fn(*args)` with its SparseCore kernels on sc-sim: its outputs
     and the record of the (last) kernel run."""
     with interpret(chip, trace=trace, stats=stats, strict_races=strict_races,
-                   verify=verify) as session:
+                   verify=verify, jax_check=jax_check) as session:
         out = fn(*args)
         out = jax.block_until_ready(out)
     if not session.records:
