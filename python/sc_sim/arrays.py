@@ -18,8 +18,23 @@ import numpy as np
 
 from .program import Ref
 
-# Switch to True once sc-sim has `init: {npy: PATH}` and `--out DIR`.
-USE_NPY = os.environ.get("SC_SIM_NPY", "0") == "1"
+def _detect_npy() -> bool:
+    """The npy path when the binary offers `--out DIR` (it lands with
+    `init: {npy: PATH}`); SC_SIM_NPY=0 or 1 forces a choice."""
+    forced = os.environ.get("SC_SIM_NPY")
+    if forced in ("0", "1"):
+        return forced == "1"
+    import subprocess
+    from .binary import find_binary
+    try:
+        proc = subprocess.run([find_binary(), "--help"], capture_output=True,
+                              text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--out" in (proc.stdout + proc.stderr).replace("--out-", "")
+
+
+USE_NPY = _detect_npy()
 
 _DTYPES = {"bfloat16": np.dtype(ml_dtypes.bfloat16)}
 

@@ -150,6 +150,7 @@ class Translator:
         self.env: dict[Any, Any] = {}
         self.unimplemented: UpstreamUnimplemented | None = None
         self.used: set[Any] = set()
+        self.elements: set[Any] = set()  # (1,)-shaped vars holding v[k], a scalar
         self.src_stack: list[Source | None] = []
 
     # -- names and atoms --------------------------------------------------
@@ -468,6 +469,9 @@ def _reshape(t: Translator, eqn, out, src) -> None:
         t.bind(eqn.outvars[0], t.val(a))
     elif oshape == () and int(np.prod(a.aval.shape)) == 1:
         v = t.val(a)
+        if a in t.elements:  # the value of a single-element slice: a scalar
+            t.bind(eqn.outvars[0], v)
+            return
         idx = "".join("[0]" for _ in a.aval.shape)
         t.let(eqn, f"{v}{idx}", out, src)
     else:
@@ -887,3 +891,49 @@ def find_kernel_eqns(jaxpr: jax_core.Jaxpr) -> list[jax_core.JaxprEqn]:
             if closed is not None:
                 found.extend(find_kernel_eqns(getattr(closed, "jaxpr", closed)))
     return found
+
+
+@handler("parallel_loop")
+def _parallel_loop(t: Translator, eqn, out, src) -> None:
+    """plsc.parallel_loop: iterations may overlap; running them in order is
+    one of the schedules it allows, so it becomes a `loop`."""
+    lower, upper, step, consts, carry = eqn.params["tree"].unflatten(eqn.invars)
+    jaxpr = eqn.params["jaxpr"]
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    for var, c in zip(jaxpr.constvars, consts):
+        t.env[var] = t.read(c)
+    ivar, *cvars = jaxpr.invars
+    var_name = t.fresh()
+    t.env[ivar] = var_name
+    names = [t.fresh() for _ in cvars]
+    for v, n in zip(cvars, names):
+        t.env[v] = n
+    inits = [t.read(c) for c in carry]
+    body: list[Op] = []
+    _use_outs(t, jaxpr)
+    t.eqns(jaxpr.eqns, body)
+    rng = [exprs.range_item(t.read(lower)), exprs.range_item(t.read(upper)),
+           exprs.range_item(t.read(step))]
+    fields: list[tuple[str, Any]] = [("var", var_name), ("range", rng)]
+    if names:
+        fields.append(("carry", {n: exprs.carry_init(v) for n, v in zip(names, inits)}))
+    fields.append(("body", body))
+    if names:
+        fields.append(("next", {n: _as_text(t, o) for n, o in zip(names, jaxpr.outvars)}))
+    out.append(Op("loop", fields, src))
+    for o, n in zip(eqn.outvars, names):
+        t.bind(o, n)
+
+
+@handler("slice")
+def _slice(t: Translator, eqn, out, src) -> None:
+    """`v[k]` on a 1-D vector: a size-1 static slice, squeezed next."""
+    (a,) = eqn.invars
+    starts, limits = eqn.params["start_indices"], eqn.params["limit_indices"]
+    strides = eqn.params.get("strides") or (1,)
+    if len(starts) != 1 or limits[0] - starts[0] != 1 or tuple(strides) != (1,):
+        raise UnsupportedError(
+            f"slice {starts}:{limits} of a {a.aval.shape} value at "
+            f"{format_source(src)}: only single elements v[k] are translated")
+    t.let(eqn, f"{t.val(a)}[{int(starts[0])}]", out, src)
+    t.elements.add(eqn.outvars[0])

@@ -332,3 +332,36 @@ def test_bfloat16_add(chip, lanes):
         out = bf(jnp.asarray(x))
     np.testing.assert_array_equal(np.asarray(out).astype(np.float32),
                                   (x.astype(np.float32) * 2))
+
+
+def test_parallel_loop(chip, lanes):
+    from jax.experimental.pallas import tpu_sc as plsc
+    x = np.arange(4 * lanes, dtype=np.int32)
+    with sc_sim.interpret(chip):
+        @pl.kernel(out_type=sds(x.shape), mesh=vmesh(1, 1),
+                   scratch_types=[pltpu.VMEM(x.shape, jnp.int32)])
+        def par(x_hbm, o_hbm, buf):
+            pltpu.sync_copy(x_hbm, buf)
+
+            @plsc.parallel_loop(0, 4 * lanes, lanes)
+            def _(i):
+                buf[pl.ds(i, lanes)] = buf[pl.ds(i, lanes)] * 3 - 1
+            pltpu.sync_copy(buf, o_hbm)
+        out = par(jnp.asarray(x))
+    np.testing.assert_array_equal(np.asarray(out), x * 3 - 1)
+
+
+def test_vector_element_to_smem(chip, lanes):
+    x = np.arange(lanes, dtype=np.int32) * 9
+    with sc_sim.interpret(chip):
+        @pl.kernel(out_type=sds((lanes,)), mesh=vmesh(1, 1),
+                   scratch_types=[pltpu.VMEM((lanes,), jnp.int32),
+                                  pltpu.SMEM((1,), jnp.int32)])
+        def elem(x_hbm, o_hbm, buf, sm):
+            pltpu.sync_copy(x_hbm, buf)
+            v = buf[...]
+            sm[0] = v[3]
+            buf[...] = v + sm[0]
+            pltpu.sync_copy(buf, o_hbm)
+        out = elem(jnp.asarray(x))
+    np.testing.assert_array_equal(np.asarray(out), x + x[3])
