@@ -245,7 +245,7 @@ def execute(prep: Prepared, args: Sequence[Any], opts: Options
         stats_path = os.path.join(directory, f"{os.path.basename(path)}.stats.json")
         out_dir = os.path.join(directory, os.path.basename(path) + ".out")
         flags = ["run", os.path.basename(path), "--stats", os.path.basename(stats_path)]
-        if arrays.USE_NPY:
+        if arrays.use_npy():
             flags += arrays.output_flags(os.path.basename(out_dir))
         if opts.trace:
             flags += ["--trace", os.path.abspath(opts.trace)]

@@ -1,6 +1,6 @@
 """Kernel inputs into a program, final HBM contents out of sc-sim.
 
-Two ways, chosen by `USE_NPY`:
+Two ways, chosen by `use_npy()` (a probe of the binary):
 
 * npy (the C core's `init: {npy: PATH}` and `--out DIR`): inputs written as
   `NAME.npy` beside the program, outputs read from `DIR/NAME.npy` and
@@ -19,22 +19,37 @@ import numpy as np
 from .program import Ref
 
 def _detect_npy() -> bool:
-    """The npy path when the binary offers `--out DIR` (it lands with
-    `init: {npy: PATH}`); SC_SIM_NPY=0 or 1 forces a choice."""
+    """Whether the binary reads `init: {npy: PATH}` and writes `--out DIR`
+    (both land together in the C core): a two-element probe program is
+    run once.  SC_SIM_NPY=0 or 1 forces a choice."""
     forced = os.environ.get("SC_SIM_NPY")
     if forced in ("0", "1"):
         return forced == "1"
     import subprocess
+    import tempfile
     from .binary import find_binary
-    try:
-        proc = subprocess.run([find_binary(), "--help"], capture_output=True,
-                              text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return "--out" in (proc.stdout + proc.stderr).replace("--out-", "")
+    with tempfile.TemporaryDirectory(prefix="sc_sim_probe_") as d:
+        np.save(os.path.join(d, "x.npy"), np.arange(2, dtype=np.int32))
+        with open(os.path.join(d, "p.yaml"), "w") as f:
+            f.write("version: 1\nchip: tpu7x\nmesh: {cores: 1, subcores: 1}\n"
+                    "refs:\n  x: {space: hbm, shape: [2], dtype: int32, "
+                    "init: {npy: x.npy}}\nbody: []\n")
+        try:
+            proc = subprocess.run([find_binary(), "run", "p.yaml", "--out", "o"],
+                                  cwd=d, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return proc.returncode == 0 and os.path.exists(os.path.join(d, "o", "x.npy"))
 
 
-USE_NPY = _detect_npy()
+_USE_NPY: bool | None = None
+
+
+def use_npy() -> bool:
+    global _USE_NPY
+    if _USE_NPY is None:
+        _USE_NPY = _detect_npy()
+    return _USE_NPY
 
 _DTYPES = {"bfloat16": np.dtype(ml_dtypes.bfloat16)}
 
@@ -58,7 +73,7 @@ def _as_list(arr: np.ndarray) -> Any:
 
 def set_input(ref: Ref, value: np.ndarray, program_dir: str) -> None:
     """Make `value` the initial contents of input ref `ref`."""
-    if USE_NPY:
+    if use_npy():
         fname = f"{ref.name}.npy"
         np.save(os.path.join(program_dir, fname), value)
         ref.init = {"npy": fname}
@@ -67,7 +82,7 @@ def set_input(ref: Ref, value: np.ndarray, program_dir: str) -> None:
 
 
 def output_flags(out_dir: str) -> list[str]:
-    return ["--out", out_dir] if USE_NPY else []
+    return ["--out", out_dir] if use_npy() else []
 
 
 def undefined_fill(dtype: np.dtype) -> Any:
@@ -83,7 +98,7 @@ def read_output(ref: Ref, outcome: dict[str, Any],
                 out_dir: str) -> tuple[np.ndarray, np.ndarray]:
     """The final contents of HBM ref `ref` and its mask of undefined elements."""
     dtype = np_dtype(ref.dtype or "int32")
-    if USE_NPY:
+    if use_npy():
         arr = np.load(os.path.join(out_dir, f"{ref.name}.npy"))
         mpath = os.path.join(out_dir, f"{ref.name}.undefined.npy")
         mask = np.load(mpath) if os.path.exists(mpath) else \
