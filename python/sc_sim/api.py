@@ -252,6 +252,10 @@ def execute(prep: Prepared, args: Sequence[Any], opts: Options
         if not opts.verify:
             flags.append("--no-verify")
         if opts.strict_races:
+            if not binary.supports_option("--strict-races"):
+                raise UnsupportedError(
+                    "strict_races=True needs sc-sim's --strict-races (SPEC §10.2), "
+                    "which this sc-sim binary does not offer")
             flags.append("--strict-races")
         outcome, stderr = binary.run_json(flags, cwd=directory)
         _raise_for(outcome, line_map, path, prep.name)

@@ -47,3 +47,16 @@ def run_json(args: list[str], cwd: str | None = None,
         outcome["status"] = "invalid"
         outcome.setdefault("error", {"type": "", "message": proc.stderr.strip()})
     return outcome, proc.stderr
+
+
+_HELP: dict[str, str] = {}
+
+
+def supports_option(option: str) -> bool:
+    """Whether `sc-sim --help` lists a run option (e.g. --strict-races)."""
+    exe = find_binary()
+    if exe not in _HELP:
+        proc = subprocess.run([exe, "--help"], capture_output=True, text=True,
+                              timeout=30)
+        _HELP[exe] = proc.stdout + proc.stderr
+    return any(line.split()[:1] == [option] for line in _HELP[exe].splitlines())

@@ -195,3 +195,34 @@ def test_outside_the_context_jax_behaves_as_before(lanes):
         k = _double(16)
     with pytest.raises(Exception, match="interpret mode"):
         k(jnp.zeros((2, 16), jnp.int32))
+
+
+def _same_writes(lanes):
+    @pl.kernel(out_type=sds((lanes,)), mesh=vmesh(1, 2),
+               scratch_types=[pltpu.VMEM((lanes,), jnp.int32)])
+    def same(o_hbm, buf):
+        buf[...] = lane_iota(lanes)
+        pltpu.sync_copy(buf, o_hbm)
+    return same
+
+
+@pytest.mark.xfail(reason="needs SPEC §10.2 benign races in the C core "
+                   "(python/tests/c_reproducers/benign_race.yaml)",
+                   raises=sc_sim.FaultError, strict=False)
+def test_benign_race_warns(chip, lanes):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out, rec = sc_sim.run(lambda: _same_writes(lanes)(), chip=chip)
+    np.testing.assert_array_equal(np.asarray(out), np.arange(lanes))
+    assert rec.warnings and any(issubclass(w.category, sc_sim.ScSimWarning)
+                                for w in caught)
+
+
+def test_strict_races(chip, lanes):
+    if not binary.supports_option("--strict-races"):
+        with pytest.raises(sc_sim.UnsupportedError, match="--strict-races"):
+            sc_sim.run(lambda: _same_writes(lanes)(), chip=chip, strict_races=True)
+        return
+    with pytest.raises(sc_sim.FaultError) as info:
+        sc_sim.run(lambda: _same_writes(lanes)(), chip=chip, strict_races=True)
+    assert info.value.kind == "race"
