@@ -487,3 +487,67 @@ def test_multicore_shared_per_core(chip, lanes):
     s = np.tile(np.arange(subs), cores)[:, None]
     want = np.arange(lanes)[None, :] + 100 * c + 10 * (1 - s)
     np.testing.assert_array_equal(np.asarray(out), want)
+
+
+def test_indirect_dma_gather_with_ignored_indices(chip, lanes):
+    rows = 4
+    table = np.arange(rows * lanes, dtype=np.int32).reshape(rows, lanes) + 1
+    idx = np.array([2, -1, 0, -1, 3, 1, -1, 2] * (lanes // 8), dtype=np.int32)
+    with sc_sim.interpret(chip):
+        @pl.kernel(out_type=sds((lanes, lanes)), mesh=vmesh(1, 1),
+                   scratch_types=[pltpu.VMEM((lanes,), jnp.int32),
+                                  pltpu.VMEM((lanes, lanes), jnp.int32),
+                                  pltpu.SemaphoreType.DMA])
+        def gather_some(t_hbm, i_hbm, o_hbm, i, g, sem):
+            pltpu.sync_copy(i_hbm, i)
+            @pl.loop(0, lanes)
+            def _(r):
+                g[r] = jnp.zeros((lanes,), jnp.int32)
+            pltpu.async_copy(t_hbm.at[plsc.Indices(i, ignored_value=-1)], g, sem).wait()
+            pltpu.sync_copy(g, o_hbm)
+        out = gather_some(jnp.asarray(table), jnp.asarray(idx))
+    want = np.where((idx >= 0)[:, None], table[np.maximum(idx, 0)], 0)
+    np.testing.assert_array_equal(np.asarray(out), want)
+
+
+def test_float_scatter_add(chip, lanes):
+    vals = (np.arange(lanes, dtype=np.float32) + 1) / 2
+    bins = (np.arange(lanes) % 3).astype(np.int32)
+    with sc_sim.interpret(chip):
+        @pl.kernel(out_type=sds((lanes,), jnp.float32), mesh=vmesh(1, 1),
+                   scratch_types=[pltpu.VMEM((lanes,), jnp.float32),
+                                  pltpu.VMEM((lanes,), jnp.int32),
+                                  pltpu.VMEM((lanes,), jnp.float32)])
+        def sums(v_hbm, b_hbm, o_hbm, v, b, h):
+            pltpu.sync_copy(v_hbm, v)
+            pltpu.sync_copy(b_hbm, b)
+            h[...] = jnp.zeros((lanes,), jnp.float32)
+            plsc.addupdate_scatter(h, [b[...]], v[...])
+            pltpu.sync_copy(h, o_hbm)
+        out = sums(jnp.asarray(vals), jnp.asarray(bins))
+    want = np.zeros(lanes, np.float32)
+    np.add.at(want, bins, vals)
+    np.testing.assert_array_equal(np.asarray(out), want)
+
+
+def test_multicore_fetch_and_add_per_core(chip, lanes):
+    cores, subs = 2, 4
+    with sc_sim.interpret(chip):
+        @pl.kernel(out_type=sds((cores, lanes)), mesh=vmesh(cores, subs),
+                   scratch_types=[pltpu.SMEM((1,), jnp.int32),
+                                  pltpu.VMEM((lanes,), jnp.int32)])
+        def count(o_hbm, counter, buf):
+            @pl.when(sub() == 0)
+            def _():
+                counter[0] = 0
+            plsc.subcore_barrier()
+            plsc.fetch_and_add(counter.at[0], core() + 1, subcore_id=0)
+            plsc.subcore_barrier()
+
+            @pl.when(sub() == 0)
+            def _():
+                buf[...] = jnp.zeros((lanes,), jnp.int32) + counter[0]
+                pltpu.sync_copy(buf, o_hbm.at[core()])
+        out = count()
+    want = np.repeat((np.arange(cores) + 1)[:, None] * subs, lanes, axis=1)
+    np.testing.assert_array_equal(np.asarray(out), want)
