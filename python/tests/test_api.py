@@ -226,3 +226,21 @@ def test_strict_races(chip, lanes):
     with pytest.raises(sc_sim.FaultError) as info:
         sc_sim.run(lambda: _same_writes(lanes)(), chip=chip, strict_races=True)
     assert info.value.kind == "race"
+
+
+def test_npy_inputs_beside_the_program(chip, lanes, tmp_path, monkeypatch):
+    """The npy path (C core: `init: {npy: PATH}`, `--out DIR`): inputs are
+    written beside the program, named relative to it."""
+    from sc_sim import arrays
+    monkeypatch.setattr(arrays, "_USE_NPY", True)
+    x = jnp.arange(2 * lanes, dtype=jnp.int32).reshape(2, lanes) * 5
+    try:
+        sc_sim.to_program(lambda x: _double(lanes)(x), x, chip=chip,
+                          out_dir=str(tmp_path))
+    except sc_sim.InvalidProgramError:
+        pass  # an sc-sim without npy support refuses the init
+    (prog,) = [p for p in os.listdir(tmp_path) if p.endswith(".yaml")]
+    text = open(tmp_path / prog).read()
+    assert 'x_hbm: {space: "hbm", shape: [2, %d], dtype: "int32", init: {npy: "x_hbm.npy"}}' \
+        % lanes in text
+    np.testing.assert_array_equal(np.load(tmp_path / "x_hbm.npy"), np.asarray(x))
