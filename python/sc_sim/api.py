@@ -318,13 +318,12 @@ def judged(prep: Prepared, params: dict[str, Any], avals: list[Any],
         if mine is not None:
             raise mine
         return
-    from .verdict import verdict_for_call
+    from .verdict import agrees, verdict_for_call
     jv = verdict_for_call(params, avals)
-    if jv.accepted and mine is None:
+    if agrees(mine, jv):
+        if mine is not None:
+            raise mine
         return
-    if not jv.accepted and mine is not None and type(mine).__name__ in (
-            jv.type, "UnsupportedError") and str(mine) == jv.message:
-        raise mine
     theirs = "accepted" if jv.accepted else f"{jv.type}: {jv.message}"
     ours = "accepted" if mine is None else f"{type(mine).__name__}: {mine}"
     warnings.warn(DisagreementWarning(

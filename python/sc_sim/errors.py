@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import builtins
 
+from jax._src.pallas.mosaic.error_handling import \
+    VerificationError as _JaxVerificationError
+
 
 class ScSimError(Exception):
     """Base class of the errors sc_sim raises itself."""
@@ -32,8 +35,13 @@ class VerificationError(ScSimError):
     """sc-sim's lowering and its reference disagreed (sc-sim exit 3)."""
 
 
-class MosaicVerificationError(ScSimError):
-    """A rejection sc-sim models from the Mosaic verifiers (SPEC §4.M)."""
+class MosaicVerificationError(ScSimError, _JaxVerificationError):
+    """A rejection sc-sim models from the Mosaic verifiers (SPEC §4.M):
+    an instance of JAX's own `VerificationError`, which JAX's lowering
+    raises; the message is sc-sim's whole text (JAX's prefix included)."""
+
+    def __init__(self, message: str) -> None:
+        Exception.__init__(self, message)
 
 
 class InvalidProgramError(ScSimError, ValueError):

@@ -33,10 +33,10 @@ def _swap(t: Translator, eqn, out, src) -> None:
         text = t.transforms_text(t.ref(ref).text, transforms, final=True)
         if isinstance(eqn.outvars[0], jax_core.DropVar) or \
                 eqn.outvars[0] not in t.used:
-            out.append(Op("set", [("ref", text), ("value", t.val(value))], src))
+            out.append(Op("set", [("ref", text), ("value", t.sval(value))], src))
         else:
             name = t.fresh()
-            out.append(Op("swap", [("ref", text), ("value", t.val(value)),
+            out.append(Op("swap", [("ref", text), ("value", t.sval(value)),
                                    ("out", name)], src))
             t.bind(eqn.outvars[0], name)
         return
@@ -46,9 +46,9 @@ def _swap(t: Translator, eqn, out, src) -> None:
     mask = rest.pop() if has_mask else None
     transforms = eqn.params["tree"].unflatten(rest)
     text = t.transforms_text(t.ref(ref).text, transforms, final=True)
-    fields = [("ref", text), ("value", t.val(value))]
+    fields = [("ref", text), ("value", t.sval(value))]
     if mask is not None:
-        fields.append(("mask", t.val(mask)))
+        fields.append(("mask", t.sval(mask)))
     kind = {(False, True): "store_compressed", (True, False): "addupdate",
             (True, True): "addupdate_compressed"}.get((add, has_mask))
     if kind is None:
@@ -66,7 +66,7 @@ def _load(t: Translator, eqn, out, src) -> None:
     if mask is None:
         raise UnsupportedError("an unmasked plsc load")
     name = t.fresh()
-    out.append(Op("load_expanded", [("ref", text), ("mask", t.val(mask)),
+    out.append(Op("load_expanded", [("ref", text), ("mask", t.sval(mask)),
                                     ("out", name)], src))
     t.bind(eqn.outvars[0], name)
 
@@ -82,9 +82,9 @@ def _gather(t: Translator, eqn, out, src) -> None:
         raise UnsupportedError("lax.gather (use plsc.load_gather)")
     ref, transforms, indices, mask = eqn.params["tree"].unflatten(eqn.invars)
     fields = [("ref", _ref_with(t, ref, transforms)),
-              ("indices", [t.val(i) for i in indices])]
+              ("indices", [t.sval(i) for i in indices])]
     if mask is not None:
-        fields.append(("mask", t.val(mask)))
+        fields.append(("mask", t.sval(mask)))
     name = t.fresh()
     fields.append(("out", name))
     out.append(Op("load_gather", fields, src))
@@ -97,10 +97,10 @@ def _scatter(t: Translator, eqn, out, src) -> None:
         raise UnsupportedError("lax.scatter (use plsc.store_scatter)")
     ref, transforms, indices, x, mask = eqn.params["tree"].unflatten(eqn.invars)
     fields = [("ref", _ref_with(t, ref, transforms)),
-              ("indices", [t.val(i) for i in indices]),
-              ("value", t.val(x))]
+              ("indices", [t.sval(i) for i in indices]),
+              ("value", t.sval(x))]
     if mask is not None:
-        fields.append(("mask", t.val(mask)))
+        fields.append(("mask", t.sval(mask)))
     kind = "addupdate_scatter" if eqn.params["add"] else "store_scatter"
     out.append(Op(kind, fields, src))
 
@@ -112,7 +112,7 @@ def _fetch_and_add(t: Translator, eqn, out, src) -> None:
     text = base + ("[" + ", ".join(t.static_or_val(i) for i in indices) + "]"
                    if indices else "")
     name = t.fresh()
-    out.append(Op("fetch_and_add", [("ref", text), ("value", t.val(value)),
+    out.append(Op("fetch_and_add", [("ref", text), ("value", t.sval(value)),
                                     ("subcore", t.val(subcore)), ("out", name)], src))
     t.bind(eqn.outvars[0], name)
 
@@ -153,7 +153,7 @@ def _sem_wait(t: Translator, eqn, out, src) -> None:
     if decrement is False:
         raise UnsupportedError("semaphore_wait(decrement=False)")
     out.append(Op("semaphore_wait", [("sem", _sem_text(t, ref, transforms)),
-                                     ("value", t.val(value))], src))
+                                     ("value", t.sval(value))], src))
 
 
 def _dma_parts(t: Translator, eqn) -> tuple[str, str, str]:

@@ -167,6 +167,11 @@ class Translator:
             raise UnsupportedError(f"a ref used as a value: {v.text}")
         return v
 
+    def sval(self, atom: Any) -> str:
+        """A value with its jaxpr dtype (a literal written strongly): what a
+        memory operation stores, its mask and its indices."""
+        return exprs.strong(self.val(atom))
+
     def ref(self, atom: Any) -> RefVal:
         v = self.read(atom)
         if not isinstance(v, RefVal):

@@ -96,6 +96,23 @@ def jax_verdict(fn: Callable[..., Any], *args: Any, chip: str = "tpu7x") -> Verd
     return Verdict(True, modules=_mosaic_modules(text), stablehlo=text)
 
 
+def normalize(message: str | None) -> str:
+    """A message as compared with sc-sim's: Mosaic verifier errors end with
+    a dump of the MLIR operation (" see current operation: ..."), which
+    sc-sim does not print (its notes say what the operation was)."""
+    return (message or "").split("\n see current operation")[0]
+
+
+def agrees(mine: BaseException | None, jv: Verdict) -> bool:
+    """sc-sim's verdict (None: accepted) is JAX's: same acceptance, an
+    instance of JAX's exception class, the same (normalised) message."""
+    if jv.accepted or mine is None:
+        return jv.accepted and mine is None
+    assert jv.exception is not None
+    return isinstance(mine, type(jv.exception)) and \
+        normalize(str(mine)) == normalize(jv.message)
+
+
 def verdict_for_call(params: dict[str, Any], avals: list[Any]) -> Verdict:
     """JAX's verdict on one `mpmd_map` call (its params and input avals),
     lowered under the abstract mesh already in force."""
