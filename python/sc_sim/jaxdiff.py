@@ -93,16 +93,29 @@ def generate(rng: random.Random, lanes: int) -> Case:
     if space == "smem" and shape and rng.random() < 0.5:
         shape = (4,)
     op = rng.choice(["get", "swap", "gather", "scatter", "expand", "compress",
-                     "addupdate", "iota", "dma"])
+                     "addupdate", "iota", "dma", "indirect", "fetch_and_add"])
     text, idx = _indexer(rng, shape, lanes)
     width = rng.choice([lanes, 2 * lanes, lanes // 2])
     name = jnp.dtype(dtype).name
     desc = f"{op} on {space} {name}{list(shape)} {text} width={width}"
     scratch = [_space(space, shape, dtype)]
+    space2 = "hbm"
     if op == "dma":
         space2 = rng.choice(_SPACES + ("hbm",))
         scratch.append(pltpu.SemaphoreType.DMA)
         desc = f"dma {space}{text} -> {space2} {name}{list(shape)}"
+    if op == "indirect":
+        # rows of an HBM table gathered by an index ref into `ref`
+        n = rng.choice([lanes, lanes // 2, 2 * lanes])
+        ispace = rng.choice(_SPACES)
+        idtype = rng.choice([jnp.int32, jnp.int32, jnp.int16])
+        scratch.append(_space(ispace, (n,), idtype))
+        scratch.append(pltpu.SemaphoreType.DMA)
+        add = rng.random() < 0.2
+        scatter = rng.random() < 0.3
+        desc = (f"indirect {'scatter' if scatter else 'gather'}{' add' if add else ''} "
+                f"{space} {name}{list(shape)} by {ispace} "
+                f"{jnp.dtype(idtype).name}[{n}]")
 
     def build() -> Callable[..., Any]:
         mesh = plsc.VectorSubcoreMesh(core_axis_name="c", subcore_axis_name="s",
@@ -132,6 +145,16 @@ def generate(rng: random.Random, lanes: int) -> Case:
                 plsc.addupdate(view, jnp.zeros(view.shape, dtype))
             elif op == "iota":
                 ref[idx] = jax.lax.iota(jnp.int32, width).astype(dtype)
+            elif op == "indirect":
+                idx_ref, sem = rest[0], rest[1]
+                table = o_hbm
+                if scatter:
+                    pltpu.async_copy(ref, table.at[idx_ref], sem, add=add).wait()
+                else:
+                    pltpu.async_copy(table.at[idx_ref], ref, sem, add=add).wait()
+            elif op == "fetch_and_add":
+                target = ref.at[idx] if idx is not ... else ref
+                plsc.fetch_and_add(target, jnp.ones((), dtype), subcore_id=0)
             else:
                 sem = rest[0]
                 dst = o_hbm if space2 == "hbm" else rest[1]
@@ -170,6 +193,24 @@ def judge(case: Case, chip: str) -> tuple[Outcome, str | None]:
     return Outcome("disagree", theirs, ours), text
 
 
+def campaign(seed: int, count: int, chip: str) -> tuple[collections.Counter, list]:
+    """Outcome counts and the disagreements (index, description, outcome,
+    program) of `count` generated kernels."""
+    lanes = {"tpu_v5p": 8, "tpu_v6e": 8, "tpu7x": 16}[chips.resolve(chip).preset]
+    rng = random.Random(seed)
+    counts: collections.Counter = collections.Counter()
+    bad = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for k in range(count):
+            case = generate(rng, lanes)
+            outcome, text = judge(case, chip)
+            counts[outcome.kind] += 1
+            if outcome.kind == "disagree":
+                bad.append((k, case.desc, outcome, text))
+    return counts, bad
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sc_sim.jaxdiff", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -181,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     lanes = {"tpu_v5p": 8, "tpu_v6e": 8, "tpu7x": 16}[chips.resolve(args.chip).preset]
     rng = random.Random(args.seed)
     table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    by_op: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    messages: collections.Counter = collections.Counter()
     disagreements = []
     warnings.simplefilter("ignore")
     for k in range(args.count):
@@ -188,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
         outcome, text = judge(case, args.chip)
         key = outcome.jax.split(":")[0] if outcome.kind != "unsupported" else "unsupported"
         table[key or "accepted"][outcome.kind] += 1
+        by_op[case.desc.split()[0]][outcome.kind] += 1
+        if outcome.kind in ("agree-reject", "disagree"):
+            messages[outcome.jax[:90]] += 1
         if outcome.kind == "disagree":
             disagreements.append((k, case.desc, outcome, text))
             if args.out:
@@ -201,6 +247,14 @@ def main(argv: list[str] | None = None) -> int:
         c = table[key]
         print(f"{key:28} {c['agree-accept'] + c['agree-reject']:6} {c['disagree']:8} "
               f"{c['phase-T']:8} {c['unsupported']:8}")
+    print(f"\n{'operation':28} {'agree':>6} {'disagree':>8} {'phase-T':>8} {'unsupp.':>8}")
+    for key in sorted(by_op):
+        c = by_op[key]
+        print(f"{key:28} {c['agree-accept'] + c['agree-reject']:6} {c['disagree']:8} "
+              f"{c['phase-T']:8} {c['unsupported']:8}")
+    print("\nrejections compared (JAX's message, first 90 characters):")
+    for msg, n in messages.most_common():
+        print(f"{n:6}  {msg}")
     for k, desc, o, _ in disagreements[:20]:
         print(f"case {k}: {desc}\n  JAX:    {o.jax}\n  sc-sim: {o.sc}")
     return 1 if disagreements else 0
