@@ -27,12 +27,13 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas import tpu_sc as plsc
 
 from . import api, chips
-from .errors import UnsupportedError
+from .errors import InvalidProgramError, UnsupportedError
 from .program import render
 from .translate import find_kernel_eqns
 from .verdict import agrees, normalize, verdict_for_call
@@ -85,8 +86,9 @@ def _indexer(rng: random.Random, shape: tuple, lanes: int) -> tuple[str, Any]:
     return f"[{', '.join([*map(str, lead), text])}]", (*lead, ds)
 
 
-def generate(rng: random.Random, lanes: int) -> Case:
-    """One kernel with one scratch ref and one operation on it."""
+def generate(rng: random.Random, lanes: int, views: bool = True) -> Case:
+    """One kernel with one scratch ref and one operation on it; with
+    `views`, sometimes through a bitcast or reshape view of the ref."""
     space = rng.choice(_SPACES)
     dtype = rng.choice(_DTYPES)
     shape = _shape(rng, lanes)
@@ -97,13 +99,28 @@ def generate(rng: random.Random, lanes: int) -> Case:
     text, idx = _indexer(rng, shape, lanes)
     width = rng.choice([lanes, 2 * lanes, lanes // 2])
     name = jnp.dtype(dtype).name
+    scalar_mesh = rng.random() < 0.15
+    dynamic = rng.random() < 0.2 and isinstance(idx, tuple) and idx \
+        and isinstance(idx[-1], pl.Slice)
+    view_kind = rng.choice([None] * 8 + ["bitcast", "reshape"])
+    if not views:
+        view_kind = None
+    view_to = rng.choice([jnp.int32, jnp.int16, jnp.float32, jnp.int8])
     desc = f"{op} on {space} {name}{list(shape)} {text} width={width}"
+    if scalar_mesh:
+        desc = "scalar-subcore " + desc
+    if dynamic:
+        desc += " (dynamic start)"
+    if view_kind:
+        desc += f" .{view_kind}({jnp.dtype(view_to).name if view_kind == 'bitcast' else 'flat'})"
     scratch = [_space(space, shape, dtype)]
     space2 = "hbm"
     if op == "dma":
         space2 = rng.choice(_SPACES + ("hbm",))
         scratch.append(pltpu.SemaphoreType.DMA)
         desc = f"dma {space}{text} -> {space2} {name}{list(shape)}"
+        if view_kind:
+            desc += f" .{view_kind}"
     if op == "indirect":
         # rows of an HBM table gathered by an index ref into `ref`
         n = rng.choice([lanes, lanes // 2, 2 * lanes])
@@ -118,13 +135,25 @@ def generate(rng: random.Random, lanes: int) -> Case:
                 f"{jnp.dtype(idtype).name}[{n}]")
 
     def build() -> Callable[..., Any]:
-        mesh = plsc.VectorSubcoreMesh(core_axis_name="c", subcore_axis_name="s",
-                                      num_cores=1, num_subcores=1)
+        if scalar_mesh:
+            mesh = plsc.ScalarSubcoreMesh(axis_name="c", num_cores=1)
+        else:
+            mesh = plsc.VectorSubcoreMesh(core_axis_name="c", subcore_axis_name="s",
+                                          num_cores=1, num_subcores=1)
         extra = [] if op != "dma" or space2 == "hbm" else [_space(space2, shape, dtype)]
 
         @pl.kernel(out_type=jax.ShapeDtypeStruct(shape or (1,), dtype), mesh=mesh,
                    scratch_types=scratch + extra)
         def kernel(o_hbm, ref, *rest):
+            nonlocal idx
+            if view_kind == "bitcast":
+                ref = ref.bitcast(view_to)
+            elif view_kind == "reshape":
+                ref = ref.reshape(int(np.prod(shape)) if shape else 1)
+            if dynamic:
+                sl = idx[-1]
+                idx = (*idx[:-1], pl.ds(jax.lax.axis_index("c") * 0 + sl.start,
+                                        sl.size, sl.stride))
             view = ref.at[idx] if idx is not ... else ref.at[...]
             if op == "get":
                 v = ref[idx]
@@ -184,6 +213,10 @@ def judge(case: Case, chip: str) -> tuple[Outcome, str | None]:
             mine = api.sc_verdict(prep, api.Options(chip=chip, jax_check=False))
         except UnsupportedError as exc:
             return Outcome("unsupported", sc=str(exc)), None
+        except InvalidProgramError as exc:  # the format cannot say it
+            jv = verdict_for_call(eqn.params, [v.aval for v in eqn.invars])
+            theirs = "accepted" if jv.accepted else f"{jv.type}: {normalize(jv.message)}"
+            return Outcome("invalid", theirs, str(exc)), None
         text, _ = render(prep.info.program)
         jv = verdict_for_call(eqn.params, [v.aval for v in eqn.invars])
     theirs = "accepted" if jv.accepted else f"{jv.type}: {normalize(jv.message)}"
@@ -193,7 +226,8 @@ def judge(case: Case, chip: str) -> tuple[Outcome, str | None]:
     return Outcome("disagree", theirs, ours), text
 
 
-def campaign(seed: int, count: int, chip: str) -> tuple[collections.Counter, list]:
+def campaign(seed: int, count: int, chip: str, views: bool = True
+             ) -> tuple[collections.Counter, list]:
     """Outcome counts and the disagreements (index, description, outcome,
     program) of `count` generated kernels."""
     lanes = {"tpu_v5p": 8, "tpu_v6e": 8, "tpu7x": 16}[chips.resolve(chip).preset]
@@ -203,7 +237,7 @@ def campaign(seed: int, count: int, chip: str) -> tuple[collections.Counter, lis
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for k in range(count):
-            case = generate(rng, lanes)
+            case = generate(rng, lanes, views)
             outcome, text = judge(case, chip)
             counts[outcome.kind] += 1
             if outcome.kind == "disagree":
@@ -218,22 +252,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--chip", default="tpu7x")
     ap.add_argument("--out", default=None, help="save disagreements here")
+    ap.add_argument("--no-views", action="store_true",
+                    help="no bitcast / reshape views (their Mosaic verifier "
+                    "rules are not all in sc-sim yet)")
     args = ap.parse_args(argv)
     lanes = {"tpu_v5p": 8, "tpu_v6e": 8, "tpu7x": 16}[chips.resolve(args.chip).preset]
     rng = random.Random(args.seed)
     table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     by_op: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     messages: collections.Counter = collections.Counter()
+    invalid: collections.Counter = collections.Counter()
     disagreements = []
     warnings.simplefilter("ignore")
     for k in range(args.count):
-        case = generate(rng, lanes)
+        case = generate(rng, lanes, not args.no_views)
         outcome, text = judge(case, args.chip)
         key = outcome.jax.split(":")[0] if outcome.kind != "unsupported" else "unsupported"
         table[key or "accepted"][outcome.kind] += 1
         by_op[case.desc.split()[0]][outcome.kind] += 1
         if outcome.kind in ("agree-reject", "disagree"):
             messages[outcome.jax[:90]] += 1
+        if outcome.kind == "invalid":
+            invalid[(outcome.jax[:70], outcome.sc[:110])] += 1
         if outcome.kind == "disagree":
             disagreements.append((k, case.desc, outcome, text))
             if args.out:
@@ -242,19 +282,23 @@ def main(argv: list[str] | None = None) -> int:
                     f.write(f"# {case.desc}\n# JAX: {outcome.jax}\n"
                             f"# sc-sim: {outcome.sc}\n{text}")
     print(f"jaxdiff: seed {args.seed}, {args.count} kernels on {args.chip}")
-    print(f"{'JAX verdict':28} {'agree':>6} {'disagree':>8} {'phase-T':>8} {'unsupp.':>8}")
+    print(f"{'JAX verdict':28} {'agree':>6} {'disagree':>8} {'phase-T':>8} {'unsupp.':>8} {'invalid':>8}")
     for key in sorted(table):
         c = table[key]
         print(f"{key:28} {c['agree-accept'] + c['agree-reject']:6} {c['disagree']:8} "
-              f"{c['phase-T']:8} {c['unsupported']:8}")
-    print(f"\n{'operation':28} {'agree':>6} {'disagree':>8} {'phase-T':>8} {'unsupp.':>8}")
+              f"{c['phase-T']:8} {c['unsupported']:8} {c['invalid']:8}")
+    print(f"\n{'operation':28} {'agree':>6} {'disagree':>8} {'phase-T':>8} {'unsupp.':>8} {'invalid':>8}")
     for key in sorted(by_op):
         c = by_op[key]
         print(f"{key:28} {c['agree-accept'] + c['agree-reject']:6} {c['disagree']:8} "
-              f"{c['phase-T']:8} {c['unsupported']:8}")
+              f"{c['phase-T']:8} {c['unsupported']:8} {c['invalid']:8}")
     print("\nrejections compared (JAX's message, first 90 characters):")
     for msg, n in messages.most_common():
         print(f"{n:6}  {msg}")
+    if invalid:
+        print("\nprograms sc-sim refuses as input (JAX's verdict / sc-sim's message):")
+        for (j, m), n in invalid.most_common():
+            print(f"{n:6}  JAX {j}\n        sc-sim {m}")
     for k, desc, o, _ in disagreements[:20]:
         print(f"case {k}: {desc}\n  JAX:    {o.jax}\n  sc-sim: {o.sc}")
     return 1 if disagreements else 0
