@@ -244,3 +244,32 @@ def test_npy_inputs_beside_the_program(chip, lanes, tmp_path, monkeypatch):
     assert 'x_hbm: {space: "hbm", shape: [2, %d], dtype: "int32", init: {npy: "x_hbm.npy"}}' \
         % lanes in text
     np.testing.assert_array_equal(np.load(tmp_path / "x_hbm.npy"), np.asarray(x))
+
+
+# What the front end reads from `sc-sim run --json` (PROGRAM_FORMAT.md, "Outcome").
+OUTCOME_SCHEMA = {
+    "type": "object",
+    "required": ["status", "exit"],
+    "properties": {
+        "status": {"enum": ["ok", "rejected", "invalid", "mismatch",
+                            "expect-failed", "fault"]},
+        "exit": {"type": "integer", "minimum": 0, "maximum": 4},
+        "cycles": {"type": "integer"},
+        "refs": {"type": "object"},
+        "error": {"type": "object", "required": ["type", "message", "line"]},
+        "warnings": {"type": "array"},
+    },
+}
+
+
+def test_outcome_json_has_what_the_front_end_reads(chip, lanes, tmp_path):
+    import json
+    import jsonschema
+    x = jnp.arange(2 * lanes, dtype=jnp.int32).reshape(2, lanes)
+    path = sc_sim.to_program(lambda x: _double(lanes)(x), x, chip=chip,
+                             out_dir=str(tmp_path))
+    proc = subprocess.run([binary.find_binary(), path, "--json"],
+                          capture_output=True, text=True)
+    outcome = json.loads(proc.stdout)
+    jsonschema.validate(outcome, OUTCOME_SCHEMA)
+    assert outcome["status"] == "ok" and "x_hbm" in outcome["refs"]
