@@ -1,6 +1,7 @@
 """sc_sim: run JAX Pallas SparseCore kernels on sc-sim, on any CPU host."""
-from .api import (DisagreementWarning, RunRecord, ScSimWarning, abstract_mesh, chip_scope, interpret,
-                  run, to_program)
+from .api import interpret, run, to_program
+from .runner import (DisagreementWarning, RunRecord, ScSimWarning, abstract_mesh,
+                     chip_scope)
 from .errors import (FaultError, InvalidProgramError, MosaicVerificationError,
                      ScSimError, UnsupportedError, VerificationError)
 from .verdict import Verdict, jax_verdict

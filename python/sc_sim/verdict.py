@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import jax
 
-from .api import chip_scope
+from .runner import chip_scope
 
 
 @dataclasses.dataclass
