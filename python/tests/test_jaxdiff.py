@@ -6,13 +6,13 @@ from sc_sim import jaxdiff
 
 
 def test_campaign_smoke(chip):
-    counts, bad = jaxdiff.campaign(seed=17, count=80, chip=chip, views=False)
+    counts, bad = jaxdiff.campaign(seed=17, count=80, chip=chip, gaps=False)
     assert not bad, "\n".join(f"case {k}: {d}\n  JAX: {o.jax}\n  sc-sim: {o.sc}"
                               for k, d, o, _ in bad)
     assert counts["agree-accept"] > 0 and counts["agree-reject"] > 0
 
 
-def test_campaign_views_known_differences(chip):
+def test_campaign_known_gaps(chip):
     """Bitcast / reshape views reach Mosaic verifier rules sc-sim does not
     model yet (python/tests/c_reproducers/jaxdiff_*): every disagreement
     there is one of those, never a wrong acceptance of a plain access."""
