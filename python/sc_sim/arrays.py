@@ -103,6 +103,8 @@ def read_output(ref: Ref, outcome: dict[str, Any],
         mpath = os.path.join(out_dir, f"{ref.name}.undefined.npy")
         mask = np.load(mpath) if os.path.exists(mpath) else \
             np.zeros(arr.shape, np.bool_)
+        if dtype == _DTYPES["bfloat16"] and arr.dtype != dtype and arr.dtype.itemsize == 2:
+            arr = arr.view(dtype)  # saved as '<V2' (ml_dtypes) or '<u2' bits
         arr = arr.astype(dtype, copy=True)
         if mask.any():
             arr[mask] = undefined_fill(dtype)
