@@ -273,3 +273,21 @@ def test_outcome_json_has_what_the_front_end_reads(chip, lanes, tmp_path):
     outcome = json.loads(proc.stdout)
     jsonschema.validate(outcome, OUTCOME_SCHEMA)
     assert outcome["status"] == "ok" and "x_hbm" in outcome["refs"]
+
+
+def test_npy_outputs_and_undefined_masks(tmp_path, monkeypatch):
+    """Reading `--out DIR` (C core): NAME.npy and NAME.undefined.npy."""
+    import ml_dtypes
+    from sc_sim import arrays
+    from sc_sim.program import Ref
+    monkeypatch.setattr(arrays, "_USE_NPY", True)
+    np.save(tmp_path / "o.npy", np.arange(6, dtype=np.int32).reshape(2, 3))
+    np.save(tmp_path / "o.undefined.npy", np.array([[0, 1, 0], [0, 0, 1]], bool))
+    np.save(tmp_path / "b.npy", np.array([1.5, -2], ml_dtypes.bfloat16))
+    arr, mask = arrays.read_output(Ref("o", "hbm", (2, 3), "int32"), {}, str(tmp_path))
+    np.testing.assert_array_equal(mask, [[0, 1, 0], [0, 0, 1]])
+    np.testing.assert_array_equal(arr, [[0, np.iinfo(np.int32).max, 2],
+                                        [3, 4, np.iinfo(np.int32).max]])
+    arr, mask = arrays.read_output(Ref("b", "hbm", (2,), "bfloat16"), {}, str(tmp_path))
+    assert arr.dtype == ml_dtypes.bfloat16 and not mask.any()
+    np.testing.assert_array_equal(arr.astype(np.float32), [1.5, -2])
