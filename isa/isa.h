@@ -77,6 +77,7 @@ typedef struct {
   Dtype ty, uty;
   int target;        /* jump target (instruction index) */
   bool add;
+  int64_t prio;      /* ENQUEUE_DMA: the DMA's priority (Mosaic takes 0 or 1) */
   char log;          /* 0, 'L', 'O', 'N' */
   int op_id;         /* the program operation it came from */
   Loc loc;

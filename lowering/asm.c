@@ -65,6 +65,7 @@ static void print_instr(FILE *f, const Instr *in, int pc) {
   if (strchr(isa_form(in->op), 'U')) fprintf(f, " uty=%s", dtype_name(in->uty));
   if (strchr(isa_form(in->op), 'J')) fprintf(f, " target=%d", in->target);
   if (in->add) fprintf(f, " add=true");
+  if (in->prio) fprintf(f, " priority=%lld", (long long)in->prio);
   if (in->log) fprintf(f, " log=%c", in->log);
   if (in->rank) {
     fprintf(f, " shape=(");
@@ -300,6 +301,7 @@ static bool parse_field(Asm *A, Instr *in, const char *key) {
   if (!strcmp(key, "sem")) return view_ref(A, &in->view3);
   if (!strcmp(key, "offsets")) return view_ref(A, &in->view4);
   if (!strcmp(key, "imm")) return number(A, &in->imm);
+  if (!strcmp(key, "priority")) return number(A, &in->prio);
   if (!strcmp(key, "id")) {
     int64_t v;
     if (!number(A, &v)) return false;
@@ -505,57 +507,5 @@ bool asm_parse(const Program *p, const char *text, Loc at, Code *out, Diag *d) {
     return false;
   }
   out->reg_name = calloc((size_t)(out->nregs ? out->nregs : 1), sizeof *out->reg_name);
-  return true;
-}
-
-/* ---- the verifier of a user's lowering (SPEC §4.M) --------------------------- */
-static void view_type(const VDesc *v, Dtype *t, int *rank, const int64_t **shape) {
-  if (!v->nlev) {
-    *t = v->ref->dtype, *rank = v->ref->rank, *shape = v->ref->shape;
-    return;
-  }
-  const Level *lv = &v->lev[v->nlev - 1];
-  *t = lv->dtype, *rank = lv->rank, *shape = lv->shape;
-}
-
-static bool verify_instr(const Code *c, const Instr *in, Diag *d) {
-  const VDesc *v = in->view >= 0 ? &c->views[in->view] : NULL;
-  Dtype t, t2;
-  int r, r2;
-  const int64_t *sh, *sh2;
-  switch (in->op) {
-  case I_VLOAD: case I_VSTORE: case I_VLOAD_IDX: case I_VSTORE_IDX: {
-    static const char *const names[] = {"vector_load", "vector_store", "vector_load_idx", "vector_store_idx"};
-    const char *name = names[in->op == I_VLOAD ? 0 : in->op == I_VSTORE ? 1 : in->op == I_VLOAD_IDX ? 2 : 3];
-    if (v->ref->space != SP_VMEM) return diag_set(d, D_M_VL1, in->loc, name), false;
-    view_type(v, &t, &r, &sh);
-    if (in->mask >= 0 && dtype_size(t) != 4)
-      return diag_set(d, D_M_VL2, in->loc, in->op == I_VLOAD || in->op == I_VLOAD_IDX ? "load" : "store"), false;
-    return true;
-  }
-  case I_ENQUEUE_DMA:
-    view_type(v, &t, &r, &sh);
-    view_type(&c->views[in->view2], &t2, &r2, &sh2);
-    if (t != t2) return diag_set(d, D_M_DMA1, in->loc), false;
-    if (r != r2 || memcmp(sh, sh2, sizeof(int64_t) * (size_t)r)) return diag_set(d, D_M_DMA2, in->loc), false;
-    return true;
-  case I_ENQUEUE_INDIRECT_DMA:
-  case I_WAIT_INDIRECT_DMA:
-    if (c->p->kernel == KERNEL_SCALAR) {
-      bool e = in->op == I_ENQUEUE_INDIRECT_DMA;
-      return diag_set(d, D_M_IND1, in->loc, e ? "enqueue" : "wait", e ? "Enqueue" : "Wait"), false;
-    }
-    return true;
-  case I_CONST: case I_COORD: case I_IOTA: case I_BINARY: case I_UNARY: case I_SELECT: case I_MINMAX: case I_CAST:
-  case I_BROADCAST: case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: case I_LOAD: case I_STORE: case I_WAIT_DMA:
-  case I_SEM_SIGNAL: case I_SEM_WAIT: case I_BARRIER: case I_FETCH_AND_ADD: case I_FOR: case I_ENDFOR:
-  case I_BRANCH_IF_FALSE: case I_JUMP: case I_EXPECT: case I_EXPECT_VIEW: case I_COUNT: break;
-  }
-  return true;
-}
-
-bool asm_verify(const Code *c, Diag *d) {
-  for (int i = 0; i < c->n; i++)
-    if (!verify_instr(c, &c->code[i], d)) return false;
   return true;
 }

@@ -13,6 +13,7 @@
 #include "../lowering/asm.h"
 #include "../lowering/check.h"
 #include "../lowering/lower.h"
+#include "../lowering/mosaic.h"
 #include "../sim/front/parse.h"
 #include "../sim/front/load.h"
 
@@ -236,7 +237,7 @@ static int run_dir(const char *dir) {
     if (load_program(path, &p, &dg) && check_program(&p, &dg) && p.lowered) {
       Code c; /* a user's lowering meets the verifier's rules */
       if (asm_parse(&p, p.lowered, p.lowered_loc, &c, &dg)) {
-        asm_verify(&c, &dg);
+        mosaic_verify(&c, &dg);
         lower_free(&c);
       }
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../lowering/asm.h"
+#include "../../lowering/mosaic.h"
 #include "../../lowering/check.h"
 #include "../../memory/chips.h"
 #include "../front/load.h"
@@ -418,7 +419,7 @@ static int run_program(Program *p, const Options *o) {
   if (o->max_log_mb) lim.max_log_bytes = o->max_log_mb > UINT64_MAX >> 20 ? UINT64_MAX : o->max_log_mb << 20;
   int rc = EXIT_OK;
   if (p->lowered) { /* the user's lowering (PROGRAM_FORMAT.md, Differential testing) */
-    if (!asm_parse(p, p->lowered, p->lowered_loc, &code, &d) || !asm_verify(&code, &d)) {
+    if (!asm_parse(p, p->lowered, p->lowered_loc, &code, &d) || !mosaic_verify(&code, &d)) {
       bool parsed = diag_class(d.id) == DC_RULE;
       if (parsed) lower_free(&code);
       if (trace) trace_abort(trace);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../../lowering/asm.h"
+#include "../../lowering/mosaic.h"
 #include "../../lowering/check.h"
 #include "../../sim/front/load.h"
 
@@ -31,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Code c;
     memset(&c, 0, sizeof c);
     if (asm_parse(&p, p.lowered, p.lowered_loc, &c, &d)) {
-      (void)asm_verify(&c, &d);
+      (void)mosaic_verify(&c, &d);
       lower_free(&c);
     }
   }

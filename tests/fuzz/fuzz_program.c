@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "../../lowering/asm.h"
+#include "../../lowering/mosaic.h"
 #include "../../lowering/check.h"
 #include "../../lowering/lower.h"
 #include "../../sim/run/engine.h"
@@ -151,7 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   topt.max_bytes = 1u << 20;
   TraceSink *trace = out_open() ? trace_open(trace_path, &topt, &td) : NULL;
   if (p.lowered) { /* as sim/main.c: the user's lowering instead of sc-sim's */
-    if (!asm_parse(&p, p.lowered, p.lowered_loc, &code, &d) || !asm_verify(&code, &d)) {
+    if (!asm_parse(&p, p.lowered, p.lowered_loc, &code, &d) || !mosaic_verify(&code, &d)) {
       if (diag_class(d.id) == DC_RULE) lower_free(&code); /* parsed, then rejected by the verifier */
       if (trace) trace_abort(trace);
       out_close();
