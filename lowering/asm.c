@@ -75,7 +75,7 @@ static const struct {
  * 0 when op has no such field.  A run (N) is the register a and imm. */
 static char field_form(Opcode op, int k) {
   char l = fields[k].letter;
-  if (!l) return 'F'; /* at=, id=: every instruction has them, none needs them */
+  if (!l) return '*'; /* at=, id=: every instruction has them, none needs them */
   char f = isa_operand(op, l);
   if (!f && (l == 'A' || l == 'I')) f = isa_operand(op, 'N');
   return f;
