@@ -781,7 +781,7 @@ static bool check_gather_scatter(Checker *c, Op *op) {
   return true;
 }
 
-/* ---- DMAs (SPEC §4.H, §4.I, §4.M) ------------------------------------ */
+/* ---- DMAs (SPEC §4.H, §4.I; their phase-V rules are in mosaic.c) ----- */
 
 static bool is_candidate(const NDIndexer *ix) {
   const IxEntry *e = &ix->e[0];
