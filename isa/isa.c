@@ -1,6 +1,7 @@
 /* isa/isa.c -- the tables ISA_OPS expands into. */
 #include "isa.h"
 
+#include <ctype.h>
 #include <string.h>
 
 static const struct {
@@ -14,6 +15,12 @@ static const struct {
 const char *isa_mnemonic(Opcode op) { return info[op].mnemonic; }
 const char *isa_form(Opcode op) { return info[op].form; }
 const char *isa_semantics(Opcode op) { return info[op].sem; }
+
+char isa_operand(Opcode op, char letter) {
+  for (const char *f = info[op].form; *f; f++)
+    if (toupper((unsigned char)*f) == letter) return *f;
+  return 0;
+}
 
 bool isa_lookup(const char *m, Opcode *out) {
   for (int i = 0; i < I_COUNT; i++)

@@ -4,14 +4,26 @@
  *
  * ISA_OPS declares every instruction once:
  *   X(ENUM, mnemonic, form, semantics)
- * The form says which operand slots an instruction uses (the text printer
- * and parser and the self-check test derive from it):
- *   D  a destination register      A B C  source registers
- *   V  a view (memory operand)     W      a second view (DMA destination)
- *   M  an optional mask register   I      an immediate
- *   S  a sub-operation (ExprOp)    T      a dtype (and U, the operand dtype)
- *   J  a jump target               G      log kind (L loaded, O old, N new)
- *   F  flags: add (a store adds), and the variants of ISA_FLAGS
+ * The form is the single list of an instruction's operands, one letter
+ * each; for registers and views an upper-case letter is required and a
+ * lower-case one optional (absent: -1).  The text printer writes exactly
+ * these operands and the parser accepts exactly these, requiring the
+ * upper-case ones (lowering/asm.c); the engine's scheduler waits on the
+ * source registers they name (A B C M N); tests/test_units.c checks every
+ * opcode's round trip against its form.
+ *   D  the destination register      A B C  source registers a, b, c
+ *   N  the source registers a..a+imm-1 (a run; imm is its length)
+ *   M  a mask register               V      the memory operand (a view)
+ *   W  a DMA's destination view      X      a DMA's semaphore view
+ *   O  an indirect DMA's offsets view
+ *   I  the immediate (imm; a float constant's fimm)
+ *   R  a static list (shape=): a shape, extract indices, register offsets' shape
+ *   S  a sub-operation (ExprOp)      T U    the result dtype, the operand dtype
+ *   J  a jump target                 G      log kind (L loaded, O old, N new)
+ *   F  flags: add, a DMA's priority, and the variants of ISA_FLAGS (flags=)
+ * scf.yield also reads its destination (the counter it steps); the
+ * scheduler need not wait on it, as only this loop's scf.for and scf.yield
+ * write it.
  *
  * Registers hold Values (isa/value.h).  Views are compiled memory operands
  * (lowering/lower.h): a ref, its transform levels, and per level the
@@ -31,26 +43,26 @@
   X(SELECT, "arith.select", "DABCTU", "d := where(a, b, c)")                                    \
   X(MINMAX, "arith.minmax", "DABITU", "d := min (imm 0) or max (imm 1) of a and b")              \
   X(CAST, "arith.convert", "DATF", "d := astype(a, T) (truncate: a float to bfloat16 rounds toward zero)")                                         \
-  X(BROADCAST, "vector.broadcast", "DAT", "d := full(shape of imm list, a); shape in the view slot") \
-  X(FROM_ELEMENTS, "vector.from_elements", "DT", "d := [regs a..a+imm-1] stacked")              \
-  X(EXTRACT, "vector.extract", "DAI", "d := a[static indices]")                                  \
+  X(BROADCAST, "vector.broadcast", "DATR", "d := full(shape R, a)") \
+  X(FROM_ELEMENTS, "vector.from_elements", "DNT", "d := [regs a..a+imm-1] stacked")              \
+  X(EXTRACT, "vector.extract", "DAR", "d := a[static indices R]")                                  \
   X(MOV, "sc.mov", "DA", "d := a")                                                              \
   X(LOAD, "memref.load", "DVG", "d := scalar at view (SMEM)")                                    \
   X(STORE, "memref.store", "VAG", "scalar at view := a")                                         \
-  X(VLOAD, "tpu.vector_load", "DVMGF", "d := view (masked: expanded)")                            \
-  X(VSTORE, "tpu.vector_store", "VAMFG", "view := a (masked: compressed; add: +=)")             \
-  X(VLOAD_IDX, "tpu.vector_load_idx", "DVAIMG", "d[k] := view[idx regs a..a+imm-1 at k]")         \
-  X(VSTORE_IDX, "tpu.vector_store_idx", "VAIBMF", "view[idx regs a.. at k] := b[k] (add: +=; equal indices: highest k wins)")   \
-  X(ENQUEUE_DMA, "tpu.enqueue_dma", "VWBFI", "copy view to view W, signal semaphore view b")     \
-  X(ENQUEUE_INDIRECT_DMA, "tpu.enqueue_indirect_dma", "VWBAFI", "gather/scatter rows by offsets a") \
-  X(WAIT_DMA, "tpu.wait_dma2", "VWB", "wait until semaphore b holds the bytes of the copy, consume") \
-  X(WAIT_INDIRECT_DMA, "tpu.wait_indirect_dma", "VWB", "the same for an indirect copy")         \
-  X(SEM_SIGNAL, "tpu.sem_signal", "VABC", "semaphore view on (core b, subcore c) += a")         \
-  X(SEM_WAIT, "tpu.sem_wait", "VA", "block until semaphore >= a, then subtract a")              \
+  X(VLOAD, "tpu.vector_load", "DVmGF", "d := view (masked: expanded)")                            \
+  X(VSTORE, "tpu.vector_store", "VAmFG", "view := a (masked: compressed; add: +=)")             \
+  X(VLOAD_IDX, "tpu.vector_load_idx", "DVNmG", "d[k] := view[idx regs a..a+imm-1 at k]")         \
+  X(VSTORE_IDX, "tpu.vector_store_idx", "VNBmF", "view[idx regs a.. at k] := b[k] (add: +=; equal indices: highest k wins)")   \
+  X(ENQUEUE_DMA, "tpu.enqueue_dma", "VWxF", "copy view to view W, signal semaphore X (none: complete before the next instruction)")     \
+  X(ENQUEUE_INDIRECT_DMA, "tpu.enqueue_indirect_dma", "VWxoaRcIF", "gather (imm 1) or scatter rows by offsets view O or register a (shape R); c: ignored value") \
+  X(WAIT_DMA, "tpu.wait_dma2", "VWX", "wait until semaphore X holds the bytes of the copy, consume") \
+  X(WAIT_INDIRECT_DMA, "tpu.wait_indirect_dma", "VWXI", "the same for an indirect copy")         \
+  X(SEM_SIGNAL, "tpu.sem_signal", "Vabc", "semaphore view on (core b, subcore c) += a")         \
+  X(SEM_WAIT, "tpu.sem_wait", "Va", "block until semaphore >= a, then subtract a")              \
   X(BARRIER, "tpu.barrier", "", "block until every vector subcore of the core arrives")          \
-  X(FETCH_AND_ADD, "tpu.fetch_and_add_sync", "DVAB", "d := view on subcore b; view += a (atomic)") \
+  X(FETCH_AND_ADD, "tpu.fetch_and_add_sync", "DVABG", "d := view on subcore b; view += a (atomic)") \
   X(FOR, "scf.for", "DABCJ", "d := a; loop while d < b (step c); exit to J")                     \
-  X(ENDFOR, "scf.yield", "DCJ", "d += c; while d is in range (hi b), jump to J (the body's first instruction)")                                   \
+  X(ENDFOR, "scf.yield", "DBCJ", "d += c; while d is in range (hi b), jump to J (the body's first instruction)")                                   \
   X(BRANCH_IF_FALSE, "scf.if", "AJ", "if not a: jump to J")                                      \
   X(JUMP, "cf.br", "J", "jump to J")                                                             \
   X(EXPECT, "sc.expect", "AB", "every lane of a equals b (broadcast)")                          \
@@ -106,6 +118,7 @@ typedef struct {
   int target;        /* jump target (instruction index) */
   bool add;
   unsigned flags;    /* IF_* bits (ISA_FLAGS) */
+  int64_t prio;      /* ENQUEUE_DMA: the DMA's priority (Mosaic takes 0 or 1) */
   char log;          /* 0, 'L', 'O', 'N' */
   int op_id;         /* the program operation it came from */
   Loc loc;
@@ -119,6 +132,10 @@ const char *isa_flag_key(int b);
 const char *isa_flag_meaning(int b);
 /* Looks up a flag key; false when unknown. */
 bool isa_flag_lookup(const char *key, unsigned *bit);
+/* The form's letter for operand `letter` (upper case): itself when the
+ * operand is required, its lower case when optional, 0 when the
+ * instruction has no such operand. */
+char isa_operand(Opcode op, char letter);
 /* Looks up a mnemonic; false when unknown. */
 bool isa_lookup(const char *mnemonic, Opcode *out);
 

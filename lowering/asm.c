@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,34 +45,89 @@ static void print_view(FILE *f, const VDesc *v, int id) {
   fprintf(f, "\n");
 }
 
-static void print_instr(FILE *f, const Instr *in, int pc) {
-  fprintf(f, "%d: ", pc);
-  if (in->d >= 0) fprintf(f, "%%%d = ", in->d);
-  fprintf(f, "%s", isa_mnemonic(in->op));
-  const int regs[4] = {in->a, in->b, in->c, in->mask};
-  static const char *const rk[4] = {"a", "b", "c", "mask"};
-  for (int i = 0; i < 4; i++)
-    if (regs[i] >= 0) fprintf(f, " %s=%%%d", rk[i], regs[i]);
-  const int views[4] = {in->view, in->view2, in->view3, in->view4};
-  static const char *const vk[4] = {"v", "v2", "sem", "offsets"};
-  for (int i = 0; i < 4; i++)
-    if (views[i] >= 0) fprintf(f, " %s=v%d", vk[i], views[i]);
-  if (in->imm) fprintf(f, " imm=%lld", (long long)in->imm);
-  if (in->op == I_CONST && in->ty == DT_FLOAT64) fprintf(f, " fimm=%.17g", in->fimm);
-  if (in->sub != OP_NONE) fprintf(f, " op=\"%s\"", expr_op_asm(in->sub));
-  if (strchr(isa_form(in->op), 'T')) fprintf(f, " ty=%s", dtype_name(in->ty));
-  if (strchr(isa_form(in->op), 'U')) fprintf(f, " uty=%s", dtype_name(in->uty));
-  if (strchr(isa_form(in->op), 'J')) fprintf(f, " target=%d", in->target);
-  if (in->add) fprintf(f, " add=true");
+/* ---- the fields of an instruction's text ---------------------------------- */
+typedef enum { AK_REG, AK_VIEW, AK_INT, AK_FIMM, AK_OP, AK_DTYPE, AK_TARGET, AK_ADD, AK_FLAGS, AK_LOG, AK_SHAPE, AK_AT, AK_ID } AsmKind;
+
+/* Every key, in printing order, with the form letter that admits it (0:
+ * every instruction) and, for registers, views and integers, its Instr
+ * member.  The form (isa.h) decides which keys an instruction has. */
+static const struct {
+  const char *key;
+  char letter;
+  AsmKind kind;
+  size_t off;
+} fields[] = {
+    {"d", 'D', AK_REG, offsetof(Instr, d)},           {"a", 'A', AK_REG, offsetof(Instr, a)},
+    {"b", 'B', AK_REG, offsetof(Instr, b)},           {"c", 'C', AK_REG, offsetof(Instr, c)},
+    {"mask", 'M', AK_REG, offsetof(Instr, mask)},     {"v", 'V', AK_VIEW, offsetof(Instr, view)},
+    {"v2", 'W', AK_VIEW, offsetof(Instr, view2)},     {"sem", 'X', AK_VIEW, offsetof(Instr, view3)},
+    {"offsets", 'O', AK_VIEW, offsetof(Instr, view4)}, {"imm", 'I', AK_INT, offsetof(Instr, imm)},
+    {"fimm", 'I', AK_FIMM, 0},                        {"op", 'S', AK_OP, 0},
+    {"ty", 'T', AK_DTYPE, offsetof(Instr, ty)},       {"uty", 'U', AK_DTYPE, offsetof(Instr, uty)},
+    {"target", 'J', AK_TARGET, 0},                    {"add", 'F', AK_ADD, 0},
+    {"flags", 'F', AK_FLAGS, 0},                      {"priority", 'F', AK_INT, offsetof(Instr, prio)},
+    {"log", 'G', AK_LOG, 0},
+    {"shape", 'R', AK_SHAPE, 0},                      {"at", 0, AK_AT, 0},
+    {"id", 0, AK_ID, 0},
+};
+#define NFIELDS (int)(sizeof fields / sizeof fields[0])
+
+/* The form's letter for field k: upper case required, lower case optional,
+ * 0 when op has no such field.  A run (N) is the register a and imm. */
+static char field_form(Opcode op, int k) {
+  char l = fields[k].letter;
+  if (!l) return '*'; /* at=, id=: every instruction has them, none needs them */
+  char f = isa_operand(op, l);
+  if (!f && (l == 'A' || l == 'I')) f = isa_operand(op, 'N');
+  return f;
+}
+
+static int *reg_at(const Instr *in, int k) { return (int *)((char *)in + fields[k].off); }
+static int64_t *int_at(const Instr *in, int k) { return (int64_t *)((char *)in + fields[k].off); }
+static Dtype *dtype_at(const Instr *in, int k) { return (Dtype *)((char *)in + fields[k].off); }
+
+/* ---- printing (continued) -------------------------------------------------- */
+static void print_op(FILE *f, ExprOp op) {
+  if (op != OP_NONE) fprintf(f, " op=\"%s\"", expr_op_asm(op));
+}
+
+static void print_flags(FILE *f, unsigned flags) {
   for (int b = 0, first = 1; b < IF_COUNT; b++)
-    if (in->flags & (1u << b)) fprintf(f, "%s%s", first ? " flags=" : ",", isa_flag_key(b)), first = 0;
-  if (in->log) fprintf(f, " log=%c", in->log);
-  if (in->rank) {
+    if (flags & (1u << b)) fprintf(f, "%s%s", first ? " flags=" : ",", isa_flag_key(b)), first = 0;
+}
+
+static void print_field(FILE *f, const Instr *in, int k) {
+  const char *key = fields[k].key;
+  switch (fields[k].kind) {
+  case AK_REG: if (*reg_at(in, k) >= 0) fprintf(f, " %s=%%%d", key, *reg_at(in, k)); break;
+  case AK_VIEW: if (*reg_at(in, k) >= 0) fprintf(f, " %s=v%d", key, *reg_at(in, k)); break;
+  case AK_INT: if (*int_at(in, k)) fprintf(f, " %s=%lld", key, (long long)*int_at(in, k)); break;
+  case AK_FIMM: if (in->op == I_CONST && in->ty == DT_FLOAT64) fprintf(f, " fimm=%.17g", in->fimm); break;
+  case AK_OP: print_op(f, in->sub); break;
+  case AK_DTYPE: fprintf(f, " %s=%s", key, dtype_name(*dtype_at(in, k))); break;
+  case AK_TARGET: fprintf(f, " target=%d", in->target); break;
+  case AK_ADD: if (in->add) fprintf(f, " add=true"); break;
+  case AK_FLAGS: print_flags(f, in->flags); break;
+  case AK_LOG: if (in->log) fprintf(f, " log=%c", in->log); break;
+  case AK_SHAPE:
+    if (!in->rank) break;
     fprintf(f, " shape=(");
     for (int i = 0; i < in->rank; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)in->shape[i]);
     fprintf(f, ")");
+    break;
+  case AK_AT: fprintf(f, " at=%d:%d", in->loc.line, in->loc.col); break;
+  case AK_ID: fprintf(f, " id=%d", in->op_id); break;
   }
-  fprintf(f, " at=%d:%d id=%d\n", in->loc.line, in->loc.col, in->op_id);
+}
+
+/* Writes exactly the fields of the instruction's form (d as the prefix). */
+static void print_instr(FILE *f, const Instr *in, int pc) {
+  fprintf(f, "%d: ", pc);
+  if (field_form(in->op, 0) && in->d >= 0) fprintf(f, "%%%d = ", in->d);
+  fprintf(f, "%s", isa_mnemonic(in->op));
+  for (int k = 1; k < NFIELDS; k++)
+    if (field_form(in->op, k)) print_field(f, in, k);
+  fprintf(f, "\n");
 }
 
 void asm_print(const Code *c, FILE *f) {
@@ -279,83 +335,103 @@ static bool view_ref(Asm *A, int *v) {
   return true;
 }
 
-static bool parse_field(Asm *A, Instr *in, const char *key) {
+static bool parse_flag(Asm *A, bool *out) {
   char buf[32];
-  if (!strcmp(key, "d")) return reg(A, &in->d);
-  if (!strcmp(key, "a")) return reg(A, &in->a);
-  if (!strcmp(key, "b")) return reg(A, &in->b);
-  if (!strcmp(key, "c")) return reg(A, &in->c);
-  if (!strcmp(key, "mask")) return reg(A, &in->mask);
-  if (!strcmp(key, "v")) return view_ref(A, &in->view);
-  if (!strcmp(key, "v2")) return view_ref(A, &in->view2);
-  if (!strcmp(key, "sem")) return view_ref(A, &in->view3);
-  if (!strcmp(key, "offsets")) return view_ref(A, &in->view4);
-  if (!strcmp(key, "imm")) return number(A, &in->imm);
-  if (!strcmp(key, "id")) {
-    int64_t v;
-    if (!number(A, &v)) return false;
-    in->op_id = (int)v;
-    return true;
-  }
-  if (!strcmp(key, "target")) {
-    int64_t v;
-    if (!number(A, &v)) return false;
-    in->target = (int)v;
-    return true;
-  }
-  if (!strcmp(key, "fimm")) {
-    sp(A);
-    char *end;
-    in->fimm = strtod(A->s + A->pos, &end);
-    if (end == A->s + A->pos) return afail(A, "expected a number%s", "");
-    A->pos = (size_t)(end - A->s);
-    return true;
-  }
-  if (!strcmp(key, "op")) return parse_op_text(A, &in->sub);
-  if (!strcmp(key, "ty") || !strcmp(key, "uty")) {
+  if (!word(A, buf, sizeof buf) || (strcmp(buf, "true") && strcmp(buf, "false"))) return afail(A, "add is true or false%s", "");
+  *out = buf[0] == 't';
+  return true;
+}
+
+/* KEY,KEY,... of isa.h ISA_FLAGS */
+static bool parse_flags(Asm *A, unsigned *out) {
+  char buf[32];
+  do {
+    unsigned bit;
     if (!word(A, buf, sizeof buf)) return false;
-    Dtype t;
-    if (!dtype_lookup(buf, &t)) return afail(A, "unknown dtype '%s'", buf);
-    *(key[0] == 't' ? &in->ty : &in->uty) = t;
-    return true;
+    if (!isa_flag_lookup(buf, &bit)) return afail(A, "unknown flag '%s'", buf);
+    *out |= bit;
+  } while (lit(A, ","));
+  return true;
+}
+
+static bool parse_log(Asm *A, char *out) {
+  sp(A);
+  char k = A->s[A->pos];
+  if (k != 'L' && k != 'O' && k != 'N') return afail(A, "log is L, O or N%s", "");
+  *out = k;
+  A->pos++;
+  return true;
+}
+
+static bool parse_shape(Asm *A, Instr *in) {
+  if (!lit(A, "(")) return afail(A, "expected (d0,d1,...)%s", "");
+  while (!lit(A, ")")) {
+    if (in->rank && !lit(A, ",")) return afail(A, "expected ',' or ')'%s", "");
+    if (in->rank >= MAX_RANK || !number(A, &in->shape[in->rank++])) return afail(A, "bad shape%s", "");
   }
-  if (!strcmp(key, "add")) {
-    if (!word(A, buf, sizeof buf) || (strcmp(buf, "true") && strcmp(buf, "false"))) return afail(A, "add is true or false%s", "");
-    in->add = buf[0] == 't';
-    return true;
+  return true;
+}
+
+static bool parse_int(Asm *A, int *out) {
+  int64_t v;
+  if (!number(A, &v)) return false;
+  *out = (int)v;
+  return true;
+}
+
+static bool parse_fimm(Asm *A, double *out) {
+  sp(A);
+  char *end;
+  *out = strtod(A->s + A->pos, &end);
+  if (end == A->s + A->pos) return afail(A, "expected a number%s", "");
+  A->pos = (size_t)(end - A->s);
+  return true;
+}
+
+static bool parse_dtype(Asm *A, Dtype *out) {
+  char buf[32];
+  if (!word(A, buf, sizeof buf)) return false;
+  if (!dtype_lookup(buf, out)) return afail(A, "unknown dtype '%s'", buf);
+  return true;
+}
+
+static bool parse_at(Asm *A, Instr *in) {
+  int64_t l, c;
+  if (!number(A, &l) || !lit(A, ":") || !number(A, &c)) return afail(A, "at takes LINE:COL%s", "");
+  in->loc = (Loc){A->p->file, (int)l, (int)c};
+  return true;
+}
+
+/* The value of field k. */
+static bool parse_field(Asm *A, Instr *in, int k) {
+  switch (fields[k].kind) {
+  case AK_REG: return reg(A, reg_at(in, k));
+  case AK_VIEW: return view_ref(A, reg_at(in, k));
+  case AK_INT: return number(A, int_at(in, k));
+  case AK_FIMM: return parse_fimm(A, &in->fimm);
+  case AK_OP: return parse_op_text(A, &in->sub);
+  case AK_DTYPE: return parse_dtype(A, dtype_at(in, k));
+  case AK_TARGET: return parse_int(A, &in->target);
+  case AK_ADD: return parse_flag(A, &in->add);
+  case AK_FLAGS: return parse_flags(A, &in->flags);
+  case AK_LOG: return parse_log(A, &in->log);
+  case AK_SHAPE: return parse_shape(A, in);
+  case AK_AT: return parse_at(A, in);
+  case AK_ID: return parse_int(A, &in->op_id);
   }
-  if (!strcmp(key, "flags")) { /* KEY,KEY,... of isa.h ISA_FLAGS */
-    do {
-      unsigned bit;
-      if (!word(A, buf, sizeof buf)) return false;
-      if (!isa_flag_lookup(buf, &bit)) return afail(A, "unknown flag '%s'", buf);
-      in->flags |= bit;
-    } while (lit(A, ","));
-    return true;
+  return false;
+}
+
+/* The field `key` names, if the instruction's form has it (errors at kpos). */
+static int field_of(Asm *A, Opcode op, const char *key, size_t kpos) {
+  for (int k = 0; k < NFIELDS; k++) {
+    if (strcmp(fields[k].key, key)) continue;
+    if (field_form(op, k)) return k;
+    char msg[160];
+    snprintf(msg, sizeof msg, "'%s' is not an operand of %s", key, isa_mnemonic(op));
+    return afail_at(A, kpos, "%s", msg), -1;
   }
-  if (!strcmp(key, "log")) {
-    sp(A);
-    char k = A->s[A->pos];
-    if (k != 'L' && k != 'O' && k != 'N') return afail(A, "log is L, O or N%s", "");
-    in->log = k;
-    A->pos++;
-    return true;
-  }
-  if (!strcmp(key, "shape")) {
-    if (!lit(A, "(")) return afail(A, "expected (d0,d1,...)%s", "");
-    while (!lit(A, ")")) {
-      if (in->rank && !lit(A, ",")) return afail(A, "expected ',' or ')'%s", "");
-      if (in->rank >= MAX_RANK || !number(A, &in->shape[in->rank++])) return afail(A, "bad shape%s", "");
-    }
-    return true;
-  }
-  if (!strcmp(key, "at")) {
-    int64_t l, c;
-    if (!number(A, &l) || !lit(A, ":") || !number(A, &c)) return afail(A, "at takes LINE:COL%s", "");
-    in->loc = (Loc){A->p->file, (int)l, (int)c};
-    return true;
-  }
-  return afail(A, "unknown field '%s'", key);
+  return afail_at(A, kpos, "unknown field '%s'", key), -1;
 }
 
 static Instr *new_instr(Code *c) {
@@ -379,6 +455,7 @@ static bool parse_instr(Asm *A) {
   }
   int d = -1;
   sp(A);
+  size_t dpos = A->pos;
   if (A->s[A->pos] == '%') {
     if (!reg(A, &d) || !lit(A, "=")) return afail(A, "expected '%%N = MNEMONIC ...'%s", "");
   }
@@ -391,6 +468,7 @@ static bool parse_instr(Asm *A) {
     sp(A);
     return afail(A, "unknown instruction '%s' (sc-sim --list-ops lists them)", m);
   }
+  if (d >= 0 && !field_form(op, 0)) return field_of(A, op, "d", dpos) >= 0;
   Instr *in = new_instr(A->c);
   in->op = op;
   in->d = d;
@@ -401,34 +479,11 @@ static bool parse_instr(Asm *A) {
     char key[32];
     size_t kpos = A->pos;
     if (!word(A, key, sizeof key) || !lit(A, "=")) return afail(A, "expected key=value%s", "");
-    if (!parse_field(A, in, key)) {
-      if (!strncmp(A->d->message, "unknown field", 13)) A->d->loc = A->map ? A->map[kpos] : expr_loc_at(A->s, A->at, kpos);
-      return false;
-    }
+    int k = field_of(A, op, key, kpos);
+    if (k < 0 || !parse_field(A, in, k)) return false;
   }
   if (in->loc.line == 0) in->loc = (Loc){A->p->file, A->line0.line, A->line0.col};
   return true;
-}
-
-/* The registers an instruction reads or writes unconditionally: the engine
- * trusts them, so a lowering that omits one is refused here.  (The form's
- * letters say which slots may appear; sem_signal's a, b and c and a DMA's
- * filter register are optional.) */
-static const char *asm_needs(Opcode op) {
-  switch (op) {
-  case I_CONST: case I_COORD: case I_IOTA: case I_LOAD: case I_VLOAD: return "d";
-  case I_UNARY: case I_CAST: case I_BROADCAST: case I_EXTRACT: case I_MOV: case I_FROM_ELEMENTS:
-  case I_VLOAD_IDX: return "da";
-  case I_BINARY: case I_MINMAX: case I_FETCH_AND_ADD: return "dab";
-  case I_SELECT: case I_FOR: return "dabc";
-  case I_ENDFOR: return "dbc";
-  case I_STORE: case I_VSTORE: case I_BRANCH_IF_FALSE: return "a";
-  case I_VSTORE_IDX: case I_EXPECT: return "ab";
-  case I_EXPECT_VIEW: return "b";
-  case I_ENQUEUE_DMA: case I_ENQUEUE_INDIRECT_DMA: case I_WAIT_DMA: case I_WAIT_INDIRECT_DMA:
-  case I_SEM_SIGNAL: case I_SEM_WAIT: case I_BARRIER: case I_JUMP: case I_COUNT: break;
-  }
-  return "";
 }
 
 static bool asm_fail_at(Asm *A, const Instr *in, const char *fmt, const char *arg) {
@@ -441,13 +496,14 @@ static bool asm_fail_at(Asm *A, const Instr *in, const char *fmt, const char *ar
 /* Registers named, register runs (a..a+imm-1) in range, and sizes the
  * engine allocates bounded, as they are for lowered value expressions. */
 static bool asm_operands(Asm *A, const Instr *in) {
-  const char *need = asm_needs(in->op);
-  const int slot[4] = {in->d, in->a, in->b, in->c};
-  static const char *const names[4] = {"d", "a", "b", "c"};
-  for (int k = 0; k < 4; k++)
-    if (strchr(need, names[k][0]) && slot[k] < 0)
-      return asm_fail_at(A, in, "%s needs its operand %s (a register such as %%3)", names[k]);
-  bool run = in->op == I_FROM_ELEMENTS || in->op == I_VLOAD_IDX || in->op == I_VSTORE_IDX;
+  for (int k = 0; k < NFIELDS; k++) {
+    char f = field_form(in->op, k);
+    bool slot = fields[k].kind == AK_REG || fields[k].kind == AK_VIEW;
+    if (!slot || !isupper((unsigned char)f) || *reg_at(in, k) >= 0) continue;
+    return asm_fail_at(A, in, fields[k].kind == AK_REG ? "%s needs its operand %s (a register such as %%3)"
+                                                       : "%s needs its operand %s (a view such as v0)", fields[k].key);
+  }
+  bool run = isa_operand(in->op, 'N');
   int64_t most = in->op == I_FROM_ELEMENTS ? 1 << 24 : MAX_RANK;
   if (run && (in->imm < (in->op == I_FROM_ELEMENTS) || in->imm > most || in->a + in->imm > A->c->nregs))
     return asm_fail_at(A, in, "%s takes imm=N registers a..a+N-1 that exist (N from 1 to the rank%s)",
@@ -470,10 +526,9 @@ static bool asm_links(Asm *A) {
     const int views[4] = {in->view, in->view2, in->view3, in->view4};
     bool bad = false;
     for (int k = 0; k < 4; k++) bad |= views[k] >= A->c->nviews;
-    if (strchr(isa_form(in->op), 'J') && (in->target < 0 || in->target > A->c->n)) bad = true;
-    if (strchr(isa_form(in->op), 'V') && in->view < 0) bad = true;
+    if (isa_operand(in->op, 'J') && (in->target < 0 || in->target > A->c->n)) bad = true;
     if (!bad) continue;
-    diag_set(A->d, D_IN_EXPR, in->loc, "an instruction names a view or jump target that does not exist, or lacks its view");
+    diag_set(A->d, D_IN_EXPR, in->loc, "an instruction names a view or jump target that does not exist");
     return false;
   }
   return true;
@@ -505,57 +560,5 @@ bool asm_parse(const Program *p, const char *text, Loc at, Code *out, Diag *d) {
     return false;
   }
   out->reg_name = calloc((size_t)(out->nregs ? out->nregs : 1), sizeof *out->reg_name);
-  return true;
-}
-
-/* ---- the verifier of a user's lowering (SPEC §4.M) --------------------------- */
-static void view_type(const VDesc *v, Dtype *t, int *rank, const int64_t **shape) {
-  if (!v->nlev) {
-    *t = v->ref->dtype, *rank = v->ref->rank, *shape = v->ref->shape;
-    return;
-  }
-  const Level *lv = &v->lev[v->nlev - 1];
-  *t = lv->dtype, *rank = lv->rank, *shape = lv->shape;
-}
-
-static bool verify_instr(const Code *c, const Instr *in, Diag *d) {
-  const VDesc *v = in->view >= 0 ? &c->views[in->view] : NULL;
-  Dtype t, t2;
-  int r, r2;
-  const int64_t *sh, *sh2;
-  switch (in->op) {
-  case I_VLOAD: case I_VSTORE: case I_VLOAD_IDX: case I_VSTORE_IDX: {
-    static const char *const names[] = {"vector_load", "vector_store", "vector_load_idx", "vector_store_idx"};
-    const char *name = names[in->op == I_VLOAD ? 0 : in->op == I_VSTORE ? 1 : in->op == I_VLOAD_IDX ? 2 : 3];
-    if (v->ref->space != SP_VMEM) return diag_set(d, D_M_VL1, in->loc, name), false;
-    view_type(v, &t, &r, &sh);
-    if (in->mask >= 0 && dtype_size(t) != 4)
-      return diag_set(d, D_M_VL2, in->loc, in->op == I_VLOAD || in->op == I_VLOAD_IDX ? "load" : "store"), false;
-    return true;
-  }
-  case I_ENQUEUE_DMA:
-    view_type(v, &t, &r, &sh);
-    view_type(&c->views[in->view2], &t2, &r2, &sh2);
-    if (t != t2) return diag_set(d, D_M_DMA1, in->loc), false;
-    if (r != r2 || memcmp(sh, sh2, sizeof(int64_t) * (size_t)r)) return diag_set(d, D_M_DMA2, in->loc), false;
-    return true;
-  case I_ENQUEUE_INDIRECT_DMA:
-  case I_WAIT_INDIRECT_DMA:
-    if (c->p->kernel == KERNEL_SCALAR) {
-      bool e = in->op == I_ENQUEUE_INDIRECT_DMA;
-      return diag_set(d, D_M_IND1, in->loc, e ? "enqueue" : "wait", e ? "Enqueue" : "Wait"), false;
-    }
-    return true;
-  case I_CONST: case I_COORD: case I_IOTA: case I_BINARY: case I_UNARY: case I_SELECT: case I_MINMAX: case I_CAST:
-  case I_BROADCAST: case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: case I_LOAD: case I_STORE: case I_WAIT_DMA:
-  case I_SEM_SIGNAL: case I_SEM_WAIT: case I_BARRIER: case I_FETCH_AND_ADD: case I_FOR: case I_ENDFOR:
-  case I_BRANCH_IF_FALSE: case I_JUMP: case I_EXPECT: case I_EXPECT_VIEW: case I_COUNT: break;
-  }
-  return true;
-}
-
-bool asm_verify(const Code *c, Diag *d) {
-  for (int i = 0; i < c->n; i++)
-    if (!verify_instr(c, &c->code[i], d)) return false;
   return true;
 }

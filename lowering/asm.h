@@ -7,7 +7,8 @@
  *   1: tpu.vector_load d=%2 v=v0 log=O   mnemonic, then key=value fields
  *
  * Printing and parsing are exact inverses (tests/test_units.c checks the
- * round trip on every golden program). */
+ * round trip on every golden program).  A parsed lowering meets the Mosaic
+ * verifier's rules (mosaic_verify, mosaic.h) before it runs. */
 #ifndef SC_ASM_H
 #define SC_ASM_H
 
@@ -20,9 +21,5 @@ void asm_print(const Code *c, FILE *f);
  * (whose refs the views name).  False with *d set (IN_EXPR at the
  * offending token) when the text is not valid. */
 bool asm_parse(const Program *p, const char *text, Loc at, Code *out, Diag *d);
-
-/* The Mosaic verifier's checks (SPEC §4.M) on a user's lowering; false
- * with *d set (a VerificationError of the catalog). */
-bool asm_verify(const Code *c, Diag *d);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "expr.h"
 #include "index.h"
+#include "mosaic.h"
 
 /* ---- the checker state --------------------------------------------- */
 typedef struct {
@@ -65,12 +66,6 @@ static char *num(Checker *c, int64_t v) {
 static char *shape_str(Checker *c, int rank, const int64_t *shape) {
   char b[256];
   fmt_shape(b, sizeof b, rank, shape);
-  return str(c, b);
-}
-
-static char *dims_str(Checker *c, int rank, const int64_t *shape) {
-  char b[256];
-  fmt_dims(b, sizeof b, rank, shape);
   return str(c, b);
 }
 
@@ -657,21 +652,6 @@ static bool store_rules(Checker *c, Loc at, const View *v, bool mask, bool add) 
   return true;
 }
 
-/* Phase V for a vector access: the op's verifiers in emission order. */
-static bool vector_verify(Checker *c, Loc at, const View *v, bool mask, bool store) {
-  Access a;
-  decompose(v, &a);
-  if (a.out_rank == 0) return true;
-  if (v->ref->space != SP_VMEM) return !fire(c, D_M_VL1, at, "vector_load");
-  if (mask && dtype_size(v->dtype) != 4) return !fire(c, D_M_VL2, at, "load");
-  if (store && mask && c->p->layout_passes && a.rank != a.out_rank) {
-    int64_t mshape[MAX_RANK];
-    memcpy(mshape, v->shape, sizeof mshape);
-    return !fire(c, D_M_VL3, at, dims_str(c, a.rank, a.sizes), dims_str(c, v->rank, mshape));
-  }
-  return true;
-}
-
 static bool same_shape(int ra, const int64_t *a, int rb, const int64_t *b) {
   return ra == rb && !memcmp(a, b, sizeof(int64_t) * (size_t)ra);
 }
@@ -680,7 +660,7 @@ static bool same_shape(int ra, const int64_t *a, int rb, const int64_t *b) {
 static bool check_get(Checker *c, Op *op) {
   View *v;
   if (!eval_ref(c, op->e[FLD_REF], &v)) return false;
-  if (!load_rules(c, op->loc, v, false) || !vector_verify(c, op->loc, v, false, false)) return false;
+  if (!load_rules(c, op->loc, v, false)) return false;
   AVal out = scalar_av(v->dtype, false);
   out.rank = v->rank;
   memcpy(out.shape, v->shape, sizeof out.shape);
@@ -710,7 +690,7 @@ static bool check_swap(Checker *c, Op *op) {
   if (!eval_ref(c, op->e[FLD_REF], &v) || !eval(&c->ix, op->e[FLD_VALUE], &x)) return false;
   if (x.kind == AV_DESC) return input_error(c, op->e[FLD_VALUE]->loc, "a DMA descriptor is not a value");
   if (!swap_abstract_eval(c, op, v, &x)) return false;
-  if (!store_rules(c, op->loc, v, false, false) || !vector_verify(c, op->loc, v, false, true)) return false;
+  if (!store_rules(c, op->loc, v, false, false)) return false;
   AVal out = scalar_av(v->dtype, false);
   out.rank = v->rank;
   memcpy(out.shape, v->shape, sizeof out.shape);
@@ -746,7 +726,6 @@ static bool check_sc_access(Checker *c, Op *op) {
   if (!load && !eval_value(c, op->e[FLD_VALUE], &x)) return false;
   if (!sc_abstract_eval(c, op, v, has_mask ? &m : NULL, load ? NULL : &x)) return false;
   if (load ? !load_rules(c, op->loc, v, true) : !store_rules(c, op->loc, v, has_mask, add)) return false;
-  if (!vector_verify(c, op->loc, v, has_mask, !load)) return false;
   if (load) {
     AVal out = scalar_av(v->ref->dtype, false);
     out.rank = v->rank;
@@ -814,7 +793,6 @@ static bool check_gather_scatter(Checker *c, Op *op) {
     return false;
   const char *pe = prior_error(v, v->ntr);
   if (pe && fire(c, D_G2, op->loc, pe)) return false;
-  if (has_mask && dtype_size(v->dtype) != 4 && fire(c, D_M_VL2, op->loc, gather ? "load" : "store")) return false;
   if (gather) {
     AVal out = scalar_av(v->dtype, false);
     out.rank = 1;
@@ -824,7 +802,7 @@ static bool check_gather_scatter(Checker *c, Op *op) {
   return true;
 }
 
-/* ---- DMAs (SPEC §4.H, §4.I, §4.M) ------------------------------------ */
+/* ---- DMAs (SPEC §4.H, §4.I; their phase-V rules are in mosaic.c) ----- */
 
 static bool is_candidate(const NDIndexer *ix) {
   const IxEntry *e = &ix->e[0];
@@ -953,62 +931,6 @@ static bool prepare_dma(Checker *c, Loc at, const View *src, const View *dst, bo
   return true;
 }
 
-static void offsets_shape(const DmaPlan *pl, int *rank, int64_t *shape) {
-  const IxEntry *e = pl->off;
-  if (e->kind == IX_REF) {
-    *rank = e->idx.view->rank;
-    memcpy(shape, e->idx.view->shape, sizeof(int64_t) * MAX_RANK);
-  } else {
-    *rank = e->idx.rank ? e->idx.rank : 1;
-    memcpy(shape, e->idx.shape, sizeof(int64_t) * MAX_RANK);
-  }
-}
-
-/* tpu.enqueue_indirect_dma's verifier. */
-static bool verify_indirect(Checker *c, Loc at, const View *src, const View *dst, const DmaPlan *pl) {
-  if (c->p->kernel == KERNEL_SCALAR) return !fire(c, D_M_IND1, at, "enqueue", "Enqueue");
-  if (src->dtype != dst->dtype) return !fire(c, D_M_IND2, at);
-  int orank;
-  int64_t os[MAX_RANK];
-  offsets_shape(pl, &orank, os);
-  if (!(orank == 1 || (orank == 2 && os[0] == 1))) return !fire(c, D_M_IND4, at, dims_str(c, orank, os));
-  int64_t o = orank == 1 ? os[0] : os[1];
-  const int64_t *tgt = pl->gather ? pl->dst_shape : pl->src_shape; /* the side with O rows */
-  int trank = pl->gather ? pl->dst_rank : pl->src_rank;
-  const int64_t *big = pl->gather ? pl->src_shape : pl->dst_shape;
-  int brank = pl->gather ? pl->src_rank : pl->dst_rank;
-  char buf[600];
-  if (trank < 1 || tgt[0] != o) {
-    if (pl->gather) return !fire(c, D_M_IND5, at, num(c, o), dims_str(c, trank, tgt));
-    snprintf(buf, sizeof buf, "Offsets shape (%lld) must match the majormost dimensions of the source (scatter updates) shape (%s)",
-             (long long)o, dims_str(c, trank, tgt));
-    return !fire(c, D_M_IND7, at, str(c, buf));
-  }
-  if (brank != trank || memcmp(big + 1, tgt + 1, sizeof(int64_t) * (size_t)(trank - 1))) {
-    if (pl->gather) return !fire(c, D_M_IND6, at, num(c, brank - 1), dims_str(c, brank, big), dims_str(c, trank, tgt));
-    snprintf(buf, sizeof buf,
-             "%d minormost dimension(s) of the source (scatter updates) shape (%s) must match the minormost dimension(s) of the target (scatter operand) shape (%s)",
-             trank - 1, dims_str(c, trank, tgt), dims_str(c, brank, big));
-    return !fire(c, D_M_IND7, at, str(c, buf));
-  }
-  return true;
-}
-
-static bool verify_start(Checker *c, Loc at, const View *src, const View *dst, const DmaPlan *pl, int64_t prio) {
-  if (pl->indirect) return verify_indirect(c, at, src, dst, pl);
-  if (src->dtype != dst->dtype && fire(c, D_M_DMA1, at)) {
-    note(c, "the source has dtype %s and the destination %s", dtype_name(src->dtype), dtype_name(dst->dtype));
-    return false;
-  }
-  if (!same_shape(pl->src_rank, pl->src_shape, pl->dst_rank, pl->dst_shape) && fire(c, D_M_DMA2, at)) {
-    note(c, "the source view has shape %s and the destination view %s", shape_str(c, pl->src_rank, pl->src_shape),
-         shape_str(c, pl->dst_rank, pl->dst_shape));
-    return false;
-  }
-  if (prio != 0 && prio != 1 && fire(c, D_M_DMA3, at, num(c, prio))) return false;
-  return true;
-}
-
 static bool dma_ref(Checker *c, Expr *e, View **v, bool *ok) {
   AVal a;
   if (!eval(&c->ix, e, &a)) return false;
@@ -1028,6 +950,7 @@ static bool static_field(Checker *c, Op *op, FieldId f, int64_t dflt, int64_t *o
     return input_error(c, op->e[f]->loc, msg);
   }
   *out = a.sval.i;
+  op->e[f]->has_sval = true, op->e[f]->sval = a.sval.i; /* for the lowering */
   return true;
 }
 
@@ -1045,7 +968,7 @@ static bool check_async_copy(Checker *c, Op *op) {
   if (sem->ref->space != SP_SEMAPHORE) return input_error(c, op->e[FLD_SEM]->loc, "sem must name a semaphore ref (space: semaphore)");
   if (sem->rank && fire(c, D_H4, op->loc, shape_str(c, sem->rank, sem->shape))) return false;
   DmaPlan pl;
-  if (!prepare_dma(c, op->loc, src, dst, add, true, &pl) || !verify_start(c, op->loc, src, dst, &pl, prio)) return false;
+  if (!prepare_dma(c, op->loc, src, dst, add, true, &pl)) return false;
   op->dma = arena_alloc(c->ix.arena, sizeof pl);
   memcpy(op->dma, &pl, sizeof pl);
   Desc *d = arena_alloc(c->ix.arena, sizeof *d);
@@ -1086,8 +1009,6 @@ static bool check_wait(Checker *c, Op *op) {
   op->view[FLD_SRC] = src;
   op->view[FLD_DST] = dst;
   op->view[FLD_SEM] = sem;
-  if (pl.indirect && c->p->kernel == KERNEL_SCALAR && fire(c, D_M_IND1, op->loc, "wait", "Wait")) return false;
-  if (!pl.indirect && sem->rank && fire(c, D_M_WAIT1, op->loc)) return false;
   return true;
 }
 
@@ -1105,8 +1026,7 @@ static bool check_sync_copy(Checker *c, Op *op) {
     if (!dma_ref(c, se, &src[i], &s_ok) || !dma_ref(c, de, &dst[i], &d_ok)) return false;
     if (!(s_ok && d_ok) && fire(c, D_H3, op->loc)) return false;
     if (!s_ok || !d_ok) return false;
-    if (!prepare_dma(c, op->loc, src[i], dst[i], add, true, &pl[i]) || !verify_start(c, op->loc, src[i], dst[i], &pl[i], 0))
-      return false;
+    if (!prepare_dma(c, op->loc, src[i], dst[i], add, true, &pl[i])) return false;
   }
   DmaPlan *plans = arena_alloc(c->ix.arena, sizeof *plans * (size_t)n);
   memcpy(plans, pl, sizeof *plans * (size_t)n);
@@ -1114,11 +1034,6 @@ static bool check_sync_copy(Checker *c, Op *op) {
   op->views[FLD_SRC] = arena_alloc(c->ix.arena, sizeof(void *) * (size_t)n);
   op->views[FLD_DST] = arena_alloc(c->ix.arena, sizeof(void *) * (size_t)n);
   for (int i = 0; i < n; i++) op->views[FLD_SRC][i] = src[i], op->views[FLD_DST][i] = dst[i];
-  for (int i = 0; i < n; i++) {
-    DmaPlan w;
-    if (!prepare_dma(c, op->loc, src[i], dst[i], false, false, &w)) return false;
-    if (w.indirect && c->p->kernel == KERNEL_SCALAR && fire(c, D_M_IND1, op->loc, "wait", "Wait")) return false;
-  }
   return true;
 }
 
@@ -1188,7 +1103,6 @@ static bool check_fetch_and_add(Checker *c, Op *op) {
       }
   fmt_aval_str(b, sizeof b, &sub);
   if ((sub.dtype != DT_INT32 || sub.rank) && fire(c, D_FA8, op->loc, str(c, b))) return false;
-  if (c->p->kernel == KERNEL_SCALAR && fire(c, D_M_FA1, op->loc)) return false;
   AVal out = scalar_av(DT_INT32, false);
   bind(c, op->name[FLD_OUT], &out);
   return true;
@@ -1468,8 +1382,20 @@ static bool check_mesh(Checker *c) {
   return true;
 }
 
+/* Phase V: Mosaic verifies the kernel once it is lowered whole, so the
+ * body's own lowering meets the verifier's rules (mosaic.h).  A register
+ * bound the lowering reports is the driver's to report when it lowers. */
+static bool verify_lowering(const Program *p, Diag *d) {
+  Code code;
+  Diag limit;
+  lower_program(p, MUT_NONE, &code, &limit);
+  bool ok = mosaic_verify(&code, d);
+  lower_free(&code);
+  return ok;
+}
+
 bool check_program(Program *p, Diag *d) {
-  static const char phases[] = "TLV";
+  static const char phases[] = "TL";
   Checker c;
   memset(&c, 0, sizeof c);
   c.ix.arena = &p->arena; /* views and plans stay with the program for the lowering */
@@ -1485,5 +1411,5 @@ bool check_program(Program *p, Diag *d) {
     ok = check_body(&c, &p->body);
   }
   names_free(&c.latest);
-  return ok && !c.ix.failed;
+  return ok && !c.ix.failed && verify_lowering(p, d);
 }

@@ -115,13 +115,16 @@ typedef enum {
   X(M_DMA1, "M-DMA1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_dma' op DMA source and target element type mismatch") \
   X(M_DMA2, "M-DMA2", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_dma' op DMA source and target shape mismatch.") \
   X(M_DMA3, "M-DMA3", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_dma' op Not implemented: only support priority 0 or 1, but got %s") \
+  X(M_DMA5, "M-DMA5", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_dma' op DMA target semaphore must be rank 0") \
   X(M_WAIT1, "M-WAIT1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.wait_dma2' op DMA wait semaphore must be rank 0") \
   X(M_IND1, "M-IND1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.%s_indirect_dma' op %s indirect DMA is supported only on the SC vector subcore") \
   X(M_IND2, "M-IND2", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op Source and target element type mismatch") \
+  X(M_IND3, "M-IND3", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op Offsets memref must be in VMEM") \
   X(M_IND4, "M-IND4", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op Offsets shape must be 1D or (1, N), got (%s)") \
   X(M_IND5, "M-IND5", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op Offsets shape (%s) must match the majormost dimensions of the target (gather result) shape (%s)") \
   X(M_IND6, "M-IND6", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op %s minormost dimension(s) of the source (gather operand) shape (%s) must match the minormost dimension(s) of the target (gather result) shape (%s)") \
   X(M_IND7, "M-IND7", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op %s") \
+  X(M_IND8, "M-IND8", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op The transfer must be between HBM and VMEM, VMEM_SHARED and VMEM, or TC VMEM and VMEM") \
   X(M_VL1, "M-VL1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.%s' op Expected base memref to be in VMEM.") \
   X(M_VL2, "M-VL2", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "Not implemented: masked %s with non-32-bit element type") \
   X(M_VL3, "M-VL3", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.vector_store' op Expected mask shape to match result shape: (%s). Got: (%s).") \

@@ -319,15 +319,26 @@ static void lower_gather_scatter(L *l, const Op *op) {
 }
 
 /* An indirect copy: the indexed side is its offsets-free view; offsets come
- * from an index view (view4) or a value register (a). */
+ * from an index view (view4) or a value register (a, of shape rank/shape). */
 static void dma_operands(L *l, Instr *in, const View *src, const View *dst, const DmaPlan *pl) {
   in->view = lower_view(l, pl->indirect && pl->gather ? pl->flat : src);
   in->view2 = lower_view(l, pl->indirect && !pl->gather ? pl->flat : dst);
   if (!pl->indirect) return;
   in->imm = pl->gather; /* 1: gather (offsets on the source) */
-  if (pl->off->kind == IX_REF) in->view4 = lower_view(l, pl->off->idx.view);
-  else in->a = lower_expr(l, pl->off->e);
+  if (pl->off->kind == IX_REF) {
+    in->view4 = lower_view(l, pl->off->idx.view);
+  } else { /* the verifier needs the register's shape (mosaic.h) */
+    in->a = lower_expr(l, pl->off->e);
+    in->rank = pl->off->idx.rank ? pl->off->idx.rank : 1;
+    memcpy(in->shape, pl->off->idx.shape, sizeof in->shape);
+  }
   if (pl->off->filtered && pl->off->ignored_e) in->c = lower_expr(l, pl->off->ignored_e);
+}
+
+static void copy_dma_operands(Instr *in, const Instr *tmp) {
+  in->view = tmp->view, in->view2 = tmp->view2, in->view4 = tmp->view4, in->a = tmp->a, in->c = tmp->c, in->imm = tmp->imm;
+  in->rank = tmp->rank;
+  memcpy(in->shape, tmp->shape, sizeof in->shape);
 }
 
 static void lower_async_copy(L *l, const Op *op) {
@@ -340,9 +351,10 @@ static void lower_async_copy(L *l, const Op *op) {
   dma_operands(l, &tmp, op->e[FLD_SRC]->view, op->e[FLD_DST]->view, pl);
   int sem = lower_view(l, op->e[FLD_SEM]->view);
   Instr *in = emit(l, pl->indirect ? I_ENQUEUE_INDIRECT_DMA : I_ENQUEUE_DMA);
-  in->view = tmp.view, in->view2 = tmp.view2, in->view4 = tmp.view4, in->a = tmp.a, in->c = tmp.c, in->imm = tmp.imm;
+  copy_dma_operands(in, &tmp);
   in->view3 = sem;
   in->add = add;
+  if (op->has & F(PRIORITY)) in->prio = static_int(op->e[FLD_PRIORITY]);
 }
 
 static void lower_wait(L *l, const Op *op) {
@@ -369,7 +381,7 @@ static void lower_sync_copy(L *l, const Op *op) {
     tmp.view4 = -1;
     dma_operands(l, &tmp, op->views[FLD_SRC][i], op->views[FLD_DST][i], &pl[i]);
     Instr *in = emit(l, pl[i].indirect ? I_ENQUEUE_INDIRECT_DMA : I_ENQUEUE_DMA);
-    in->view = tmp.view, in->view2 = tmp.view2, in->view4 = tmp.view4, in->a = tmp.a, in->c = tmp.c, in->imm = tmp.imm;
+    copy_dma_operands(in, &tmp);
     in->view3 = -1; /* synchronous: complete before the next instruction */
     in->add = add;
   }

@@ -2,6 +2,7 @@
  * the dtype arithmetic, and the diagnostics catalog's coverage by the
  * golden programs. */
 #include <CUnit/Basic.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "../lowering/asm.h"
 #include "../lowering/check.h"
 #include "../lowering/lower.h"
+#include "../lowering/mosaic.h"
 #include "../sim/front/parse.h"
 #include "../sim/front/load.h"
 
@@ -23,7 +25,10 @@ static void test_isa_table(void) {
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     for (const char *c = m; *c; c++) CU_ASSERT(!(*c >= 'A' && *c <= 'Z'));
     for (int j = 0; j < i; j++) CU_ASSERT(strcmp(m, isa_mnemonic((Opcode)j)) != 0);
-    for (const char *f = isa_form((Opcode)i); *f; f++) CU_ASSERT(strchr("DABCVWMISTUJGF", *f) != NULL);
+    for (const char *f = isa_form((Opcode)i); *f; f++) {
+      CU_ASSERT(strchr("DABCNMVWXOabcmxoIRSTUJGF", *f) != NULL); /* only registers and views are optional */
+      CU_ASSERT(strchr(f + 1, *f) == NULL && strchr(f + 1, *f ^ 0x20) == NULL);
+    }
     Opcode back;
     CU_ASSERT(isa_lookup(m, &back) && back == (Opcode)i);
   }
@@ -278,7 +283,7 @@ static int run_dir(const char *dir) {
     if (load_program(path, &p, &dg) && check_program(&p, &dg) && p.lowered) {
       Code c; /* a user's lowering meets the verifier's rules */
       if (asm_parse(&p, p.lowered, p.lowered_loc, &c, &dg)) {
-        asm_verify(&c, &dg);
+        mosaic_verify(&c, &dg);
         lower_free(&c);
       }
     }
@@ -312,7 +317,7 @@ static bool same_code(const Code *a, const Code *b) {
     Instr x = a->code[i], y = b->code[i];
     if (x.op != y.op || x.d != y.d || x.a != y.a || x.b != y.b || x.c != y.c || x.mask != y.mask || x.view != y.view ||
         x.view2 != y.view2 || x.view3 != y.view3 || x.view4 != y.view4 || x.imm != y.imm || x.sub != y.sub ||
-        x.add != y.add || x.flags != y.flags || x.log != y.log || x.rank != y.rank || x.op_id != y.op_id || x.loc.line != y.loc.line ||
+        x.add != y.add || x.flags != y.flags || x.prio != y.prio || x.log != y.log || x.rank != y.rank || x.op_id != y.op_id || x.loc.line != y.loc.line ||
         x.loc.col != y.loc.col || (x.op == I_CONST && x.fimm != y.fimm && !(x.fimm != x.fimm && y.fimm != y.fimm)))
       return false;
     if (strchr(isa_form(x.op), 'T') && x.ty != y.ty) return false;
@@ -407,6 +412,157 @@ static void test_isa_roundtrip(void) {
   CU_ASSERT_EQUAL(failed, 0);
 }
 
+/* ---- the ISA form column: printer and parser follow it ------------------- */
+/* Each form letter of isa.h: the text it prints as when set by set_letter,
+ * and the letter it shares an Instr member with (a run N is a and imm). */
+static const struct {
+  char letter;
+  const char *text[2];
+  const char *shares;
+} letters[] = {
+    {'D', {"%9 = "}, ""},         {'A', {" a=%2"}, "N"},        {'B', {" b=%3"}, ""},
+    {'C', {" c=%4"}, ""},         {'N', {" a=%2", " imm=2"}, "AI"}, {'M', {" mask=%5"}, ""},
+    {'V', {" v=v0"}, ""},         {'W', {" v2=v1"}, ""},        {'X', {" sem=v2"}, ""},
+    {'O', {" offsets=v3"}, ""},   {'I', {" imm=7"}, "N"},       {'R', {" shape=(2,3)"}, ""},
+    {'S', {" op=\"+\""}, ""},     {'T', {" ty=float64"}, ""},   {'U', {" uty=int8"}, ""},
+    {'J', {" target=1"}, ""},     {'G', {" log=O"}, ""},        {'F', {" add=true", " priority=1"}, ""},
+};
+#define NLETTERS (int)(sizeof letters / sizeof letters[0])
+
+static void set_letter(Instr *in, char l, bool on) {
+  switch (l) {
+  case 'D': in->d = on ? 9 : -1; break;
+  case 'A': in->a = on ? 2 : -1; break;
+  case 'B': in->b = on ? 3 : -1; break;
+  case 'C': in->c = on ? 4 : -1; break;
+  case 'N': in->a = on ? 2 : -1, in->imm = on ? 2 : 0; break;
+  case 'M': in->mask = on ? 5 : -1; break;
+  case 'V': in->view = on ? 0 : -1; break;
+  case 'W': in->view2 = on ? 1 : -1; break;
+  case 'X': in->view3 = on ? 2 : -1; break;
+  case 'O': in->view4 = on ? 3 : -1; break;
+  case 'I': in->imm = on ? 7 : 0; break;
+  case 'R': in->rank = on ? 2 : 0, in->shape[0] = 2, in->shape[1] = 3; break;
+  case 'S': in->sub = on ? OP_ADD : OP_NONE; break;
+  case 'T': in->ty = on ? DT_FLOAT64 : (Dtype)0; break;
+  case 'U': in->uty = on ? DT_INT8 : (Dtype)0; break;
+  case 'J': in->target = on; break;
+  case 'G': in->log = on ? 'O' : 0; break;
+  case 'F': in->add = on, in->prio = on; break;
+  }
+}
+
+static char form_has(Opcode op, char l) { return isa_operand(op, l); }
+
+/* The instruction of op with every operand of its form set. */
+static Instr full_instr(Opcode op) {
+  Instr in;
+  memset(&in, 0, sizeof in);
+  in.op = op;
+  in.d = in.a = in.b = in.c = in.mask = in.view = in.view2 = in.view3 = in.view4 = -1;
+  in.op_id = 3;
+  in.loc = (Loc){"forms.yaml", 5, 7};
+  for (int k = 0; k < NLETTERS; k++)
+    if (form_has(op, letters[k].letter)) set_letter(&in, letters[k].letter, true);
+  if (op == I_CONST) in.fimm = 2.5; /* printed with ty=float64 */
+  return in;
+}
+
+static bool same_instr(const Instr *x, const Instr *y) {
+  return x->op == y->op && x->d == y->d && x->a == y->a && x->b == y->b && x->c == y->c && x->mask == y->mask &&
+         x->view == y->view && x->view2 == y->view2 && x->view3 == y->view3 && x->view4 == y->view4 && x->imm == y->imm &&
+         x->fimm == y->fimm && x->sub == y->sub && x->ty == y->ty && x->uty == y->uty && x->target == y->target &&
+         x->add == y->add && x->prio == y->prio && x->log == y->log && x->rank == y->rank &&
+         !memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->rank) && x->op_id == y->op_id &&
+         x->loc.line == y->loc.line && x->loc.col == y->loc.col;
+}
+
+/* The text asm_print writes for one instruction over the views of base. */
+static char *print_one(const Code *base, const Instr *in) {
+  Code c = *base;
+  c.code = (Instr *)in;
+  c.n = 1;
+  c.nregs = 10;
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&buf, &size);
+  asm_print(&c, f);
+  fclose(f);
+  return buf;
+}
+
+/* Parses text; on success *out holds its only instruction. */
+static bool parse_one(const Program *p, const char *text, Instr *out, Diag *d) {
+  Code c;
+  if (!asm_parse(p, text, (Loc){"forms.yaml", 1, 1}, &c, d)) return false;
+  bool ok = c.n == 1;
+  if (ok) *out = c.code[0];
+  lower_free(&c);
+  return ok;
+}
+
+/* Inserts frag before " at=" (a prefix "%9 = " after "0: "). */
+static char *with_fragment(const char *text, const char *frag) {
+  const char *at = frag[0] == '%' ? strstr(text, "0: ") + 3 : strstr(text, " at=");
+  size_t n = strlen(text) + strlen(frag) + 1;
+  char *out = malloc(n);
+  snprintf(out, n, "%.*s%s%s", (int)(at - text), text, frag, at);
+  return out;
+}
+
+static void check_form(const Program *p, const Code *base, Opcode op) {
+  Instr x = full_instr(op), back;
+  Diag d;
+  char *text = print_one(base, &x);
+  for (int k = 0; k < NLETTERS; k++) { /* the printer writes every form operand */
+    for (int t = 0; t < 2 && letters[k].text[t]; t++)
+      if (form_has(op, letters[k].letter)) CU_ASSERT(strstr(text, letters[k].text[t]) != NULL);
+  }
+  CU_ASSERT(parse_one(p, text, &back, &d) && same_instr(&x, &back)); /* and the parser reads them back */
+  for (int k = 0; k < NLETTERS; k++) {
+    char l = letters[k].letter, f = form_has(op, l);
+    if (f && isupper((unsigned char)f) && strchr("DABCNMVWXO", l)) { /* a required register or view */
+      Instr y = x;
+      set_letter(&y, l, false);
+      char *t2 = print_one(base, &y);
+      CU_ASSERT(!parse_one(p, t2, &back, &d) && strstr(d.message, "needs its operand") != NULL);
+      free(t2);
+    }
+    bool shared = false;
+    for (const char *o = letters[k].shares; *o; o++) shared |= form_has(op, *o) != 0;
+    if (f || shared) continue;
+    Instr y = x; /* an operand outside the form: not printed, not accepted */
+    set_letter(&y, l, true);
+    char *t2 = print_one(base, &y), *t3 = with_fragment(text, letters[k].text[0]);
+    CU_ASSERT(strcmp(t2, text) == 0);
+    CU_ASSERT(!parse_one(p, t3, &back, &d) && strstr(d.message, "is not an operand of") != NULL);
+    free(t2);
+    free(t3);
+  }
+  Instr opt = x; /* optional operands may be left out */
+  for (int k = 0; k < NLETTERS; k++)
+    if (islower((unsigned char)form_has(op, letters[k].letter))) set_letter(&opt, letters[k].letter, false);
+  char *t4 = print_one(base, &opt);
+  CU_ASSERT(parse_one(p, t4, &back, &d) && same_instr(&opt, &back));
+  free(t4);
+  free(text);
+}
+
+static void test_isa_forms(void) {
+  static const char prog[] =
+      "version: 1\nchip: tpu7x\nkernel: vector_subcore\nmesh: {cores: 1, subcores: 1}\nrefs:\n"
+      "  buf: {space: vmem, shape: [16], dtype: int32}\n  sem: {space: semaphore, type: dma}\n"
+      "  idx: {space: vmem, shape: [4], dtype: int32}\nbody: []\n";
+  static Program p;
+  Diag d;
+  Code base;
+  CU_ASSERT_FATAL(load_program_text("forms.yaml", prog, sizeof prog - 1, &p, &d));
+  CU_ASSERT_FATAL(asm_parse(&p, "view v0 = buf\nview v1 = buf\nview v2 = sem\nview v3 = idx\n", (Loc){"forms.yaml", 1, 1}, &base, &d));
+  for (int i = 0; i < I_COUNT; i++) check_form(&p, &base, (Opcode)i);
+  lower_free(&base);
+  program_free(&p);
+}
+
 int main(void) {
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
   CU_pSuite s = CU_add_suite("sc-sim", NULL, NULL);
@@ -425,6 +581,7 @@ int main(void) {
   CU_add_test(s, "bulk load and store", test_bulk_load_store);
   CU_add_test(s, "catalog coverage by golden programs", test_catalog_coverage);
   CU_add_test(s, "ISA text round trip", test_isa_roundtrip);
+  CU_add_test(s, "ISA forms: printer and parser", test_isa_forms);
   CU_basic_set_mode(CU_BRM_NORMAL);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures();

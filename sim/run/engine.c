@@ -1477,13 +1477,14 @@ static int execute(Eng *E, Sc *s, const Instr *in) {
 }
 
 /* ---- the scheduler --------------------------------------------------------- */
-/* The cycle every source of `in` is available (registers and view operands). */
+/* The cycle every source of `in` is available: the source registers of its
+ * form (isa.h: A B C M, and the run N) and the registers of its views. */
 static uint64_t operands_ready(const Eng *E, const Sc *s, const Instr *in) {
   uint64_t t = s->t;
   int regs[4] = {in->a, in->b, in->c, in->mask};
   for (int i = 0; i < 4; i++)
-    if (regs[i] >= 0 && s->ready[regs[i]] > t) t = s->ready[regs[i]];
-  if (in->op == I_VLOAD_IDX || in->op == I_VSTORE_IDX || in->op == I_FROM_ELEMENTS)
+    if (regs[i] >= 0 && isa_operand(in->op, "ABCM"[i]) && s->ready[regs[i]] > t) t = s->ready[regs[i]];
+  if (isa_operand(in->op, 'N'))
     for (int64_t k = 0; k < in->imm; k++)
       if (s->ready[in->a + k] > t) t = s->ready[in->a + k];
   int views[4] = {in->view, in->view2, in->view3, in->view4};

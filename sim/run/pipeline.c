@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../lowering/asm.h"
+#include "../../lowering/mosaic.h"
 #include "../../lowering/check.h"
 #include "../../traces/stats.h"
 #include "../front/load.h"
@@ -58,7 +59,7 @@ static bool fail(PipeOutcome *out) {
 static bool lower(const PipeOptions *o, PipeOutcome *out) {
   const Program *p = &out->program;
   if (p->lowered)
-    out->lowered = asm_parse(p, p->lowered, p->lowered_loc, &out->code, &out->diag) && asm_verify(&out->code, &out->diag);
+    out->lowered = asm_parse(p, p->lowered, p->lowered_loc, &out->code, &out->diag) && mosaic_verify(&out->code, &out->diag);
   else out->lowered = lower_program(p, o->mutant, &out->code, &out->diag);
   return out->lowered;
 }

@@ -1,0 +1,175 @@
+/* lowering/mosaic.c -- the Mosaic verifier's rules on lowered code. */
+#include "mosaic.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A memref's type, as Mosaic sees an operand: space, element type, shape. */
+typedef struct {
+  Space space;
+  Dtype dtype;
+  int rank;
+  const int64_t *shape;
+} MemType;
+
+static MemType mem_type(const Code *c, int view) {
+  const VDesc *v = &c->views[view];
+  if (!v->nlev) return (MemType){v->ref->space, v->ref->dtype, v->ref->rank, v->ref->shape};
+  const Level *lv = &v->lev[v->nlev - 1];
+  return (MemType){v->ref->space, lv->dtype, lv->rank, lv->shape};
+}
+
+static bool same_shape(int ra, const int64_t *a, int rb, const int64_t *b) {
+  return ra == rb && !memcmp(a, b, sizeof(int64_t) * (size_t)ra);
+}
+
+/* Sets rule id at the instruction; always false, so `return fire(...)`. */
+static bool fire(Diag *d, DiagId id, const Instr *in, ...) {
+  va_list ap;
+  va_start(ap, in);
+  diag_vset(d, id, in->loc, ap);
+  va_end(ap);
+  return false;
+}
+
+/* ---- vector accesses (tpu.vector_load / _store and the _idx forms) ----- */
+
+/* M-VL3: with layout passes, Mosaic types a store through an integer index
+ * with the final indexer's unsqueezed sizes, while its mask keeps the
+ * value's (the view's) squeezed shape. */
+static bool store_mask_shape(const Code *c, const Instr *in, Diag *d) {
+  const VDesc *v = &c->views[in->view];
+  const Level *lv = v->nlev ? &v->lev[v->nlev - 1] : NULL;
+  if (!lv || lv->kind != TR_INDEX) return true;
+  int64_t sizes[MAX_RANK];
+  int slices = 0;
+  for (int k = 0; k < lv->n; k++) {
+    bool slice = lv->ek[k] == IX_SLICE;
+    sizes[k] = !slice ? 1 : lv->size[k].reg >= 0 ? DYN : lv->size[k].imm;
+    slices += slice;
+  }
+  if (slices == lv->n) return true;
+  char want[256], got[256];
+  fmt_dims(want, sizeof want, lv->n, sizes);
+  fmt_dims(got, sizeof got, lv->rank, lv->shape);
+  return fire(d, D_M_VL3, in, want, got);
+}
+
+static bool vector_access(const Code *c, const Instr *in, Diag *d) {
+  MemType base = mem_type(c, in->view);
+  bool load = in->op == I_VLOAD || in->op == I_VLOAD_IDX;
+  if (base.space != SP_VMEM) return fire(d, D_M_VL1, in, isa_mnemonic(in->op) + strlen("tpu."));
+  if (in->mask >= 0 && dtype_size(base.dtype) != 4) return fire(d, D_M_VL2, in, load ? "load" : "store");
+  if (in->op == I_VSTORE && in->mask >= 0 && c->p->layout_passes) return store_mask_shape(c, in, d);
+  return true;
+}
+
+/* ---- DMAs ----------------------------------------------------------------- */
+static bool enqueue_dma(const Code *c, const Instr *in, Diag *d) {
+  MemType src = mem_type(c, in->view), dst = mem_type(c, in->view2);
+  char a[256], b[256];
+  if (src.dtype != dst.dtype) {
+    fire(d, D_M_DMA1, in);
+    diag_note(d, "the source has dtype %s and the destination %s", dtype_name(src.dtype), dtype_name(dst.dtype));
+    return false;
+  }
+  if (!same_shape(src.rank, src.shape, dst.rank, dst.shape)) {
+    fire(d, D_M_DMA2, in);
+    fmt_shape(a, sizeof a, src.rank, src.shape);
+    fmt_shape(b, sizeof b, dst.rank, dst.shape);
+    diag_note(d, "the source view has shape %s and the destination view %s", a, b);
+    return false;
+  }
+  if (in->prio != 0 && in->prio != 1) {
+    snprintf(a, sizeof a, "%lld", (long long)in->prio);
+    return fire(d, D_M_DMA3, in, a);
+  }
+  if (in->view3 >= 0 && mem_type(c, in->view3).rank) return fire(d, D_M_DMA5, in);
+  return true;
+}
+
+/* The offsets' shape: their view's, or the register's as the instruction
+ * states it; false when unknown (a user's register without shape=). */
+static bool offsets_shape(const Code *c, const Instr *in, int *rank, const int64_t **shape) {
+  if (in->view4 >= 0) {
+    MemType o = mem_type(c, in->view4);
+    *rank = o.rank, *shape = o.shape;
+    return true;
+  }
+  *rank = in->rank, *shape = in->shape;
+  return in->a >= 0 && in->rank > 0;
+}
+
+/* M-IND4 to M-IND7: the offsets index the major dimension of the indexed
+ * side (imm 1: the source, a gather), whose other dimensions must match. */
+static bool indirect_shapes(const Code *c, const Instr *in, Diag *d) {
+  int orank;
+  const int64_t *os;
+  char a[256], b[256], msg[700];
+  if (!offsets_shape(c, in, &orank, &os)) return true;
+  fmt_dims(a, sizeof a, orank, os);
+  if (!(orank == 1 || (orank == 2 && os[0] == 1))) return fire(d, D_M_IND4, in, a);
+  int64_t o = orank == 1 ? os[0] : os[1];
+  bool gather = in->imm != 0;
+  MemType tgt = mem_type(c, gather ? in->view2 : in->view), big = mem_type(c, gather ? in->view : in->view2);
+  snprintf(a, sizeof a, "%lld", (long long)o);
+  fmt_dims(b, sizeof b, tgt.rank, tgt.shape);
+  if (tgt.rank < 1 || tgt.shape[0] != o) {
+    if (gather) return fire(d, D_M_IND5, in, a, b);
+    snprintf(msg, sizeof msg, "Offsets shape (%s) must match the majormost dimensions of the source (scatter updates) shape (%s)", a, b);
+    return fire(d, D_M_IND7, in, msg);
+  }
+  if (big.rank == tgt.rank && !memcmp(big.shape + 1, tgt.shape + 1, sizeof(int64_t) * (size_t)(tgt.rank - 1))) return true;
+  char bigs[256];
+  fmt_dims(bigs, sizeof bigs, big.rank, big.shape);
+  if (gather) {
+    snprintf(a, sizeof a, "%d", big.rank - 1);
+    return fire(d, D_M_IND6, in, a, bigs, b);
+  }
+  snprintf(msg, sizeof msg,
+           "%d minormost dimension(s) of the source (scatter updates) shape (%s) must match the minormost dimension(s) of the target (scatter operand) shape (%s)",
+           tgt.rank - 1, b, bigs);
+  return fire(d, D_M_IND7, in, msg);
+}
+
+static bool far_side(Space s) { return s == SP_HBM || s == SP_VMEM_SHARED; }
+
+static bool enqueue_indirect(const Code *c, const Instr *in, Diag *d) {
+  if (c->p->kernel == KERNEL_SCALAR) return fire(d, D_M_IND1, in, "enqueue", "Enqueue");
+  MemType src = mem_type(c, in->view), dst = mem_type(c, in->view2);
+  if (src.dtype != dst.dtype) return fire(d, D_M_IND2, in);
+  if (in->view4 >= 0 && mem_type(c, in->view4).space != SP_VMEM) return fire(d, D_M_IND3, in);
+  if (!indirect_shapes(c, in, d)) return false;
+  if (!((src.space == SP_VMEM && far_side(dst.space)) || (dst.space == SP_VMEM && far_side(src.space))))
+    return fire(d, D_M_IND8, in);
+  return true;
+}
+
+static bool wait_dma(const Code *c, const Instr *in, Diag *d) {
+  if (in->op == I_WAIT_INDIRECT_DMA)
+    return c->p->kernel == KERNEL_SCALAR ? fire(d, D_M_IND1, in, "wait", "Wait") : true;
+  if (in->view3 >= 0 && mem_type(c, in->view3).rank) return fire(d, D_M_WAIT1, in);
+  return true;
+}
+
+/* ---- the walk ---------------------------------------------------------------- */
+static bool verify_instr(const Code *c, const Instr *in, Diag *d) {
+  switch (in->op) {
+  case I_VLOAD: case I_VSTORE: case I_VLOAD_IDX: case I_VSTORE_IDX: return vector_access(c, in, d);
+  case I_ENQUEUE_DMA: return enqueue_dma(c, in, d);
+  case I_ENQUEUE_INDIRECT_DMA: return enqueue_indirect(c, in, d);
+  case I_WAIT_DMA: case I_WAIT_INDIRECT_DMA: return wait_dma(c, in, d);
+  case I_FETCH_AND_ADD: return c->p->kernel == KERNEL_SCALAR ? fire(d, D_M_FA1, in) : true;
+  case I_CONST: case I_COORD: case I_IOTA: case I_BINARY: case I_UNARY: case I_SELECT: case I_MINMAX: case I_CAST:
+  case I_BROADCAST: case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: case I_LOAD: case I_STORE: case I_SEM_SIGNAL:
+  case I_SEM_WAIT: case I_BARRIER: case I_FOR: case I_ENDFOR: case I_BRANCH_IF_FALSE: case I_JUMP: case I_EXPECT:
+  case I_EXPECT_VIEW: case I_COUNT: break;
+  }
+  return true;
+}
+
+bool mosaic_verify(const Code *c, Diag *d) {
+  for (int i = 0; i < c->n; i++)
+    if (!verify_instr(c, &c->code[i], d)) return false;
+  return true;
+}
