@@ -901,7 +901,7 @@ static bool prepare_indexed(Checker *c, Loc at, const View *idx, const View *oth
     pl->indirect = true;
     pl->off = &idx->tr[f]->idx->e[0];
     pl->off_tr = f;
-    pl->flat = index_without_offsets(c->ix.arena, idx, f);
+    pl->flat = index_without_offsets(c->ix.arena, idx, f, &pl->off_e);
   }
   return apply_transforms(c, at, idx, f);
 }
@@ -932,9 +932,15 @@ static bool prepare_dma(Checker *c, Loc at, const View *src, const View *dst, bo
   return true;
 }
 
-static void offsets_shape(const DmaPlan *pl, int *rank, int64_t *shape) {
+/* The offsets' shape; an integer beside index arrays is broadcast to
+ * their shape (SPEC §8.7), so x.at[1, v] has v's shape of offsets. */
+static void offsets_shape(const DmaPlan *pl, const View *indexed, int *rank, int64_t *shape) {
   const IxEntry *e = pl->off;
-  if (e->kind == IX_REF) {
+  if (e->kind == IX_INT) {
+    const NDIndexer *ix = indexed->tr[pl->off_tr]->idx;
+    *rank = ix->int_rank;
+    memcpy(shape, ix->int_shape, sizeof(int64_t) * MAX_RANK);
+  } else if (e->kind == IX_REF) {
     *rank = e->idx.view->rank;
     memcpy(shape, e->idx.view->shape, sizeof(int64_t) * MAX_RANK);
   } else {
@@ -949,7 +955,7 @@ static bool verify_indirect(Checker *c, Loc at, const View *src, const View *dst
   if (src->dtype != dst->dtype) return !fire(c, D_M_IND2, at);
   int orank;
   int64_t os[MAX_RANK];
-  offsets_shape(pl, &orank, os);
+  offsets_shape(pl, pl->gather ? src : dst, &orank, os);
   if (!(orank == 1 || (orank == 2 && os[0] == 1))) return !fire(c, D_M_IND4, at, dims_str(c, orank, os));
   int64_t o = orank == 1 ? os[0] : os[1];
   const int64_t *tgt = pl->gather ? pl->dst_shape : pl->src_shape; /* the side with O rows */

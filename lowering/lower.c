@@ -335,7 +335,7 @@ static void dma_operands(L *l, Instr *in, const View *src, const View *dst, cons
   if (!pl->indirect) return;
   in->imm = pl->gather; /* 1: gather (offsets on the source) */
   if (pl->off->kind == IX_REF) in->view4 = lower_view(l, pl->off->idx.view);
-  else in->a = lower_expr(l, pl->off->e);
+  else in->a = lower_expr(l, pl->off_e ? pl->off_e : pl->off->e);
   if (pl->off->filtered && pl->off->ignored_e) in->c = lower_expr(l, pl->off->ignored_e);
 }
 
@@ -410,6 +410,21 @@ static void lower_fetch_and_add(L *l, const Op *op) {
   bind_out(l, op->name[FLD_OUT], in->d);
 }
 
+/* Whether some operation of b (nested bodies included) binds `name`. */
+static bool body_binds(const Body *b, const char *name) {
+  for (int i = 0; i < b->n; i++) {
+    const Op *op = b->ops[i];
+    for (int f = 0; f < FLD_COUNT; f++)
+      if (field_kind((FieldId)f) == FK_NAME && op->name[f] && !strcmp(op->name[f], name)) return true;
+    if (body_binds(&op->body, name) || body_binds(&op->els, name)) return true;
+  }
+  return false;
+}
+
+/* A body that rebinds its loop variable gets a counter register of its own
+ * (SPEC §10.3: the rebinding holds for the rest of the iteration, the next
+ * one takes its value from the range); the variable is moved from it at the
+ * top of each iteration.  Other loops count in the variable itself. */
 static void lower_loop(L *l, const Op *op) {
   int lo = lower_expr(l, op->list[FLD_RANGE][0]), hi = lower_expr(l, op->list[FLD_RANGE][1]);
   int step;
@@ -421,13 +436,19 @@ static void lower_loop(L *l, const Op *op) {
     one->d = step = new_reg(l);
   }
   int var = name_reg(l, op->name[FLD_VAR]);
+  int ctr = body_binds(&op->body, op->name[FLD_VAR]) ? new_reg(l) : var;
   int head = l->c->n;
   Instr *f = emit(l, I_FOR);
-  f->d = var, f->a = lo, f->b = hi, f->c = step;
+  f->d = ctr, f->a = lo, f->b = hi, f->c = step;
+  if (ctr != var) {
+    Instr *mv = emit(l, I_MOV);
+    mv->a = ctr;
+    mv->d = var;
+  }
   lower_body(l, &op->body);
   l->op = op;
   Instr *e = emit(l, I_ENDFOR);
-  e->d = var, e->b = hi, e->c = step, e->target = head + 1;
+  e->d = ctr, e->b = hi, e->c = step, e->target = head + 1;
   l->c->code[head].target = l->c->n;
 }
 

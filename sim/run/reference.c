@@ -655,12 +655,13 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
 /* ---- DMAs (SPEC §5.5, §5.6, §7.5, §7.10) -------------------------------- */
 enum { ST_FAULT = 0, ST_OK = 1, ST_BLOCKED = 2 };
 
-static bool read_offsets(Ref_ *R, Sub *s, const Op *op, const IxEntry *e, Value *o) {
+static bool read_offsets(Ref_ *R, Sub *s, const Op *op, const DmaPlan *pl, Value *o) {
+  const IxEntry *e = pl->off;
   if (e->kind == IX_REF) {
     RV rv;
     return rv_resolve(R, s, op, e->idx.view, s->core, s->subcore, &rv) && view_read(R, s, &rv, o);
   }
-  return ev(R, s, op, e->e, o);
+  return ev(R, s, op, pl->off_e ? pl->off_e : e->e, o);
 }
 
 static int64_t view_bytes(const RV *rv) { return rv->n * dtype_size(rv->dt[rv->v->ntr]); }
@@ -695,7 +696,7 @@ static bool pend_indirect(Ref_ *R, Sub *s, const Op *op, Pending *pd, const DmaP
   Value o = {0};
   int64_t ignored = 0;
   bool filtered = pl->off->filtered && pl->off->ignored_e;
-  if (!read_offsets(R, s, op, pl->off, &o) || (filtered && !ev_int(R, s, op, pl->off->ignored_e, &ignored)))
+  if (!read_offsets(R, s, op, pl, &o) || (filtered && !ev_int(R, s, op, pl->off->ignored_e, &ignored)))
     return val_free(&o), false;
   RV *iv = pl->gather ? sv : dv, *pv = pl->gather ? dv : sv;
   int64_t rows = pv->rank[pv->v->ntr] ? pv->lvl[pv->v->ntr][0] : 1, z = iv->lvl[iv->v->ntr][0];
