@@ -57,7 +57,11 @@ static void print_instr(FILE *f, const Instr *in, int pc) {
   for (int i = 0; i < 4; i++)
     if (views[i] >= 0) fprintf(f, " %s=v%d", vk[i], views[i]);
   if (in->imm) fprintf(f, " imm=%lld", (long long)in->imm);
-  if (in->op == I_CONST && in->ty == DT_FLOAT64) fprintf(f, " fimm=%.17g", in->fimm);
+  if (in->op == I_CONST && in->ty == DT_FLOAT64) {
+    char t[64];
+    dtype_format_float(in->fimm, true, t, sizeof t); /* shortest float64 text: reads back exactly */
+    fprintf(f, " fimm=%s", t);
+  }
   if (in->sub == OP_NEG || in->sub == OP_POS) fprintf(f, " op=\"%s\"", in->sub == OP_NEG ? "neg" : "pos");
   else if (in->sub == OP_NOT) fprintf(f, " op=\"not\"");
   else if (in->sub != OP_NONE) fprintf(f, " op=\"%s\"", expr_op_text(in->sub));

@@ -1285,6 +1285,8 @@ static int x_sem(Eng *E, Sc *s, const Instr *in) {
   int64_t off;
   if (!sem_addr(E, s, in, in->view, (int)core, (int)sub, &g, &off)) return X_FAULT;
   if (in->op == I_SEM_SIGNAL) {
+    if (!run_sem_signal_fits(E->r, E->c->views[in->view].ref, g, sem_read(g, off), amount, in->loc, s->core, s->subcore, in->op_id))
+      return X_FAULT;
     sem_write(g, off, sem_read(g, off) + amount);
     race_release(E->rd, s->idx, sem_slot(E, g, off));
     for (int i = 0; i < E->nsemslots; i++)

@@ -877,6 +877,9 @@ static int do_semaphore(Ref_ *R, Sub *s, const Op *op) {
   }
   if (!sem_locate(R, s, op, op->e[FLD_SEM]->view, core, sub, &g, &off)) return ST_FAULT;
   if (op->kind == OPK_SEMAPHORE_SIGNAL) {
+    if (!run_sem_signal_fits(R->r, ((const View *)op->e[FLD_SEM]->view)->ref, g, sem_get(g, off), amount,
+                             op->loc, s->core, s->subcore, op->id))
+      return ST_FAULT;
     sem_add(g, off, amount);
     return ST_OK;
   }

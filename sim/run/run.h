@@ -117,6 +117,11 @@ void run_fault(RunResult *r, FaultKind k, Loc at, int core, int subcore, int op,
     __attribute__((format(printf, 7, 8)));
 /* Instance name as PROGRAM_FORMAT.md gives it: x, shared@0, buf@0.1. */
 void run_instance_name(const Ref *ref, const Region *g, char *buf, size_t n);
+/* Whether a semaphore_signal adding inc to count stays within int32 (a
+ * semaphore is an int32 counter: past its range the signal faults
+ * `semaphore` rather than wrap); false with the fault recorded. */
+bool run_sem_signal_fits(RunResult *r, const Ref *ref, const Region *g, int64_t count, int64_t inc, Loc at, int core,
+                         int subcore, int op);
 /* The instance of a ref seen from a subcore. */
 Region *run_region(RunResult *r, const Ref *ref, int core, int subcore);
 
