@@ -81,7 +81,7 @@ typedef struct {
   int dma_thread;    /* its race-detector thread */
   struct EV *cache;  /* per view: its resolution, when it has no register operands */
   uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached */
-  bool no_log, no_races;
+  bool no_log, no_races, strict_races;
   bool woke;         /* a blocked subcore was released: rescan */
   uint8_t *warned;   /* per operation id: its duplicate-scatter warning was given */
   int nwarned;
@@ -488,16 +488,48 @@ static void describe(const RaceAccess *a, char *buf, size_t n) {
              (unsigned long long)a->cycle);
 }
 
-static bool race_fault(Eng *E, const RaceReport *rep) {
+/* The race report's detail, the same for a fault and a benign race. */
+static void race_text(Eng *E, const RaceReport *rep, char *buf, size_t n) {
   char a[200], b[200], name[160];
   describe(&rep->first, a, sizeof a);
   describe(&rep->second, b, sizeof b);
   const Ref *ref = program_ref(E->p, rep->region->name);
   run_instance_name(ref, rep->region, name, sizeof name);
+  snprintf(buf, n, "%s of bytes [%lld, %lld) of %s '%s' races with %s: no wait, barrier or semaphore orders them", b,
+           (long long)rep->lo, (long long)rep->hi, space_key(ref->space), name, a);
+}
+
+static bool race_fault(Eng *E, const RaceReport *rep) {
+  char text[700];
+  race_text(E, rep, text, sizeof text);
   run_fault(E->r, FAULT_RACE, (Loc){E->p->file, rep->second.line, rep->second.col}, rep->second.core, rep->second.subcore,
-            rep->second.op, "%s of bytes [%lld, %lld) of %s '%s' races with %s: no wait, barrier or semaphore orders them", b,
-            (long long)rep->lo, (long long)rep->hi, space_key(ref->space), name, a);
+            rep->second.op, "%s", text);
   return false;
+}
+
+/* Benign races (SPEC §10.2) fault at once under --strict-races; otherwise
+ * they become warnings when the run ends (race_benign_warn), so that a
+ * write whose later bytes differ reports only its fault. */
+static bool race_benign(Eng *E) {
+  RaceReport rep;
+  if (!E->strict_races) return true;
+  if (race_benign_next(E->rd, &rep)) return race_fault(E, &rep);
+  return true;
+}
+
+static void race_benign_warn(Eng *E) {
+  RaceReport rep;
+  const Fault *f = &E->r->fault;
+  while (race_benign_next(E->rd, &rep)) {
+    if (E->r->faulted && f->kind == FAULT_RACE && f->op == rep.second.op && f->core == rep.second.core && f->subcore == rep.second.subcore)
+      continue; /* the same access turned out to differ further on */
+    RunWarning *w = run_warning(E->r, "benign-race", (Loc){E->p->file, rep.second.line, rep.second.col}, rep.second.core,
+                                rep.second.subcore);
+    if (!w) continue;
+    char text[700];
+    race_text(E, &rep, text, sizeof text);
+    snprintf(w->text, sizeof w->text, "benign race: %s; both writes store the same bytes (SPEC §10.2)", text);
+  }
 }
 
 static bool race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, int np) {
@@ -505,7 +537,7 @@ static bool race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, in
   RaceReport rep;
   for (int i = 0; i < np; i++)
     if (!race_bytes(E->rd, tag, g, pt[i].off, pt[i].n, &rep)) return race_fault(E, &rep);
-  return true;
+  return race_benign(E);
 }
 
 static int sem_slot(Eng *E, const Region *g, int64_t off) {
@@ -842,13 +874,13 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     k++;
     int64_t xi = x->n == 1 ? 0 : lane;
     if (!ev_parts(&ev, elem, pt, &np)) return ev_oob(E, s, in, &ev);
-    if (!race_parts(E, tag, ev.reg, pt, np)) return false;
     uint8_t cdef;
     Cell cur = ev_read(&ev, pt, np, &cdef);
     if (!x->def[xi] || (in->add && !cdef)) return efault(E, s, in, FAULT_UNINIT, "a stored lane (or the memory it adds to) is undefined");
     Cell c = store_convert(E, x->dtype, t, x->v[xi]);
     if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
     ev_write(E, &ev, pt, np, c);
+    if (!race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write: the detector compares the bytes */
   }
   Value after = {0};
   if ((in->log && !E->no_log) || E->trace) {
@@ -894,14 +926,8 @@ static void dup_warn(Eng *E, Sc *s, const Instr *in, Hit *h, int64_t n, bool row
     if (h[i].at == h[i - 1].at && (i < 2 || h[i - 1].at != h[i - 2].at)) dups++, first = first < 0 ? i - 1 : first;
   if (!dups) return;
   E->warned[in->op_id] = 1;
-  RunResult *r = E->r;
-  if (r->nwarnings == RUN_MAX_WARNINGS) {
-    r->more_warnings++;
-    return;
-  }
-  if (!r->warnings && !(r->warnings = calloc(RUN_MAX_WARNINGS, sizeof *r->warnings))) return;
-  RunWarning *w = &r->warnings[r->nwarnings++];
-  w->loc = in->loc, w->core = s->core, w->subcore = s->subcore;
+  RunWarning *w = run_warning(E->r, "duplicate-offsets", in->loc, s->core, s->subcore);
+  if (!w) return;
   int64_t last = first;
   while (last + 1 < n && h[last + 1].at == h[first].at) last++;
   char where[200];
@@ -970,7 +996,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     int64_t flat = to_flat(ev.rank[ev.top], ev.lvl[ev.top], at);
     if (hit) hit[nhit++] = (Hit){flat, k};
     if (!ev_parts(&ev, flat, pt, &np)) return val_free(&out), ev_oob(E, s, in, &ev);
-    if (!race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false;
+    if (gather && !race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false;
     int64_t bank = (pt[0].off / (cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4)) % banks;
     if (++hits[bank] > maxhit) maxhit = hits[bank];
     uint8_t cdef;
@@ -983,6 +1009,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     Cell c = store_convert(E, x->dtype, t, x->v[k]);
     if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
     ev_write(E, &ev, pt, np, c);
+    if (!race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false; /* after the write, as in x_store */
   }
   if (hit) dup_warn(E, s, in, hit, nhit, false, &ev);
   uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
@@ -1059,7 +1086,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
   int ns, nd;
   if (!ev_parts(src, se, sp, &ns)) return ev_oob(E, s, in, src);
   if (!ev_parts(dst, de, dp, &nd)) return ev_oob(E, s, in, dst);
-  if (!race_parts(E, E->dma_read_tag, src->reg, sp, ns) || !race_parts(E, E->dma_write_tag, dst->reg, dp, nd)) return false;
+  if (!race_parts(E, E->dma_read_tag, src->reg, sp, ns)) return false;
   uint8_t sdef, ddef;
   Cell c = ev_read(src, sp, ns, &sdef);
   if (in->add) {
@@ -1073,7 +1100,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
   } else {
     for (int i = 0; i < nd; i++) mem_set_defined(dst->reg, dp[i].off, dp[i].n, false);
   }
-  return true;
+  return race_parts(E, E->dma_write_tag, dst->reg, dp, nd); /* after the write, as in x_store */
 }
 
 static bool dma_offsets(Eng *E, Sc *s, const Instr *in, Value *o) {
@@ -1329,12 +1356,13 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   Part pt[MAX_PARTS];
   int np;
   if (!ev_parts(&ev, 0, pt, &np)) return ev_oob(E, s, in, &ev), X_FAULT;
-  if (!race_parts(E, race_open(E, s, in, true, true, -1, NULL), ev.reg, pt, np)) return X_FAULT;
+  uint32_t tag = race_open(E, s, in, true, true, -1, NULL);
   uint8_t def;
   Cell old = ev_read(&ev, pt, np, &def), c;
   if (!def || !x->def[0]) return efault(E, s, in, FAULT_UNINIT, "fetch_and_add on an undefined value"), X_FAULT;
   alu_binary(OP_ADD, DT_INT32, DT_INT32, old, alu_convert(x->dtype, DT_INT32, x->v[0]), &c);
   ev_write(E, &ev, pt, np, c);
+  if (!race_parts(E, tag, ev.reg, pt, np)) return X_FAULT; /* after the write, as in x_store */
   RunResult *r = E->r; /* the order of atomics, for the reference to replay */
   if (r->natomics == r->capatomics) {
     r->capatomics = r->capatomics ? r->capatomics * 2 : 64;
@@ -1714,6 +1742,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   E.trace = lim ? lim->trace : NULL;
   E.no_log = lim && lim->no_log;
   E.no_races = lim && lim->no_races;
+  E.strict_races = lim && lim->strict_races;
   out->nsub = E.nsub;
   if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
   else {
@@ -1721,6 +1750,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
     if (!out->faulted) engine_semaphores(&E);
     engine_stats(&E);
   }
+  race_benign_warn(&E);
   keep_values(&E);
   for (int i = 0; i < E.nsub && E.sc; i++) {
     for (int r = 0; r < c->nregs && E.sc[i].reg; r++) val_free(&E.sc[i].reg[r]);

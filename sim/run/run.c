@@ -111,3 +111,15 @@ bool run_sem_signal_fits(RunResult *r, const Ref *ref, const Region *g, int64_t 
             (long long)count, (long long)inc);
   return false;
 }
+
+RunWarning *run_warning(RunResult *r, const char *kind, Loc at, int core, int subcore) {
+  if (r->nwarnings == RUN_MAX_WARNINGS) {
+    r->more_warnings++;
+    return NULL;
+  }
+  if (!r->warnings && !(r->warnings = calloc(RUN_MAX_WARNINGS, sizeof *r->warnings))) return NULL;
+  RunWarning *w = &r->warnings[r->nwarnings++];
+  w->kind = kind, w->loc = at, w->core = core, w->subcore = subcore;
+  w->text[0] = 0;
+  return w;
+}
