@@ -419,7 +419,8 @@ static void print_warnings(const RunResult *r) {
   for (int i = 0; i < r->nwarnings; i++) {
     const RunWarning *w = &r->warnings[i];
     fprintf(stderr, "%s:%d:%d: warning: %s\n", w->loc.file, w->loc.line, w->loc.col, w->text);
-    fprintf(stderr, "%s:%d:%d: note: first on subcore %d.%d\n", w->loc.file, w->loc.line, w->loc.col, w->core, w->subcore);
+    if (w->core >= 0)
+      fprintf(stderr, "%s:%d:%d: note: first on subcore %d.%d\n", w->loc.file, w->loc.line, w->loc.col, w->core, w->subcore);
   }
   if (r->more_warnings)
     fprintf(stderr, "sc-sim: warning: %llu more warnings (only the first %d are listed)\n",

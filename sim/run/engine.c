@@ -437,6 +437,11 @@ static void ev_write(Eng *E, EV *ev, const Part *pt, int np, Cell c) {
     }
 }
 
+/* An element left undefined by a store of an undefined lane. */
+static void ev_undef(EV *ev, const Part *pt, int np) {
+  for (int i = 0; i < np; i++) mem_set_defined(ev->reg, pt[i].off, pt[i].n, false);
+}
+
 /* The conversion a store performs; the bf16-truncate mutant truncates
  * here instead of rounding to nearest even. */
 static Cell store_convert(const Eng *E, Dtype from, Dtype to, Cell c) {
@@ -515,6 +520,39 @@ static bool race_benign(Eng *E) {
   if (!E->strict_races) return true;
   if (race_benign_next(E->rd, &rep)) return race_fault(E, &rep);
   return true;
+}
+
+/* The flat index ranges of the undefined elements of g, as text. */
+static int64_t undefined_ranges(const Ref *ref, const Region *g, char *buf, size_t n) {
+  int sz = dtype_size(ref->dtype), shown = 0;
+  int64_t count = 0;
+  size_t len = 0;
+  buf[0] = 0;
+  for (int64_t e = 0; e < ref->nelems; e++) {
+    if (mem_range_defined(g, e * sz, sz)) continue;
+    int64_t lo = e;
+    while (e + 1 < ref->nelems && !mem_range_defined(g, (e + 1) * sz, sz)) e++;
+    count += e + 1 - lo;
+    if (shown++ < 8 && len < n) len += (size_t)snprintf(buf + len, n - len, "%s[%lld, %lld)", shown > 1 ? ", " : "", (long long)lo, (long long)e + 1);
+    else if (shown == 9 && len < n) len += (size_t)snprintf(buf + len, n - len, ", ...");
+  }
+  return count;
+}
+
+/* SPEC §10.1: a warning names each HBM ref (the kernel's inputs and
+ * outputs) left holding undefined elements when the run ends. */
+static void undefined_outputs(Eng *E) {
+  for (int k = 0; k < E->p->nrefs; k++) {
+    const Ref *ref = E->p->refs[k];
+    if (ref->space != SP_HBM) continue;
+    char ranges[400];
+    int64_t count = undefined_ranges(ref, mem_region(&E->r->mem, k, 0, 0), ranges, sizeof ranges);
+    if (!count) continue;
+    RunWarning *w = run_warning(E->r, "undefined-output", ref->loc, -1, -1);
+    if (w)
+      snprintf(w->text, sizeof w->text, "hbm ref '%s' holds %lld undefined element(s) of %lld at the end of the run, at flat indices %s",
+               ref->name, (long long)count, (long long)ref->nelems, ranges);
+  }
 }
 
 static void race_benign_warn(Eng *E) {
@@ -876,10 +914,12 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     if (!ev_parts(&ev, elem, pt, &np)) return ev_oob(E, s, in, &ev);
     uint8_t cdef;
     Cell cur = ev_read(&ev, pt, np, &cdef);
-    if (!x->def[xi] || (in->add && !cdef)) return efault(E, s, in, FAULT_UNINIT, "a stored lane (or the memory it adds to) is undefined");
-    Cell c = store_convert(E, x->dtype, t, x->v[xi]);
-    if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
-    ev_write(E, &ev, pt, np, c);
+    if (!x->def[xi] || (in->add && !cdef)) ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
+    else {
+      Cell c = store_convert(E, x->dtype, t, x->v[xi]);
+      if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
+      ev_write(E, &ev, pt, np, c);
+    }
     if (!race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write: the detector compares the bytes */
   }
   Value after = {0};
@@ -1005,10 +1045,12 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
       out.v[k] = cur, out.def[k] = cdef;
       continue;
     }
-    if (!x->def[k] || (in->add && !cdef)) return efault(E, s, in, FAULT_UNINIT, "a scattered lane (or the memory it adds to) is undefined");
-    Cell c = store_convert(E, x->dtype, t, x->v[k]);
-    if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
-    ev_write(E, &ev, pt, np, c);
+    if (!x->def[k] || (in->add && !cdef)) ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
+    else {
+      Cell c = store_convert(E, x->dtype, t, x->v[k]);
+      if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
+      ev_write(E, &ev, pt, np, c);
+    }
     if (!race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false; /* after the write, as in x_store */
   }
   if (hit) dup_warn(E, s, in, hit, nhit, false, &ev);
@@ -1748,6 +1790,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   else {
     engine_schedule(&E);
     if (!out->faulted) engine_semaphores(&E);
+    if (!out->faulted) undefined_outputs(&E);
     engine_stats(&E);
   }
   race_benign_warn(&E);

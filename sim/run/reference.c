@@ -453,6 +453,12 @@ static void write_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell c) {
     }
 }
 
+/* Storing an undefined lane leaves its element undefined (SPEC §10.1:
+ * not a fault; only its definedness travels, its bytes mean nothing). */
+static void undef_pieces(Region *g, const Piece *pc, int np) {
+  for (int i = 0; i < np; i++) mem_set_defined(g, pc[i].off, pc[i].n, false);
+}
+
 static bool view_oob(Ref_ *R, Sub *s, RV *rv) {
   return fault(R, s, rv->op, FAULT_OOB, "%s%s", rv->oob, "");
 }
@@ -469,11 +475,12 @@ static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
   return true;
 }
 
-static bool view_write_lane(Ref_ *R, Sub *s, RV *rv, int64_t i, Cell c) {
+static bool view_write_lane(Ref_ *R, Sub *s, RV *rv, int64_t i, Cell c, bool def) {
   Piece pc[MAX_PIECES];
   int np;
   if (!rv_element(rv, i, pc, &np)) return view_oob(R, s, rv);
-  write_pieces(rv->reg, rv->dt[rv->v->ntr], pc, np, c);
+  if (def) write_pieces(rv->reg, rv->dt[rv->v->ntr], pc, np, c);
+  else undef_pieces(rv->reg, pc, np);
   return true;
 }
 
@@ -482,22 +489,16 @@ static bool resolve_field(Ref_ *R, Sub *s, const Op *op, FieldId f, RV *rv) {
   return rv_resolve(R, s, op, (const View *)op->e[f]->view, s->core, s->subcore, rv);
 }
 
-static bool store_value(Ref_ *R, Sub *s, const Op *op, RV *rv, const Value *x, bool add) {
+static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add) {
   Dtype t = rv->dt[rv->v->ntr];
   Value old = {0};
   bool ok = view_read(R, s, rv, &old);
   for (int64_t i = 0; ok && i < rv->n; i++) {
     int64_t xi = val_lane(x, i);
     bool def = x->def[xi] && (!add || old.def[i]);
-    if (!def) {
-      char lane[32];
-      snprintf(lane, sizeof lane, "%lld", (long long)i);
-      ok = fault(R, s, op, FAULT_UNINIT, "lane %s of the stored value is undefined%s", lane, add ? " (or the memory it adds to)" : "");
-      break;
-    }
     Cell c = alu_convert(x->dtype, t, x->v[xi]);
-    if (add) alu_binary(OP_ADD, t, t, old.v[i], c, &c);
-    ok = view_write_lane(R, s, rv, i, c);
+    if (add && def) alu_binary(OP_ADD, t, t, old.v[i], c, &c);
+    ok = view_write_lane(R, s, rv, i, c, def);
   }
   val_free(&old);
   return ok;
@@ -529,7 +530,7 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   bool add = op->kind == OPK_ADDUPDATE;
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && ev(R, s, op, op->e[FLD_VALUE], &x) && view_read(R, s, &rv, &old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, &old);
-  ok = ok && store_value(R, s, op, &rv, &x, add) && log_new(R, s, op, &rv);
+  ok = ok && store_value(R, s, &rv, &x, add) && log_new(R, s, op, &rv);
   if (ok && op->kind == OPK_SWAP) env_set(s, op->name[FLD_OUT], &old);
   val_free(&x);
   val_free(&old);
@@ -559,19 +560,10 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
       out.v[i] = mem.v[k];
       out.def[i] = mem.def[k];
       if (!load) {
-        if (!x.def[i]) {
-          ok = fault(R, s, op, FAULT_UNINIT, "lane %s of the stored value is undefined%s", "selected", "");
-          break;
-        }
+        bool def = x.def[i] && (!add || mem.def[k]);
         Cell c = alu_convert(x.dtype, mem.dtype, x.v[i]);
-        if (add) {
-          if (!mem.def[k]) {
-            ok = fault(R, s, op, FAULT_UNINIT, "the memory an add updates is undefined%s%s", "", "");
-            break;
-          }
-          alu_binary(OP_ADD, mem.dtype, mem.dtype, mem.v[k], c, &c);
-        }
-        if (!(ok = view_write_lane(R, s, &rv, k, c))) break;
+        if (add && def) alu_binary(OP_ADD, mem.dtype, mem.dtype, mem.v[k], c, &c);
+        if (!(ok = view_write_lane(R, s, &rv, k, c, def))) break;
       }
       k++;
     }
@@ -633,9 +625,9 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
       out.v[k] = cur, out.def[k] = def;
       continue;
     }
-    if (!x.def[k] || (add && !def)) {
-      ok = fault(R, s, op, FAULT_UNINIT, "a scattered lane (or the memory it adds to) is undefined%s%s", "", "");
-      break;
+    if (!x.def[k] || (add && !def)) { /* the element becomes undefined (SPEC §10.1) */
+      undef_pieces(rv.reg, pc, np);
+      continue;
     }
     Cell c = alu_convert(x.dtype, t, x.v[k]);
     if (add) alu_binary(OP_ADD, t, t, cur, c, &c);
@@ -901,7 +893,7 @@ static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
   if (ok) {
     Cell c;
     alu_binary(OP_ADD, DT_INT32, DT_INT32, old.v[0], alu_convert(x.dtype, DT_INT32, x.v[0]), &c);
-    ok = view_write_lane(R, s, &rv, 0, c);
+    ok = view_write_lane(R, s, &rv, 0, c, true);
     run_log(R->r, s->idx, op->id, EV_OLD, &old);
     env_set(s, op->name[FLD_OUT], &old);
     if (R->next_atomic < R->natomics) R->next_atomic++;
