@@ -1401,9 +1401,12 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   uint32_t tag = race_open(E, s, in, true, true, -1, NULL);
   uint8_t def;
   Cell old = ev_read(&ev, pt, np, &def), c;
-  if (!def || !x->def[0]) return efault(E, s, in, FAULT_UNINIT, "fetch_and_add on an undefined value"), X_FAULT;
-  alu_binary(OP_ADD, DT_INT32, DT_INT32, old, alu_convert(x->dtype, DT_INT32, x->v[0]), &c);
-  ev_write(E, &ev, pt, np, c);
+  if (def && x->def[0]) { /* an undefined operand leaves the sum undefined (SPEC §10.1) */
+    alu_binary(OP_ADD, DT_INT32, DT_INT32, old, alu_convert(x->dtype, DT_INT32, x->v[0]), &c);
+    ev_write(E, &ev, pt, np, c);
+  } else {
+    ev_undef(&ev, pt, np);
+  }
   if (!race_parts(E, tag, ev.reg, pt, np)) return X_FAULT; /* after the write, as in x_store */
   RunResult *r = E->r; /* the order of atomics, for the reference to replay */
   if (r->natomics == r->capatomics) {
@@ -1413,6 +1416,7 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   }
   r->atomics[r->natomics++] = s->idx;
   val_scalar(&s->reg[in->d], DT_INT32, old);
+  s->reg[in->d].def[0] = def;
   set_reg(s, in->d);
   log_value(E, s, in, in->log, &s->reg[in->d]);
   return X_OK;

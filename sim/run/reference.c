@@ -889,11 +889,11 @@ static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
   Value x = {0}, old = {0};
   bool ok = rv_resolve(R, s, op, op->e[FLD_REF]->view, s->core, target, &rv) && ev(R, s, op, op->e[FLD_VALUE], &x) &&
             view_read(R, s, &rv, &old);
-  if (ok && (!old.def[0] || !x.def[0])) ok = fault(R, s, op, FAULT_UNINIT, "fetch_and_add on an undefined value%s%s", "", "");
-  if (ok) {
-    Cell c;
-    alu_binary(OP_ADD, DT_INT32, DT_INT32, old.v[0], alu_convert(x.dtype, DT_INT32, x.v[0]), &c);
-    ok = view_write_lane(R, s, &rv, 0, c, true);
+  if (ok) { /* an undefined operand leaves the sum undefined (SPEC §10.1) */
+    Cell c = {0};
+    bool def = old.def[0] && x.def[0];
+    if (def) alu_binary(OP_ADD, DT_INT32, DT_INT32, old.v[0], alu_convert(x.dtype, DT_INT32, x.v[0]), &c);
+    ok = view_write_lane(R, s, &rv, 0, c, def);
     run_log(R->r, s->idx, op->id, EV_OLD, &old);
     env_set(s, op->name[FLD_OUT], &old);
     if (R->next_atomic < R->natomics) R->next_atomic++;
