@@ -40,8 +40,10 @@ test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim $(BUILD)/trace-check
 	@for t in $(UNIT_TESTS); do $$t || exit 1; done
 	@python3 tests/layers.py $(BUILD)
 	@tests/golden.sh $(BUILD)/sc-sim
+	@python3 tests/npy_out.py $(BUILD)/sc-sim
 	@tests/limits.sh $(BUILD)/sc-sim
 	@tests/traces.sh $(BUILD)/sc-sim $(BUILD)/trace-check
+	@tests/outputs.sh $(BUILD)/sc-sim
 	@tests/mutants.sh $(BUILD)/sc-sim
 	@tests/fuzz_smoke.sh $(BUILD)/sc-sim
 

@@ -23,3 +23,20 @@ bool isa_lookup(const char *m, Opcode *out) {
     }
   return false;
 }
+
+static const struct {
+  const char *key, *meaning;
+} flags[IF_COUNT] = {
+#define X(e, k, m) [IFB_##e] = {k, m},
+    ISA_FLAGS(X)
+#undef X
+};
+
+const char *isa_flag_key(int b) { return flags[b].key; }
+const char *isa_flag_meaning(int b) { return flags[b].meaning; }
+
+bool isa_flag_lookup(const char *key, unsigned *bit) {
+  for (int i = 0; i < IF_COUNT; i++)
+    if (!strcmp(flags[i].key, key)) return *bit = 1u << i, true;
+  return false;
+}

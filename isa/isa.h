@@ -11,7 +11,7 @@
  *   M  an optional mask register   I      an immediate
  *   S  a sub-operation (ExprOp)    T      a dtype (and U, the operand dtype)
  *   J  a jump target               G      log kind (L loaded, O old, N new)
- *   F  flags (add, filter, priority)
+ *   F  flags: add (a store adds), and the variants of ISA_FLAGS
  *
  * Registers hold Values (isa/value.h).  Views are compiled memory operands
  * (lowering/lower.h): a ref, its transform levels, and per level the
@@ -30,17 +30,17 @@
   X(UNARY, "arith.unary", "DASTU", "d := op a")                                                 \
   X(SELECT, "arith.select", "DABCTU", "d := where(a, b, c)")                                    \
   X(MINMAX, "arith.minmax", "DABITU", "d := min (imm 0) or max (imm 1) of a and b")              \
-  X(CAST, "arith.convert", "DAT", "d := astype(a, T)")                                         \
+  X(CAST, "arith.convert", "DATF", "d := astype(a, T) (truncate: a float to bfloat16 rounds toward zero)")                                         \
   X(BROADCAST, "vector.broadcast", "DAT", "d := full(shape of imm list, a); shape in the view slot") \
   X(FROM_ELEMENTS, "vector.from_elements", "DT", "d := [regs a..a+imm-1] stacked")              \
   X(EXTRACT, "vector.extract", "DAI", "d := a[static indices]")                                  \
   X(MOV, "sc.mov", "DA", "d := a")                                                              \
   X(LOAD, "memref.load", "DVG", "d := scalar at view (SMEM)")                                    \
   X(STORE, "memref.store", "VAG", "scalar at view := a")                                         \
-  X(VLOAD, "tpu.vector_load", "DVMG", "d := view (masked: expanded)")                            \
+  X(VLOAD, "tpu.vector_load", "DVMGF", "d := view (masked: expanded)")                            \
   X(VSTORE, "tpu.vector_store", "VAMFG", "view := a (masked: compressed; add: +=)")             \
   X(VLOAD_IDX, "tpu.vector_load_idx", "DVAIMG", "d[k] := view[idx regs a..a+imm-1 at k]")         \
-  X(VSTORE_IDX, "tpu.vector_store_idx", "VAIBMF", "view[idx regs a.. at k] := b[k] (add: +=)")   \
+  X(VSTORE_IDX, "tpu.vector_store_idx", "VAIBMF", "view[idx regs a.. at k] := b[k] (add: +=; equal indices: highest k wins)")   \
   X(ENQUEUE_DMA, "tpu.enqueue_dma", "VWBFI", "copy view to view W, signal semaphore view b")     \
   X(ENQUEUE_INDIRECT_DMA, "tpu.enqueue_indirect_dma", "VWBAFI", "gather/scatter rows by offsets a") \
   X(WAIT_DMA, "tpu.wait_dma2", "VWB", "wait until semaphore b holds the bytes of the copy, consume") \
@@ -63,6 +63,34 @@ typedef enum {
   I_COUNT
 } Opcode;
 
+/* Instruction variants, bits of Instr.flags (text: flags=KEY,KEY), for the
+ * instructions whose form has F.  A masked access pairs, for the k-th
+ * selected lane p_k (k = 0, 1, ...), a register lane and a memory element:
+ * by default lane p_k and element k (a load expands, a store compresses);
+ * lane_k and elem_p change either side (elem_p alone is a select-style
+ * masked access, lane p_k to element p_k).  sc-sim's lowering emits only
+ * the defaults; the variants exist so that the mutants (lowering/mutate.c)
+ * are instructions the engine executes, not branches inside it.
+ *   X(ENUM, key, meaning) */
+#define ISA_FLAGS(X)                                                                                 \
+  X(LANE_K, "lane_k", "masked vector_load/vector_store: the register side is lane k, not lane p_k")  \
+  X(ELEM_P, "elem_p", "masked vector_load/vector_store: the memory side is element p_k, not k")     \
+  X(LOW_WINS, "low_wins", "vector_store_idx: lanes apply from the highest down (equal indices: the lowest wins)") \
+  X(TRUNCATE, "truncate", "arith.convert: a float converts to bfloat16 by truncation (toward zero)")
+
+typedef enum {
+#define X(e, k, m) IFB_##e,
+  ISA_FLAGS(X)
+#undef X
+  IF_COUNT
+} IsaFlagBit;
+
+enum {
+#define X(e, k, m) IF_##e = 1u << IFB_##e,
+  ISA_FLAGS(X)
+#undef X
+};
+
 typedef struct {
   Opcode op;
   int d, a, b, c;    /* registers, -1 when unused */
@@ -77,6 +105,7 @@ typedef struct {
   Dtype ty, uty;
   int target;        /* jump target (instruction index) */
   bool add;
+  unsigned flags;    /* IF_* bits (ISA_FLAGS) */
   char log;          /* 0, 'L', 'O', 'N' */
   int op_id;         /* the program operation it came from */
   Loc loc;
@@ -85,6 +114,11 @@ typedef struct {
 const char *isa_mnemonic(Opcode op);
 const char *isa_form(Opcode op);
 const char *isa_semantics(Opcode op);
+/* The text key of flag bit b (IsaFlagBit) and what it means. */
+const char *isa_flag_key(int b);
+const char *isa_flag_meaning(int b);
+/* Looks up a flag key; false when unknown. */
+bool isa_flag_lookup(const char *key, unsigned *bit);
 /* Looks up a mnemonic; false when unknown. */
 bool isa_lookup(const char *mnemonic, Opcode *out);
 

@@ -5,6 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* EXPR_OPS, expanded */
+static const struct {
+  const char *text, *asm_text;
+  int arity, prec;
+} ops[EXPR_OP_COUNT] = {
+    [OP_NONE] = {"?", "?", 0, -1},
+#define X(e, text, asm, arity, prec) [OP_##e] = {text, asm, arity, prec},
+    EXPR_OPS(X)
+#undef X
+};
+const char *expr_op_text(ExprOp op) { return ops[op].text; }
+const char *expr_op_asm(ExprOp op) { return ops[op].asm_text; }
+int expr_op_arity(ExprOp op) { return ops[op].arity; }
+int expr_op_prec(ExprOp op) { return ops[op].prec; }
+
+bool expr_op_from_asm(const char *text, ExprOp *out) {
+  for (int i = 1; i < EXPR_OP_COUNT; i++)
+    if (!strcmp(ops[i].asm_text, text)) return *out = (ExprOp)i, true;
+  return false;
+}
+
 void val_shape(Value *v, Dtype t, int rank, const int64_t *shape) {
   int64_t n = 1;
   for (int i = 0; i < rank; i++) n *= shape[i];
@@ -53,6 +74,16 @@ bool val_all_defined(const Value *v) {
 Cell alu_convert(Dtype from, Dtype to, Cell c) {
   if (from == to) return c;
   return dtype_convert(from, to, c);
+}
+
+Cell alu_convert_truncate(Dtype from, Dtype to, Cell c) {
+  if (to != DT_BFLOAT16 || !dtype_is_float(from)) return alu_convert(from, to, c);
+  float f = (float)c.f;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u &= 0xffff0000u;
+  memcpy(&f, &u, 4);
+  return (Cell){.f = f};
 }
 
 bool alu_truthy(Dtype t, Cell c) { return dtype_is_float(t) ? c.f != 0 : c.i != 0; }

@@ -15,16 +15,61 @@
 
 #define MAX_RANK 8
 
-/* The operators of value expressions (the ALU's sub-operations). */
+/* The operators of value expressions (the ALU's sub-operations), declared
+ * once: X(ENUM, spelling, asm, arity, precedence).
+ *   spelling    the Python token: what the expression parser matches and
+ *               expression printing writes (keywords are matched as words);
+ *   asm         the op="..." of the lowered text form (docs/isa.md); unique,
+ *               so the unary minus and plus are "neg" and "pos" there;
+ *   arity       1 (prefix) or 2 (infix, left-associative);
+ *   precedence  Python's binding level, loosest first: 0 or, 1 and, 2 not,
+ *               3 comparisons, 4 |, 5 ^, 6 &, 7 shifts, 8 + -, 9 * / // %,
+ *               10 unary - + ~ (comparisons do not chain here).
+ * The enum's order (binary, then unary) is the one the ALU's switches and
+ * sc-sim's earlier releases used. */
+#define EXPR_OPS(X)                          \
+  X(OR, "or", "or", 2, 0)                    \
+  X(AND, "and", "and", 2, 1)                 \
+  X(EQ, "==", "==", 2, 3)                    \
+  X(NE, "!=", "!=", 2, 3)                    \
+  X(LT, "<", "<", 2, 3)                      \
+  X(LE, "<=", "<=", 2, 3)                    \
+  X(GT, ">", ">", 2, 3)                      \
+  X(GE, ">=", ">=", 2, 3)                    \
+  X(BOR, "|", "|", 2, 4)                     \
+  X(BXOR, "^", "^", 2, 5)                    \
+  X(BAND, "&", "&", 2, 6)                    \
+  X(SHL, "<<", "<<", 2, 7)                   \
+  X(SHR, ">>", ">>", 2, 7)                   \
+  X(ADD, "+", "+", 2, 8)                     \
+  X(SUB, "-", "-", 2, 8)                     \
+  X(MUL, "*", "*", 2, 9)                     \
+  X(DIV, "/", "/", 2, 9)                     \
+  X(FLOORDIV, "//", "//", 2, 9)              \
+  X(MOD, "%", "%", 2, 9)                     \
+  X(NEG, "-", "neg", 1, 10)                  \
+  X(POS, "+", "pos", 1, 10)                  \
+  X(INVERT, "~", "~", 1, 10)                 \
+  X(NOT, "not", "not", 1, 2)
+
 typedef enum {
   OP_NONE,
-  /* binary, lowest precedence first */
-  OP_OR, OP_AND, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
-  OP_BOR, OP_BXOR, OP_BAND, OP_SHL, OP_SHR, OP_ADD, OP_SUB,
-  OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD,
-  /* unary */
-  OP_NEG, OP_POS, OP_INVERT, OP_NOT
+#define X(e, text, asm, arity, prec) OP_##e,
+  EXPR_OPS(X)
+#undef X
 } ExprOp;
+/* OP_NONE and every operator; not an ExprOp, so switches need no case for it. */
+#define X(e, text, asm, arity, prec) +1
+enum { EXPR_OP_COUNT = 1 EXPR_OPS(X) };
+#undef X
+enum { EXPR_PREC_LEVELS = 11 }; /* precedence levels 0..10 above */
+
+const char *expr_op_text(ExprOp op); /* "?" for OP_NONE */
+const char *expr_op_asm(ExprOp op);
+int expr_op_arity(ExprOp op);        /* 0 for OP_NONE */
+int expr_op_prec(ExprOp op);         /* -1 for OP_NONE */
+/* The operator whose asm text is `text`; false when none is. */
+bool expr_op_from_asm(const char *text, ExprOp *out);
 
 typedef struct {
   Dtype dtype;
@@ -55,6 +100,10 @@ Cell alu_unary(ExprOp op, Dtype t, Cell a);
 Cell alu_minmax(Dtype t, Cell a, Cell b, bool max);
 /* Converts a lane between dtypes as a weakly typed literal or astype does. */
 Cell alu_convert(Dtype from, Dtype to, Cell c);
+/* The same, except that a float narrowed to bfloat16 is truncated (rounded
+ * toward zero: float32's low 16 bits dropped) instead of rounded to nearest
+ * even: arith.convert with the truncate flag. */
+Cell alu_convert_truncate(Dtype from, Dtype to, Cell c);
 bool alu_truthy(Dtype t, Cell c);
 bool alu_equal(Dtype t, Cell a, Cell b); /* bitwise-meaningful equality (nan == nan) */
 

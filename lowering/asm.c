@@ -62,13 +62,13 @@ static void print_instr(FILE *f, const Instr *in, int pc) {
     dtype_format_float(in->fimm, true, t, sizeof t); /* shortest float64 text: reads back exactly */
     fprintf(f, " fimm=%s", t);
   }
-  if (in->sub == OP_NEG || in->sub == OP_POS) fprintf(f, " op=\"%s\"", in->sub == OP_NEG ? "neg" : "pos");
-  else if (in->sub == OP_NOT) fprintf(f, " op=\"not\"");
-  else if (in->sub != OP_NONE) fprintf(f, " op=\"%s\"", expr_op_text(in->sub));
+  if (in->sub != OP_NONE) fprintf(f, " op=\"%s\"", expr_op_asm(in->sub));
   if (strchr(isa_form(in->op), 'T')) fprintf(f, " ty=%s", dtype_name(in->ty));
   if (strchr(isa_form(in->op), 'U')) fprintf(f, " uty=%s", dtype_name(in->uty));
   if (strchr(isa_form(in->op), 'J')) fprintf(f, " target=%d", in->target);
   if (in->add) fprintf(f, " add=true");
+  for (int b = 0, first = 1; b < IF_COUNT; b++)
+    if (in->flags & (1u << b)) fprintf(f, "%s%s", first ? " flags=" : ",", isa_flag_key(b)), first = 0;
   if (in->log) fprintf(f, " log=%c", in->log);
   if (in->rank) {
     fprintf(f, " shape=(");
@@ -266,22 +266,13 @@ static bool parse_view(Asm *A) {
 }
 
 static bool parse_op_text(Asm *A, ExprOp *op) {
-  static const ExprOp all[] = {OP_OR, OP_AND, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_BOR, OP_BXOR, OP_BAND, OP_SHL,
-                               OP_SHR, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD, OP_NEG, OP_POS, OP_INVERT, OP_NOT};
   if (!lit(A, "\"")) return afail(A, "expected a quoted operator such as \"+\"%s", "");
   size_t b = A->pos;
   while (A->s[A->pos] && A->s[A->pos] != '"') A->pos++;
   char t[16];
   snprintf(t, sizeof t, "%.*s", (int)(A->pos - b), A->s + b);
   A->pos++;
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-    const char *x = expr_op_text(all[i]);
-    size_t n = strlen(x);
-    while (n && x[n - 1] == ' ') n--;
-    if (strlen(t) == n && !strncmp(t, x, n) && (all[i] != OP_POS && all[i] != OP_NEG)) return *op = all[i], true;
-  }
-  if (!strcmp(t, "neg")) return *op = OP_NEG, true;
-  if (!strcmp(t, "pos")) return *op = OP_POS, true;
+  if (expr_op_from_asm(t, op)) return true;
   return afail(A, "unknown operator \"%s\"", t);
 }
 
@@ -335,6 +326,15 @@ static bool parse_field(Asm *A, Instr *in, const char *key) {
   if (!strcmp(key, "add")) {
     if (!word(A, buf, sizeof buf) || (strcmp(buf, "true") && strcmp(buf, "false"))) return afail(A, "add is true or false%s", "");
     in->add = buf[0] == 't';
+    return true;
+  }
+  if (!strcmp(key, "flags")) { /* KEY,KEY,... of isa.h ISA_FLAGS */
+    do {
+      unsigned bit;
+      if (!word(A, buf, sizeof buf)) return false;
+      if (!isa_flag_lookup(buf, &bit)) return afail(A, "unknown flag '%s'", buf);
+      in->flags |= bit;
+    } while (lit(A, ","));
     return true;
   }
   if (!strcmp(key, "log")) {

@@ -20,7 +20,12 @@ typedef struct {
   Binding *env;
   int nenv, capenv;
   NameIndex latest; /* name -> its latest binding in env */
+  int64_t work;     /* operations checked, all passes: bounds re-traced loop bodies */
 } Checker;
+
+/* A loop whose weakly typed carries change type is traced twice, as JAX
+ * does; nested, that doubles per level, so the checking work is bounded. */
+#define CHECK_MAX_WORK 20000000LL
 
 static const char *G5_VMEM_HINT =
     " To load a scalar from VMEM, load an array first and then extract a particular element, e.g. "
@@ -241,7 +246,6 @@ static bool static_count(Checker *c, Expr *e, int64_t *v) {
 }
 
 static bool eval_iota(Checker *c, Expr *e, AVal *out) {
-  if (e->nargs != 1) return input_error(c, e->loc, "iota takes one argument, the length: iota(16)");
   int64_t n;
   if (!static_count(c, e->args[0], &n)) return false;
   *out = scalar_av(DT_INT32, false);
@@ -285,7 +289,6 @@ static bool eval_list(Checker *c, Expr *e, AVal *out) {
 }
 
 static bool eval_full(Checker *c, Expr *e, AVal *out) {
-  if (e->nargs != 2) return input_error(c, e->loc, "full takes (shape, value): full([16], 0)");
   Expr *sh = e->args[0];
   AVal v;
   if (!eval_value(c, e->args[1], &v)) return false;
@@ -305,7 +308,6 @@ static bool eval_full(Checker *c, Expr *e, AVal *out) {
 
 static bool eval_astype(Checker *c, Expr *e, AVal *out) {
   Dtype t;
-  if (e->nargs != 2) return input_error(c, e->loc, "astype takes (value, dtype)");
   const char *tn = e->args[1]->kind == EX_NAME ? e->args[1]->name : NULL;
   if (tn && (!strncmp(tn, "jnp.", 4) || !strncmp(tn, "np.", 3))) tn = strchr(tn, '.') + 1;
   if (tn && !dtype_lookup(tn, &t)) {
@@ -322,8 +324,7 @@ static bool eval_astype(Checker *c, Expr *e, AVal *out) {
 }
 
 static bool eval_where_minmax(Checker *c, Expr *e, AVal *out) {
-  bool w = !strcmp(e->name, "where");
-  if (e->nargs != (w ? 3 : 2)) return input_error(c, e->loc, w ? "where takes (mask, a, b)" : "min and max take two arguments");
+  bool w = e->builtin == BI_WHERE;
   AVal m, a, b;
   int k = 0;
   if (w && !eval_value(c, e->args[k++], &m)) return false;
@@ -339,21 +340,41 @@ static bool eval_where_minmax(Checker *c, Expr *e, AVal *out) {
   return true;
 }
 
-static bool eval_call(Checker *c, Expr *e, AVal *out) {
-  for (int i = 0; i < e->nargs; i++)
-    if (e->kw[i]) return input_error(c, e->args[i]->loc, "keyword arguments are only for pl.ds and plsc.Indices");
-  if (!strcmp(e->name, "iota")) return eval_iota(c, e, out);
-  if (!strcmp(e->name, "full")) return eval_full(c, e, out);
-  if (!strcmp(e->name, "astype")) return eval_astype(c, e, out);
-  if (!strcmp(e->name, "where") || !strcmp(e->name, "min") || !strcmp(e->name, "max")) return eval_where_minmax(c, e, out);
-  if (!strcmp(e->name, "pl.ds") || !strcmp(e->name, "plsc.Indices"))
-    return input_error(c, e->loc, "pl.ds and plsc.Indices only appear inside a ref's [...]");
-  static const char *const fns[] = {"iota", "full", "where", "min", "max", "astype", "pl.ds", "plsc.Indices"};
-  const char *near = names_nearest(e->name, fns, 8);
-  char msg[200];
+/* "unknown function 'f'; did you mean 'g'?", or the list of value functions. */
+static bool unknown_function(Checker *c, const Expr *e) {
+  const char *fns[BUILTIN_COUNT];
+  int n = builtin_names(fns);
+  const char *near = names_nearest(e->name, fns, n);
+  char msg[200], list[120];
+  builtin_list(BK_VALUE, ", ", list, sizeof list);
   if (near) snprintf(msg, sizeof msg, "unknown function '%.60s'; did you mean '%s'?", e->name, near);
-  else snprintf(msg, sizeof msg, "unknown function '%.60s' (iota, full, where, min, max, astype)", e->name);
+  else snprintf(msg, sizeof msg, "unknown function '%.60s' (%s)", e->name, list);
   return input_error(c, e->loc, msg);
+}
+
+/* A call: resolved by the parser to a BUILTINS row (lowering/builtins.h). */
+static bool eval_call(Checker *c, Expr *e, AVal *out) {
+  char msg[200], idx[80];
+  builtin_list(BK_INDEX, " and ", idx, sizeof idx);
+  for (int i = 0; i < e->nargs; i++)
+    if (e->kw[i]) {
+      snprintf(msg, sizeof msg, "keyword arguments are only for %s", idx);
+      return input_error(c, e->args[i]->loc, msg);
+    }
+  if (e->builtin != BI_NONE && builtin_kind(e->builtin) == BK_VALUE &&
+      (e->nargs < builtin_min_args(e->builtin) || e->nargs > builtin_max_args(e->builtin)))
+    return input_error(c, e->loc, builtin_usage(e->builtin));
+  switch (e->builtin) {
+  case BI_IOTA: return eval_iota(c, e, out);
+  case BI_FULL: return eval_full(c, e, out);
+  case BI_ASTYPE: return eval_astype(c, e, out);
+  case BI_WHERE: case BI_MIN: case BI_MAX: return eval_where_minmax(c, e, out);
+  case BI_DS: case BI_INDICES:
+    snprintf(msg, sizeof msg, "%s only appear inside a ref's [...]", idx);
+    return input_error(c, e->loc, msg);
+  case BI_NONE: break;
+  }
+  return unknown_function(c, e);
 }
 
 /* v[k]: element access on a value; a dynamic k lowers to dynamic_slice. */
@@ -1181,6 +1202,7 @@ static bool check_fetch_and_add(Checker *c, Op *op) {
 
 /* ---- control flow and the walk --------------------------------------- */
 static bool check_body(Checker *c, const Body *b);
+static bool check_carried(Checker *c, Op *op, const AVal *var, bool scan);
 
 static bool check_loop(Checker *c, Op *op) {
   for (int i = 0; i < op->nlist[FLD_RANGE]; i++) {
@@ -1199,9 +1221,156 @@ static bool check_loop(Checker *c, Op *op) {
     if (st.is_static && st.sval.i == 0) return input_error(c, op->list[FLD_RANGE][2]->loc, "a loop step cannot be zero");
   }
   AVal var = scalar_av(DT_INT32, true);
-  bind(c, op->name[FLD_VAR], &var);
-  return check_body(c, &op->body);
+  bool scan = true; /* fori_loop uses scan when both bounds are static */
+  for (int i = 0; i < 2; i++) {
+    AVal b;
+    eval_value(c, op->list[FLD_RANGE][i], &b);
+    scan &= b.is_static;
+  }
+  return check_carried(c, op, &var, scan);
 }
+
+/* ---- carries (lax.fori_loop / scan / while_loop) ------------------------ */
+static bool carry_inits(Checker *c, Op *op, AVal *init) {
+  for (int k = 0; k < op->ncarry; k++) {
+    AVal a;
+    if (!eval(&c->ix, op->list[FLD_CARRY][k], &a)) return false;
+    if (a.kind != AV_VALUE) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "the carry '%.60s' must be a value, not a %s (a loop reads refs directly)", op->carry[k],
+               a.kind == AV_REF ? "ref" : "DMA descriptor");
+      return input_error(c, op->list[FLD_CARRY][k]->loc, msg);
+    }
+    init[k] = a;
+  }
+  return true;
+}
+
+/* Evaluates `next` into out (the body has been checked). */
+static bool carry_nexts(Checker *c, Op *op, AVal *out) {
+  for (int k = 0; k < op->ncarry; k++)
+    if (!eval_value(c, op->list[FLD_NEXT][k], &out[k])) return false;
+  return true;
+}
+
+static bool typematch(const AVal *a, const AVal *b) { return a->dtype == b->dtype && same_shape(a->rank, a->shape, b->rank, b->shape); }
+
+/* JAX's _promote_weak_typed_inputs: a weakly typed initial value that does
+ * not match takes result_type(init, next), strongly typed.  True when any
+ * carry changed (the body is then traced again). */
+static bool promote_weak(Checker *c, Op *op, AVal *init, const AVal *out) {
+  bool changed = false;
+  for (int k = 0; k < op->ncarry; k++) {
+    if (!init[k].weak || typematch(&init[k], &out[k])) continue;
+    Dtype t;
+    bool w;
+    if (!promote(c, op->list[FLD_CARRY][k]->loc, &init[k], &out[k], &t, &w)) return false;
+    init[k].dtype = t;
+    init[k].weak = false;
+    changed = true;
+  }
+  return changed;
+}
+
+/* The components of the carry pytree: a single carry is the value itself,
+ * several are a tuple in the order of `carry`; `base` is the path of the
+ * user's carry inside the function's argument. */
+static void carry_path(char *buf, size_t n, const Op *op, int k, const char *base) {
+  if (op->ncarry == 1) snprintf(buf, n, "%s", base);
+  else snprintf(buf, n, "%s[%d]", base, k);
+}
+
+static void carry_diff(char *buf, size_t n, const Op *op, int k, const AVal *in, const AVal *out, bool scan) {
+  char path[96], a[160], b[160];
+  AVal si = *in, so = *out;
+  si.weak = so.weak = false; /* str_short shows no weak type */
+  fmt_aval_str(a, sizeof a, &si);
+  fmt_aval_str(b, sizeof b, &so);
+  bool dt = in->dtype != out->dtype, sh = !same_shape(in->rank, in->shape, out->rank, out->shape);
+  /* fori_loop traces scan's scanned_fun(loop_carry, _) with loop_carry =
+   * (i, val) when its bounds are static, else while_loop's
+   * while_body_fun(loop_carry) with (i, upper, val); a while's body
+   * function is the user's, whose parameter name sc-sim does not know:
+   * JAX then names the carry by its path. */
+  if (op->kind == OPK_LOOP)
+    carry_path(path, sizeof path, op, k, scan ? "the input carry component loop_carry[1]" : "the input carry component loop_carry[2]");
+  else if (op->ncarry == 1) snprintf(path, sizeof path, "the input carry");
+  else snprintf(path, sizeof path, "the input carry at path [%d]", k);
+  snprintf(buf, n, "%s has type %s but the corresponding output carry component has type %s%s%s%s%s", path, a, b,
+           dt || sh ? ", so " : "", dt ? "the dtypes do not match" : "", dt && sh ? " and also " : "", sh ? "the shapes do not match" : "");
+}
+
+/* CF1 when a next value's type differs from its carry's. */
+static bool carry_types_ok(Checker *c, Op *op, const AVal *init, const AVal *out, bool scan) {
+  char diffs[900] = "", one[300];
+  int bad = 0, last = -1;
+  for (int k = 0; k < op->ncarry; k++) bad += !typematch(&init[k], &out[k]);
+  if (!bad) return true;
+  size_t len = 0;
+  for (int k = 0, i = 0; k < op->ncarry && len < sizeof diffs - 1; k++) {
+    if (typematch(&init[k], &out[k])) continue;
+    carry_diff(one, sizeof one, op, k, &init[k], &out[k], scan);
+    if (bad == 1) one[0] = (char)(one[0] - 'a' + 'A'); /* _capitalize */
+    i++;
+    len += (size_t)snprintf(diffs + len, sizeof diffs - len, bad == 1 ? "%s.\n" : i < bad ? "  * %s;\n%s" : "  * %s.\n", one, i < bad - 1 ? "\n" : "");
+    last = k;
+  }
+  const char *name = op->kind == OPK_WHILE ? "while_loop body" : scan ? "scan body" : "while_loop body";
+  if (!fire(c, D_CF1, op->loc, name, diffs)) return true;
+  char where[200];
+  snprintf(where, sizeof where, "the carry '%.60s' starts as %%s and 'next' gives it %%s (line %d)", op->carry[last], op->next_loc[last].line);
+  char a[160], b[160];
+  fmt_aval_str(a, sizeof a, &init[last]);
+  fmt_aval_str(b, sizeof b, &out[last]);
+  note(c, where, a, b);
+  return false;
+}
+
+static void bind_carries(Checker *c, const Op *op, const AVal *v) {
+  for (int k = 0; k < op->ncarry; k++) bind(c, op->carry[k], &v[k]);
+}
+
+/* One trace of the loop: carries bound to init, the cond (while), the
+ * body, then the next values. */
+static bool trace_loop(Checker *c, Op *op, const AVal *var, AVal *init, AVal *out) {
+  bind_carries(c, op, init);
+  if (var) bind(c, op->name[FLD_VAR], var);
+  if (op->kind == OPK_WHILE) {
+    AVal a;
+    if (!eval_value(c, op->e[FLD_COND], &a)) return false;
+    if (a.rank || a.dtype != DT_BOOL) {
+      char ty[200];
+      fmt_aval(ty, sizeof ty, &a);
+      fire(c, D_CF2, op->loc, ty);
+      note(c, "the condition is '%s'%s", op->e[FLD_COND]->text ? op->e[FLD_COND]->text : "?", "");
+      return false;
+    }
+  }
+  return check_body(c, &op->body) && carry_nexts(c, op, out);
+}
+
+/* Traces the body with the carries' types, again when a weakly typed
+ * carry takes the next value's type, then checks they agree (CF1); after
+ * the loop the carries keep those types. */
+static bool check_carried(Checker *c, Op *op, const AVal *var, bool scan) {
+  AVal *init = arena_alloc(c->ix.arena, sizeof *init * (size_t)(op->ncarry + 1));
+  AVal *out = arena_alloc(c->ix.arena, sizeof *out * (size_t)(op->ncarry + 1));
+  if (!carry_inits(c, op, init)) return false;
+  if (!trace_loop(c, op, var, init, out)) return false;
+  if (promote_weak(c, op, init, out)) {
+    if (c->ix.failed) return false;
+    if (c->work > CHECK_MAX_WORK)
+      return input_error(c, op->loc, "the loops' carries need too many traces to settle their types (nested loops whose weakly typed carries each change type): give the carries' initial values a dtype, e.g. astype(0, int32)");
+    if (!trace_loop(c, op, var, init, out)) return false;
+  }
+  if (c->ix.failed || !carry_types_ok(c, op, init, out, scan)) return !c->ix.failed;
+  op->carry_ty = arena_alloc(c->ix.arena, sizeof *op->carry_ty * (size_t)(op->ncarry + 1));
+  for (int k = 0; k < op->ncarry; k++) op->carry_ty[k] = init[k].dtype;
+  bind_carries(c, op, init);
+  return true;
+}
+
+static bool check_while(Checker *c, Op *op) { return check_carried(c, op, NULL, false); }
 
 static bool check_when(Checker *c, Op *op) {
   Expr *cond = op->e[FLD_COND];
@@ -1257,6 +1426,7 @@ static bool check_op(Checker *c, Op *op) {
   case OPK_BARRIER: return true;
   case OPK_LET: return check_let(c, op);
   case OPK_LOOP: return check_loop(c, op);
+  case OPK_WHILE: return check_while(c, op);
   case OPK_WHEN: return check_when(c, op);
   case OPK_EXPECT: return check_expect(c, op);
   case OPK_COUNT: break;
@@ -1267,7 +1437,7 @@ static bool check_op(Checker *c, Op *op) {
 /* Checker errors point at the operation's key (PROGRAM_FORMAT.md); when a
  * rule fired on a sub-expression, a note keeps where. */
 static void at_operation(Diag *d, const Op *op) {
-  if (diag_class(d->id) != DC_RULE || op->kind == OPK_LOOP || op->kind == OPK_WHEN) return;
+  if (diag_class(d->id) != DC_RULE || op->kind == OPK_LOOP || op->kind == OPK_WHILE || op->kind == OPK_WHEN) return;
   if (d->loc.line != op->loc.line || d->loc.col != op->loc.col) {
     Loc inner = d->loc;
     d->loc = op->loc;
@@ -1281,6 +1451,7 @@ static void at_operation(Diag *d, const Op *op) {
 
 static bool check_body(Checker *c, const Body *b) {
   for (int i = 0; i < b->n; i++) {
+    c->work++;
     check_op(c, b->ops[i]);
     if (c->ix.failed) {
       at_operation(c->ix.d, b->ops[i]);

@@ -1,7 +1,9 @@
 /* lowering/expr.c -- expression trees as text: positions inside an
- * expression's string, operator spellings, printing, dtype names. */
+ * expression's string, printing (operator spellings come from
+ * isa/value.h EXPR_OPS), dtype names. */
 #include "expr.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,36 +18,6 @@ Loc expr_loc_at(const char *text, Loc at, size_t off) {
     }
   }
   return l;
-}
-
-const char *expr_op_text(ExprOp op) {
-  switch (op) {
-  case OP_OR: return "or";
-  case OP_AND: return "and";
-  case OP_EQ: return "==";
-  case OP_NE: return "!=";
-  case OP_LT: return "<";
-  case OP_LE: return "<=";
-  case OP_GT: return ">";
-  case OP_GE: return ">=";
-  case OP_BOR: return "|";
-  case OP_BXOR: return "^";
-  case OP_BAND: return "&";
-  case OP_SHL: return "<<";
-  case OP_SHR: return ">>";
-  case OP_ADD: return "+";
-  case OP_SUB: return "-";
-  case OP_MUL: return "*";
-  case OP_DIV: return "/";
-  case OP_FLOORDIV: return "//";
-  case OP_MOD: return "%";
-  case OP_NEG: return "-";
-  case OP_POS: return "+";
-  case OP_INVERT: return "~";
-  case OP_NOT: return "not ";
-  case OP_NONE: break;
-  }
-  return "?";
 }
 
 typedef struct {
@@ -85,7 +57,11 @@ static void print_rec(const Expr *e, Out *o) {
   case EX_NAME: put(o, e->name); break;
   case EX_NONE: put(o, "None"); break;
   case EX_ELLIPSIS: put(o, "..."); break;
-  case EX_UNARY: put(o, expr_op_text(e->op)); print_rec(e->a, o); break;
+  case EX_UNARY:
+    put(o, expr_op_text(e->op));
+    if (isalpha((unsigned char)expr_op_text(e->op)[0])) put(o, " "); /* not x */
+    print_rec(e->a, o);
+    break;
   case EX_BINARY:
     put(o, "(");
     print_rec(e->a, o);

@@ -10,6 +10,5 @@ void dtype_unknown(Diag *d, Loc at, const char *name);
 Loc expr_loc_at(const char *text, Loc at, size_t off);
 /* Writes the expression back as text (for notes and the ISA listing). */
 void expr_print(const Expr *e, char *buf, size_t n);
-const char *expr_op_text(ExprOp op);
 
 #endif

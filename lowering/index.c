@@ -169,9 +169,7 @@ static bool static_int(IndexCtx *c, Expr *e, int64_t *v, bool *is_static, Expr *
   return true;
 }
 
-static bool is_call(const Expr *e, const char *a, const char *b) {
-  return e->kind == EX_CALL && (!strcmp(e->name, a) || (b && !strcmp(e->name, b)));
-}
+static bool is_call(const Expr *e, Builtin b) { return e->kind == EX_CALL && e->builtin == b; }
 
 /* pl.ds(start, size, stride=1): A5 / A6 fire here, when it is evaluated. */
 static bool eval_ds(IndexCtx *c, Expr *e, RawEntry *r) {
@@ -190,7 +188,7 @@ static bool eval_ds(IndexCtx *c, Expr *e, RawEntry *r) {
       else snprintf(msg, sizeof msg, "pl.ds has no keyword '%.40s' (it takes start, size, stride)", kw);
       return index_fire(c, D_IN_EXPR, e->kwloc ? e->kwloc[i] : e->args[i]->loc, msg), false;
     }
-    if (!slot) return index_fire(c, D_IN_EXPR, e->args[i]->loc, "pl.ds takes (start, size, stride)"), false;
+    if (!slot) return index_fire(c, D_IN_EXPR, e->args[i]->loc, builtin_usage(BI_DS)), false;
     *slot = e->args[i];
   }
   r->kind = 0;
@@ -251,8 +249,8 @@ static bool eval_index_value(IndexCtx *c, Expr *e, RawEntry *r) {
   r->kind = 0;
   r->e.loc = e->loc;
   r->e.e = e;
-  if (is_call(e, "plsc.Indices", "Indices")) {
-    if (e->nargs < 1 || e->kw[0]) return index_fire(c, D_IN_EXPR, e->loc, "plsc.Indices(indices, ignored_value=k) needs the indices first"), false;
+  if (is_call(e, BI_INDICES)) {
+    if (e->nargs < 1 || e->kw[0]) return index_fire(c, D_IN_EXPR, e->loc, builtin_usage(BI_INDICES)), false;
     x = e->args[0];
     r->e.filtered = true;
     for (int i = 1; i < e->nargs; i++) {
@@ -289,7 +287,7 @@ static bool eval_entry(IndexCtx *c, Expr *e, RawEntry *r) {
   memset(r, 0, sizeof *r);
   if (e->kind == EX_ELLIPSIS) return r->kind = 1, true;
   if (e->kind == EX_SLICE) return eval_pyslice(c, e, r);
-  if (is_call(e, "pl.ds", "pl.dslice")) return eval_ds(c, e, r);
+  if (is_call(e, BI_DS)) return eval_ds(c, e, r);
   if (e->kind == EX_NONE) return index_fire(c, D_IN_EXPR, e->loc, "None (a new axis) cannot index a ref"), false;
   return eval_index_value(c, e, r);
 }

@@ -6,23 +6,6 @@
 
 #include "expr.h"
 
-static const struct {
-  const char *name, *what;
-} mutants[MUT_COUNT] = {
-    [MUT_NONE] = {"none", "the correct lowering"},
-#define X(e, n, w) [MUT_##e] = {n, w},
-    MUTANTS(X)
-#undef X
-};
-
-const char *mutant_name(Mutant m) { return mutants[m].name; }
-const char *mutant_what(Mutant m) { return mutants[m].what; }
-bool mutant_lookup(const char *name, Mutant *out) {
-  for (int i = 0; i < MUT_COUNT; i++)
-    if (!strcmp(mutants[i].name, name)) return *out = (Mutant)i, true;
-  return false;
-}
-
 typedef struct {
   const char *name;
   int reg;
@@ -83,43 +66,59 @@ static int lower_const(L *l, const Expr *e) {
 /* A size or element index the checker proved static (it folded it). */
 static int64_t static_int(const Expr *e) { return e->has_sval ? e->sval : e->ival; }
 
-static int lower_call(L *l, const Expr *e) {
+static int lower_iota(L *l, const Expr *e) {
+  Instr *in = emit(l, I_IOTA);
+  in->imm = static_int(e->args[0]);
+  in->d = new_reg(l);
+  return in->d;
+}
+
+static int lower_astype(L *l, const Expr *e) {
+  int a = lower_expr(l, e->args[0]);
+  Instr *in = emit(l, I_CAST);
+  in->a = a;
+  in->ty = e->ty;
+  in->d = new_reg(l);
+  return in->d;
+}
+
+static int lower_full(L *l, const Expr *e) {
+  int a = lower_expr(l, e->args[1]);
+  Instr *in = emit(l, I_BROADCAST);
+  in->a = a;
+  in->ty = e->ty;
+  const Expr *sh = e->args[0];
+  in->rank = sh->kind == EX_LIST ? sh->nargs : 1;
+  for (int i = 0; i < in->rank; i++) in->shape[i] = static_int(sh->kind == EX_LIST ? sh->args[i] : sh);
+  in->d = new_reg(l);
+  return in->d;
+}
+
+static int lower_select(L *l, const Expr *e) {
   Instr *in;
-  if (!strcmp(e->name, "iota")) {
-    in = emit(l, I_IOTA);
-    in->imm = static_int(e->args[0]);
-    in->d = new_reg(l);
-    return in->d;
-  }
-  if (!strcmp(e->name, "astype")) {
-    int a = lower_expr(l, e->args[0]);
-    in = emit(l, I_CAST);
-    in->a = a;
-    in->ty = e->ty;
-    in->d = new_reg(l);
-    return in->d;
-  }
-  if (!strcmp(e->name, "full")) {
-    int a = lower_expr(l, e->args[1]);
-    in = emit(l, I_BROADCAST);
-    in->a = a;
-    in->ty = e->ty;
-    const Expr *sh = e->args[0];
-    in->rank = sh->kind == EX_LIST ? sh->nargs : 1;
-    for (int i = 0; i < in->rank; i++) in->shape[i] = static_int(sh->kind == EX_LIST ? sh->args[i] : sh);
-    in->d = new_reg(l);
-    return in->d;
-  }
-  bool w = !strcmp(e->name, "where");
+  bool w = e->builtin == BI_WHERE;
   int m = w ? lower_expr(l, e->args[0]) : -1;
   int a = lower_expr(l, e->args[w]), b = lower_expr(l, e->args[w + 1]);
   in = emit(l, w ? I_SELECT : I_MINMAX);
   if (w) in->a = m, in->b = a, in->c = b;
-  else in->a = a, in->b = b, in->imm = e->name[1] == 'a'; /* max: 1 */
+  else in->a = a, in->b = b, in->imm = e->builtin == BI_MAX; /* max: 1 */
   in->ty = e->ty;
   in->uty = e->oty;
   in->d = new_reg(l);
   return in->d;
+}
+
+/* A call the checker accepted: a value builtin (pl.ds and plsc.Indices
+ * live in ref views, never here). */
+static int lower_call(L *l, const Expr *e) {
+  switch (e->builtin) {
+  case BI_IOTA: return lower_iota(l, e);
+  case BI_ASTYPE: return lower_astype(l, e);
+  case BI_FULL: return lower_full(l, e);
+  case BI_WHERE: case BI_MIN: case BI_MAX: return lower_select(l, e);
+  case BI_DS: case BI_INDICES: case BI_NONE: break;
+  }
+  abort(); /* the checker rejects these */
 }
 
 static int lower_list(L *l, const Expr *e) {
@@ -227,12 +226,6 @@ static int lower_view(L *l, const View *v) {
       lv->stride[d] = e->stride;
     }
   }
-  if (c->mutant == MUT_OFF_BY_ONE_LANE && l->op &&
-      (l->op->kind == OPK_GET || l->op->kind == OPK_SWAP || l->op->kind == OPK_SET) && v->rank > 0 && v->ntr > 0 &&
-      vd.lev[v->ntr - 1].kind == TR_INDEX) {
-    Level *lv = &vd.lev[v->ntr - 1];
-    lv->start[lv->n - 1].imm += 1;
-  }
   if (c->nviews == c->capviews) {
     c->capviews = c->capviews ? c->capviews * 2 : 64;
     c->views = realloc(c->views, sizeof *c->views * (size_t)c->capviews);
@@ -259,12 +252,11 @@ static Instr *mem_load(L *l, int view, bool scalar, int mask, char log) {
 }
 
 static void mem_store(L *l, int view, bool scalar, int x, int mask, bool add) {
-  if (scalar && l->c->mutant == MUT_SCALAR_STORE_DROPPED) return;
   Instr *in = emit(l, scalar ? I_STORE : I_VSTORE);
   in->view = view;
   in->a = x;
   in->mask = mask;
-  in->add = add && l->c->mutant != MUT_ADD_OVERWRITES;
+  in->add = add;
   in->log = 'N';
 }
 
@@ -293,10 +285,9 @@ static void lower_swap(L *l, const Op *op) {
   int mask = masked ? lower_expr(l, op->e[FLD_MASK]) : -1;
   int view = field_view(l, FLD_REF);
   bool scalar = scalar_view(v);
-  if (l->c->mutant == MUT_SWAP_STORE_FIRST) mem_store(l, view, scalar, x, mask, add);
   Instr *old = mem_load(l, view, scalar, mask, 'O');
   int oldreg = old->d;
-  if (l->c->mutant != MUT_SWAP_STORE_FIRST) mem_store(l, view, scalar, x, mask, add);
+  mem_store(l, view, scalar, x, mask, add);
   if (op->kind == OPK_SWAP) bind_out(l, op->name[FLD_OUT], oldreg);
 }
 
@@ -319,7 +310,7 @@ static void lower_gather_scatter(L *l, const Op *op) {
   in->imm = n;
   in->mask = mask;
   in->b = x;
-  in->add = op->kind == OPK_ADDUPDATE_SCATTER && l->c->mutant != MUT_SCATTER_ADD_OVERWRITES;
+  in->add = op->kind == OPK_ADDUPDATE_SCATTER;
   if (gather) {
     in->d = new_reg(l);
     in->log = 'L';
@@ -410,12 +401,59 @@ static void lower_fetch_and_add(L *l, const Op *op) {
   bind_out(l, op->name[FLD_OUT], in->d);
 }
 
+/* Sets the carries from vals (their initial or next values): every value
+ * is computed first, into registers of its own, and only then moved into
+ * the carries' registers, so a next value that reads a carry reads the old
+ * one.  A weakly typed initial value the checker promoted is converted. */
+static void lower_carries(L *l, const Op *op, Expr **vals, bool init) {
+  int *tmp = malloc(sizeof *tmp * (size_t)(op->ncarry + 1));
+  if (!tmp) abort();
+  for (int k = 0; k < op->ncarry; k++) {
+    int r = lower_expr(l, vals[k]);
+    Instr *in;
+    if (init && vals[k]->ty != op->carry_ty[k]) {
+      in = emit(l, I_CAST);
+      in->ty = op->carry_ty[k];
+    } else if (vals[k]->kind == EX_NAME) {
+      in = emit(l, I_MOV); /* a name's own register: copy it before any carry moves */
+    } else {
+      tmp[k] = r;
+      continue;
+    }
+    in->a = r;
+    in->d = tmp[k] = new_reg(l);
+  }
+  for (int k = 0; k < op->ncarry; k++) {
+    Instr *mv = emit(l, I_MOV);
+    mv->a = tmp[k];
+    mv->d = name_reg(l, op->carry[k]);
+  }
+  free(tmp);
+}
+
+/* while: carries := init; head: if not cond goto exit; body; carries :=
+ * next; goto head; exit. */
+static void lower_while(L *l, const Op *op) {
+  lower_carries(l, op, op->list[FLD_CARRY], true);
+  int head = l->c->n;
+  int cond = lower_expr(l, op->e[FLD_COND]);
+  int br = l->c->n;
+  emit(l, I_BRANCH_IF_FALSE)->a = cond;
+  lower_body(l, &op->body);
+  l->op = op;
+  lower_carries(l, op, op->list[FLD_NEXT], false);
+  emit(l, I_JUMP)->target = head;
+  l->c->code[br].target = l->c->n;
+}
+
 /* Whether some operation of b (nested bodies included) binds `name`. */
 static bool body_binds(const Body *b, const char *name) {
   for (int i = 0; i < b->n; i++) {
     const Op *op = b->ops[i];
     for (int f = 0; f < FLD_COUNT; f++)
       if (field_kind((FieldId)f) == FK_NAME && op->name[f] && !strcmp(op->name[f], name)) return true;
+    for (int k = 0; k < op->ncarry; k++)
+      if (!strcmp(op->carry[k], name)) return true;
     if (body_binds(&op->body, name) || body_binds(&op->els, name)) return true;
   }
   return false;
@@ -435,6 +473,7 @@ static void lower_loop(L *l, const Op *op) {
     one->imm = 1;
     one->d = step = new_reg(l);
   }
+  lower_carries(l, op, op->list[FLD_CARRY], true);
   int var = name_reg(l, op->name[FLD_VAR]);
   int ctr = body_binds(&op->body, op->name[FLD_VAR]) ? new_reg(l) : var;
   int head = l->c->n;
@@ -447,6 +486,7 @@ static void lower_loop(L *l, const Op *op) {
   }
   lower_body(l, &op->body);
   l->op = op;
+  lower_carries(l, op, op->list[FLD_NEXT], false);
   Instr *e = emit(l, I_ENDFOR);
   e->d = ctr, e->b = hi, e->c = step, e->target = head + 1;
   l->c->code[head].target = l->c->n;
@@ -509,6 +549,7 @@ static void lower_op(L *l, const Op *op) {
     if (!op->e[FLD_VALUE]->is_ref) bind_out(l, op->name[FLD_NAME], lower_expr(l, op->e[FLD_VALUE]));
     break;
   case OPK_LOOP: lower_loop(l, op); break;
+  case OPK_WHILE: lower_while(l, op); break;
   case OPK_WHEN: lower_when(l, op); break;
   case OPK_EXPECT: lower_expect(l, op); break;
   case OPK_COUNT: break;
@@ -543,10 +584,10 @@ static bool regs_ok(const Code *c, Diag *d) {
 
 bool lower_program(const Program *p, Mutant mut, Code *out, Diag *d) {
   memset(out, 0, sizeof *out);
-  out->mutant = mut;
   out->p = p;
   L l = {out, p, NULL, 0, 0, NULL, {0}};
   lower_body(&l, &p->body);
+  mutant_apply(out, mut); /* before reg_name: a rewrite may add registers */
   out->reg_name = calloc((size_t)(out->nregs ? out->nregs : 1), sizeof *out->reg_name);
   if (!out->reg_name) abort();
   for (int i = 0; i < l.nnames; i++) out->reg_name[l.names[i].reg] = l.names[i].name;

@@ -7,8 +7,12 @@
  * as an immediate or the register computed just before the access.  A swap
  * is a load then a store; a store is a swap whose old value is dropped.
  *
- * Mutants: --mutate NAME lowers (or runs) one thing deliberately wrong, so
- * that users and tests can see verification catch a broken lowering. */
+ * Mutants: --mutate NAME lowers one thing deliberately wrong, so that users
+ * and tests can see verification catch a broken lowering.  Each mutant is a
+ * rewrite of the correctly lowered code (lowering/mutate.c): instructions
+ * removed, reordered or inserted, views changed, or an instruction variant
+ * (isa.h ISA_FLAGS) chosen; the engine runs what it is given and knows no
+ * mutant. */
 #ifndef SC_LOWER_H
 #define SC_LOWER_H
 
@@ -22,14 +26,14 @@
   X(SWAP_STORE_FIRST, "swap-store-first", "a swap stores before it loads the old value") \
   X(MASK_AS_SELECT, "mask-as-select", "a masked load/store selects lanes instead of expanding/compressing") \
   X(ADD_OVERWRITES, "add-overwrites", "addupdate stores the value instead of adding it") \
-  X(OFF_BY_ONE_LANE, "off-by-one-lane", "vector accesses start one element late")   \
+  X(OFF_BY_ONE_LANE, "off-by-one-lane", "vector accesses start one element late") \
   X(BF16_TRUNCATE, "bf16-truncate", "bfloat16 stores truncate instead of rounding to nearest even") \
   X(SCATTER_FIRST_WINS, "scatter-first-wins", "duplicate scatter indices keep the lowest lane") \
   X(SCATTER_ADD_OVERWRITES, "scatter-add-overwrites", "addupdate_scatter overwrites instead of adding") \
   X(COMPRESS_NO_SKIP, "compress-no-skip", "store_compressed writes x[k] instead of the k-th selected lane") \
   X(EXPAND_NO_SKIP, "expand-no-skip", "load_expanded puts element k in lane k instead of the k-th selected lane") \
   X(SCALAR_STORE_DROPPED, "scalar-store-dropped", "scalar SMEM stores are not emitted") \
-  X(DMA_DROP_LAST, "dma-drop-last", "a DMA copies all but its last element")        \
+  X(DMA_DROP_LAST, "dma-drop-last", "a DMA stops one element short in its last dimension") \
   X(IOTA_FROM_ONE, "iota-from-one", "iota counts from 1")                            \
   X(LOOP_SKIP_LAST, "loop-skip-last", "loops stop one iteration early")              \
   X(UNSIGNED_SIGN_EXTEND, "unsigned-sign-extend", "unsigned 8/16-bit loads sign-extend")
@@ -77,7 +81,7 @@ typedef struct {
   int nviews, capviews;
   int nregs;
   const char **reg_name; /* nregs entries: the program name a register holds, or NULL */
-  Mutant mutant;
+  Mutant mutant;              /* the rewrite applied (MUT_NONE: the correct lowering) */
   const Program *p;
 } Code;
 
@@ -92,6 +96,12 @@ int64_t lower_max_regs(const Program *p);
  * size limit.  The caller frees with lower_free. */
 bool lower_program(const Program *p, Mutant mut, Code *out, Diag *d);
 void lower_free(Code *c);
+
+/* Rewrites c, correctly lowered, into mutant m's wrong lowering (nothing
+ * for MUT_NONE) and records m in c->mutant.  Jump targets follow the
+ * instructions they named; new registers and views are appended.  Called
+ * by lower_program before it sizes reg_name. */
+void mutant_apply(Code *c, Mutant m);
 
 
 #endif

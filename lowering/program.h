@@ -18,6 +18,7 @@
 #include "../isa/value.h"
 #include "../memory/chips.h"
 #include "../memory/memory.h"
+#include "builtins.h"
 #include "diag.h"
 #include "names.h"
 
@@ -54,6 +55,7 @@ struct Expr {
   int64_t ival;
   double fval;
   const char *name; /* NAME, CALL (dotted callee) */
+  Builtin builtin;  /* CALL: the callee, resolved by the parser (BI_NONE: unknown) */
   Expr *a, *b, *c;  /* operands; slice parts */
   Expr **args;      /* CALL args, subscript entries, list items, reshape dims */
   const char **kw;  /* CALL keyword names (NULL entries for positional) */
@@ -72,7 +74,6 @@ struct Expr {
 };
 
 /* ---- refs ---------------------------------------------------------- */
-typedef enum { INIT_UNDEF, INIT_ZEROS, INIT_IOTA, INIT_FILL, INIT_LIST, INIT_RANDOM } InitKind;
 typedef enum { SEM_NONE, SEM_DMA, SEM_REGULAR } SemType;
 
 typedef struct {
@@ -91,6 +92,8 @@ typedef struct {
   Cell *init_data;        /* INIT_LIST, nelems cells (already fitted) */
   uint64_t seed;          /* INIT_RANDOM */
   double low, high;       /* INIT_RANDOM */
+  const uint8_t *init_bytes; /* INIT_BYTES: nelems little-endian elements (init: {npy: PATH}) */
+  const char *init_file;  /* INIT_BYTES: the path as written */
 } Ref;
 
 /* ---- operations ---------------------------------------------------- */
@@ -114,7 +117,8 @@ typedef struct {
   X(FETCH_AND_ADD, "fetch_and_add", F(REF) | F(VALUE) | F(SUBCORE) | F(OUT), 0) \
   X(BARRIER, "barrier", 0, 0)                                                   \
   X(LET, "let", F(NAME) | F(VALUE), 0)                                          \
-  X(LOOP, "loop", F(VAR) | F(RANGE) | F(BODY), 0)                               \
+  X(LOOP, "loop", F(VAR) | F(RANGE) | F(BODY), F(CARRY) | F(NEXT))              \
+  X(WHILE, "while", F(COND) | F(BODY), F(CARRY) | F(NEXT))                      \
   X(WHEN, "when", F(COND) | F(BODY), F(ELSE))                                   \
   X(EXPECT, "expect", F(EQUALS), F(VALUE) | F(REF))
 
@@ -139,9 +143,13 @@ typedef struct {
   X(BODY, "body", FK_BODY)        \
   X(COND, "cond", FK_EXPR)        \
   X(ELSE, "else", FK_BODY)        \
-  X(EQUALS, "equals", FK_EXPR)
+  X(EQUALS, "equals", FK_EXPR)    \
+  X(CARRY, "carry", FK_MAP)       \
+  X(NEXT, "next", FK_MAP)
 
-typedef enum { FK_EXPR, FK_NAME, FK_LIST, FK_EXPR_OR_LIST, FK_BODY } FieldKind;
+/* FK_MAP: a mapping name -> expression (loop carries); the names go to
+ * Op.carry, the expressions to Op.list in the same order. */
+typedef enum { FK_EXPR, FK_NAME, FK_LIST, FK_EXPR_OR_LIST, FK_BODY, FK_MAP } FieldKind;
 
 typedef enum {
 #define X(e, k, kind) FLD_##e,
@@ -176,6 +184,16 @@ struct Op {
   Loc nloc[FLD_COUNT];       /* the name value's position */
   Body body, els;
   const char *wait_desc;     /* wait: the descriptor's name (short form) */
+  /* loop / while carries: the names of `carry`, in order, with where each
+   * is written; list[FLD_CARRY] holds their initial values and
+   * list[FLD_NEXT] the next values, aligned with them (the loader orders
+   * `next` as `carry`); next_loc: where each next value's key is. */
+  const char **carry;
+  Loc *carry_loc, *next_loc;
+  int ncarry;
+  const char **next_name;    /* the loader's: `next` keys as written */
+  Dtype *carry_ty;           /* the checker's: each carry's dtype (a weakly typed
+                              * initial value takes its next value's dtype) */
   /* Filled by the checker for accepted programs: the View of each ref
    * field (sync_copy lists: one per item) and, for DMAs, whether the copy
    * is indirect and on which side (lowering/index.h, lowering/check.c). */

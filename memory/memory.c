@@ -67,22 +67,41 @@ Cell mem_random(const RegionSpec *s, int core, int subcore, int64_t i) {
   return dtype_fit(s->dtype, c);
 }
 
+static const char *const init_words[] = {
+#define X(e, word) [INIT_##e] = word,
+    INITS(X)
+#undef X
+};
+
+bool mem_init_word(const char *word, InitKind *out) {
+  for (size_t k = 0; k < sizeof init_words / sizeof init_words[0]; k++)
+    if (init_words[k] && !strcmp(init_words[k], word)) return *out = (InitKind)k, true;
+  return false;
+}
+
+/* Element i of an instance that starts from a computed init. */
+static Cell init_cell(const Region *r, const RegionSpec *s, int64_t i) {
+  switch (s->init) {
+  case INIT_IOTA: return dtype_convert(DT_INT64, s->dtype, (Cell){.i = i}); /* integers wrap, floats round */
+  case INIT_FILL: return s->fill;
+  case INIT_LIST: return s->data[i];
+  case INIT_RANDOM: return mem_random(s, r->core, r->subcore, i);
+  case INIT_UNDEF: case INIT_ZEROS: case INIT_BYTES: break;
+  }
+  return (Cell){.i = 0};
+}
+
 static void init_region(Region *r, const RegionSpec *s) {
   int sz = dtype_size(s->dtype);
-  if (s->init == 0) return; /* undefined: shadow stays 0 */
-  if (s->init == 1) { /* zeros: calloc / mmap already zeroed the bytes */
-    mem_set_defined(r, 0, (int64_t)r->size, true);
-    return;
-  }
-  for (int64_t i = 0; i < s->nelems; i++) {
-    Cell c;
-    switch (s->init) {
-    case 2: c = dtype_is_float(s->dtype) ? dtype_convert(DT_INT64, s->dtype, (Cell){.i = i}) : dtype_fit(s->dtype, (Cell){.i = i}); break;
-    case 3: c = s->fill; break;
-    case 4: c = s->data[i]; break;
-    default: c = mem_random(s, r->core, r->subcore, i); break;
-    }
-    dtype_store(s->dtype, c, r->bytes + i * sz);
+  switch (s->init) {
+  case INIT_UNDEF: return; /* the shadow stays 0 */
+  case INIT_ZEROS: break;  /* calloc / mmap already zeroed the bytes */
+  case INIT_IOTA: case INIT_FILL: case INIT_LIST: case INIT_RANDOM:
+    for (int64_t i = 0; i < s->nelems; i++) dtype_store(s->dtype, init_cell(r, s, i), r->bytes + i * sz);
+    break;
+  case INIT_BYTES:
+    if (r->size) memcpy(r->bytes, s->bytes, r->size);
+    break;
   }
   mem_set_defined(r, 0, (int64_t)r->size, true);
 }

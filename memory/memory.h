@@ -36,17 +36,37 @@ const char *space_str(Space s);
 
 typedef enum { INST_GLOBAL, INST_PER_CORE, INST_PER_SUBCORE } InstScope;
 
+/* How an instance starts (PROGRAM_FORMAT.md "Refs", `init`).
+ * X(ENUM, the word that selects it in a program, or NULL) */
+#define INITS(X)         \
+  X(UNDEF, NULL)         \
+  X(ZEROS, "zeros")      \
+  X(IOTA, "iota")        \
+  X(FILL, NULL)          \
+  X(LIST, NULL)          \
+  X(RANDOM, NULL)         /* the map {random: SEED, low: A, high: B} */ \
+  X(BYTES, NULL)  /* the map {npy: PATH}: the file's little-endian elements */
+
+typedef enum {
+#define X(e, word) INIT_##e,
+  INITS(X)
+#undef X
+} InitKind;
+/* The init a word selects ("zeros", "iota"); false for any other word. */
+bool mem_init_word(const char *word, InitKind *out);
+
 /* What memory/ needs to know of a ref. */
 typedef struct {
   const char *name;
   InstScope scope;
   Dtype dtype;
   int64_t nelems;
-  int init;            /* 0 undefined, 1 zeros, 2 iota, 3 fill, 4 list, 5 random */
-  Cell fill;
-  const Cell *data;    /* init list, nelems cells */
-  uint64_t seed;
-  double low, high;
+  InitKind init;
+  Cell fill;           /* INIT_FILL */
+  const Cell *data;    /* INIT_LIST: nelems cells */
+  uint64_t seed;       /* INIT_RANDOM */
+  double low, high;    /* INIT_RANDOM */
+  const uint8_t *bytes; /* INIT_BYTES: nelems little-endian elements (an .npy file's data) */
 } RegionSpec;
 
 typedef struct {
@@ -79,9 +99,16 @@ void mem_free(MemSystem *m);
 Region *mem_region(MemSystem *m, int ref, int core, int subcore);
 int mem_instance_count(const MemSystem *m, int ref);
 Region *mem_instance(MemSystem *m, int ref, int i);
-/* The documented generator of `init: {random: SEED}`: splitmix64 over
- * SEED, the instance's core and subcore and the element index, mapped
- * uniformly into [low, high) (integers: floor). */
+/* The documented generator of `init: {random: SEED, low: A, high: B}`
+ * (A = 0, B = 100 when left out).  With splitmix64 sm(x) (x += 0x9e3779b97f4a7c15;
+ * x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9; x = (x ^ x >> 27) * 0x94d049bb133111eb;
+ * x ^ x >> 31, all mod 2^64) and the instance's core and subcore (-1 where
+ * the ref's scope has none: an hbm ref has neither), element i is
+ *   h = sm(sm(sm(sm(SEED) ^ (core + 1)) ^ ((subcore + 1) << 20)) ^ i)
+ *   u = (h >> 11) / 2^53 (in [0, 1)),  v = A + u * (B - A) (doubles)
+ * and then: floats v rounded to the dtype (nearest even); bool u >= 0.5;
+ * integers floor(v), wrapped to the dtype.  tests/golden/init/gen.py
+ * computes it independently. */
 Cell mem_random(const RegionSpec *s, int core, int subcore, int64_t i);
 
 #endif

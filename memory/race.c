@@ -332,7 +332,7 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
       int64_t hi = b + 1;
       while (hi < off + n) { /* widen the report over the overlapping run */
         Shadow *t = &page_of(r, g, hi / PAGE)[hi % PAGE];
-        if (t->w != s->w && !(t->r == s->r)) break;
+        if (t->w != s->w || t->r != s->r) break; /* another last writer or other reads: another overlap */
         hi++;
       }
       rep->hi = hi;

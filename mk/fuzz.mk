@@ -20,7 +20,8 @@
 #   FUZZ_OPTS     extra libFuzzer flags, e.g. FUZZ_OPTS=-seed=1
 #   FUZZ_CC       the compiler (default clang)
 # Everything lands under build/fuzz/: the harnesses, obj/, seeds/ (rebuilt
-# from tests/golden/**/*.yaml, examples/*.yaml and tests/fuzz/hostile/),
+# from tests/golden/**/*.yaml, examples/*.yaml, tests/golden/npy with their
+# .npy files, and tests/fuzz/hostile/),
 # corpus/input and corpus/program (what the campaigns found; kept between
 # runs), crashes/ (crash-, leak-, timeout-, oom- files), logs/.
 # tests/fuzz/README.md and docs/robustness.md say more.

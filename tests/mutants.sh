@@ -7,11 +7,15 @@
 # "exit: 0" checks its own results (expect items, expect.refs).  Each must
 # pass with the correct lowering.  Then, for every deliberately wrong
 # lowering listed by `sc-sim --list-mutants`, every such program is run with
-# `--mutate NAME`; a program whose outcome differs from exit 0 detects the
-# mutant.  A program that already fails with the correct lowering cannot
-# tell anything about a mutant and never counts as detecting one (it still
-# counts in M, and it fails the script).  One line per mutant:
-#   mutant NAME: detected by N of M programs (first: FILE)
+# `--mutate NAME`; a program that then exits 3 (a verification failed: the
+# lowering differs from the reference, or an `expect` failed) detects the
+# mutant.  Any other outcome (a rejection, a fault both runs share, a crash,
+# a hang) is not a detection: it would mean the wrong lowering slipped past
+# verification and was stopped by something else.  A program that already
+# fails with the correct lowering cannot tell anything about a mutant and
+# never counts as detecting one (it still counts in M, and it fails the
+# script).  One line per mutant:
+#   mutant NAME: detected by N of M programs (first: FILE)[; other exits: FILE=RC ...]
 # and a summary line "mutants: N passed, M failed".  Exit status 1 when a
 # mutant is detected by no program or when the correct lowering fails on
 # any program, else 0.
@@ -68,15 +72,18 @@ fi
 
 passed=0 failed=0
 for m in "${mutants[@]}"; do
-  n=0 first=none
+  n=0 first=none other=""
   for p in ${good[@]+"${good[@]}"}; do
     run --mutate "$m" "$p"
-    if [ $? -ne 0 ]; then
+    rc=$?
+    if [ "$rc" -eq 3 ]; then
       n=$((n + 1))
       [ "$first" = none ] && first=$p
+    elif [ "$rc" -ne 0 ]; then
+      other="$other $p=$rc"
     fi
   done
-  echo "mutant $m: detected by $n of $total programs (first: $first)"
+  echo "mutant $m: detected by $n of $total programs (first: $first)${other:+; other exits:$other}"
   if [ "$n" -gt 0 ]; then
     passed=$((passed + 1))
   else

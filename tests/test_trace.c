@@ -13,6 +13,8 @@
 #include <dirent.h>
 #include <time.h>
 
+#include "../traces/json.h"
+#include "../traces/outfile.h"
 #include "../traces/trace.h"
 #include "trace_check.c"
 
@@ -567,6 +569,103 @@ static int clean_tmpdir(void) {
   return rmdir(tmpdir);
 }
 
+/* The whole file at path, NUL-terminated (the caller frees it), or NULL. */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *b = calloc(1, 1 << 16);
+  size_t n = b ? fread(b, 1, (1 << 16) - 1, f) : 0;
+  b[n] = '\0';
+  fclose(f);
+  return b;
+}
+
+/* An access with spans NULL (one run), none (every lane masked) and two. */
+static void span_events(TraceSink *s) {
+  static const int64_t two[] = {8, 4, 64, 12};
+  TraceEvent e = ev(TE_ACCESS, 0, 1, 0);
+  e.op = "vld", e.space = "vmem", e.ref = "buf", e.offset = 64, e.bytes = 64, e.line = 3, e.col = 5;
+  trace_event(s, &e);
+  e.t0 = 1, e.t1 = 2, e.spans = two, e.nspans = 0, e.offset = 0;
+  trace_event(s, &e);
+  e.t0 = 2, e.t1 = 3, e.nspans = 2, e.offset = 8;
+  trace_event(s, &e);
+}
+
+static void test_spans(void) {
+  static const struct { TraceFormat f; const char *name, *want[3]; } cases[] = {
+      {TRACE_CHROME_JSON, "spans.json", {"\"offset\":64,\"bytes\":64,", "\"spans\":null}}", "\"spans\":[]}}"}},
+      {TRACE_CHROME_JSON, "spans2.json", {"\"offset\":8,", "\"spans\":[[8,4],[64,12]]}}", "\"end_cycle\":3,\"spans\""}},
+      {TRACE_CSV, "spans.csv", {",line,col,spans\n", "0,0,0,vld,vmem,buf,64,64,,,1,3,5,\n", "2,0,0,vld,vmem,buf,8,64,,,3,3,5,8:4 64:12\n"}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    TraceOptions o = options();
+    o.format = cases[i].f;
+    Diag d;
+    TraceSink *s = trace_open(in_tmp(cases[i].name), &o, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    span_events(s);
+    CU_ASSERT_FATAL(trace_close(s, &d));
+    char *text = slurp(in_tmp(cases[i].name));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    for (int k = 0; k < 3; k++)
+      if (!strstr(text, cases[i].want[k])) CU_FAIL(cases[i].want[k]);
+    free(text);
+  }
+}
+
+static void buf_put(void *ctx, const char *p, size_t n) { strncat(ctx, p, n); }
+
+static void test_json_text(void) {
+  static const struct { const char *in; size_t max; const char *want; } strs[] = {
+      {"we\"ird.yaml", SIZE_MAX, "\"we\\\"ird.yaml\""},
+      {"a\\b", SIZE_MAX, "\"a\\\\b\""},
+      {"\t\n\r\b\f\x01\x1f\x7f", SIZE_MAX, "\"\\t\\n\\r\\b\\f\\u0001\\u001f\\u007f\""},
+      {"\xc3\xa9 \xff \xed\xa0\x80", SIZE_MAX, "\"\xc3\xa9 \\ufffd \\ufffd\\ufffd\\ufffd\""},
+      {"abcdef", 3, "\"abc...\""},
+      {NULL, SIZE_MAX, "\"\""},
+  };
+  for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
+    char out[128] = "";
+    json_put_str(buf_put, out, strs[i].in, strs[i].max);
+    CU_ASSERT_STRING_EQUAL(out, strs[i].want);
+  }
+  static const struct { const char *text; bool number; } nums[] = {
+      {"0", true}, {"-12", true}, {"1.5", true}, {"1e+10", true}, {"2.5E-3", true}, {"-0.0", true},
+      {"nan", false}, {"inf", false}, {"-inf", false}, {"01", false}, {".5", false}, {"1.", false}, {"1e", false}, {"", false},
+  };
+  for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) CU_ASSERT_EQUAL(json_is_number(nums[i].text), nums[i].number);
+}
+
+static mode_t mode_of(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? st.st_mode & 0777 : 0;
+}
+
+/* A finished file gets 0666 less the umask (mkstemp's own mode is 0600);
+ * an aborted one leaves nothing, not even its temporary. */
+static void test_outfile(void) {
+  static const struct { mode_t umask, want; } cases[] = {{022, 0644}, {077, 0600}, {002, 0664}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    mode_t old = umask(cases[i].umask);
+    int err = 0;
+    const char *p = in_tmp("out.txt");
+    unlink(p);
+    CU_ASSERT_FATAL(outfile_write(p, "hello\n", 6, &err));
+    CU_ASSERT_EQUAL(mode_of(p), cases[i].want);
+    CU_ASSERT_EQUAL(file_size(p), 6);
+    umask(old);
+  }
+  int err = 0;
+  OutFile *o = outfile_open(in_tmp("dropped.txt"), &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+  fputs("half", outfile_stream(o));
+  outfile_abort(o);
+  CU_ASSERT_EQUAL(access(in_tmp("dropped.txt"), F_OK), -1);
+  CU_ASSERT_PTR_NULL(outfile_open(in_tmp("no/such/dir/x"), &err));
+  CU_ASSERT_EQUAL(err, ENOENT);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--sample") == 0) return write_viewer_sample(argv[2]);
   snprintf(tmpdir, sizeof tmpdir, "/tmp/test_trace.XXXXXX");
@@ -586,6 +685,9 @@ int main(int argc, char **argv) {
   CU_add_test(s, "unfinished dma", test_unfinished_dma);
   CU_add_test(s, "dma bookkeeping", test_dma_bookkeeping);
   CU_add_test(s, "throughput", test_throughput);
+  CU_add_test(s, "access spans, json and csv", test_spans);
+  CU_add_test(s, "json strings and numbers", test_json_text);
+  CU_add_test(s, "outfile modes and abort", test_outfile);
   CU_basic_set_mode(CU_BRM_NORMAL);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures();

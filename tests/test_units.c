@@ -42,6 +42,48 @@ static void test_diag_table(void) {
   }
 }
 
+/* EXPR_OPS: asm texts unique and read back, spellings unique per arity,
+ * each precedence level all prefix or all infix. */
+static void test_expr_op_table(void) {
+  int level_arity[EXPR_PREC_LEVELS] = {0};
+  for (int i = 1; i < EXPR_OP_COUNT; i++) {
+    ExprOp op = (ExprOp)i, back = OP_NONE;
+    CU_ASSERT(expr_op_from_asm(expr_op_asm(op), &back) && back == op);
+    CU_ASSERT(expr_op_arity(op) == 1 || expr_op_arity(op) == 2);
+    int p = expr_op_prec(op);
+    CU_ASSERT_FATAL(p >= 0 && p < EXPR_PREC_LEVELS);
+    CU_ASSERT(!level_arity[p] || level_arity[p] == expr_op_arity(op));
+    level_arity[p] = expr_op_arity(op);
+    for (int j = 1; j < i; j++) {
+      CU_ASSERT(strcmp(expr_op_asm(op), expr_op_asm((ExprOp)j)) != 0);
+      if (expr_op_arity(op) == expr_op_arity((ExprOp)j)) CU_ASSERT(strcmp(expr_op_text(op), expr_op_text((ExprOp)j)) != 0);
+    }
+  }
+  ExprOp x;
+  CU_ASSERT_FALSE(expr_op_from_asm("**", &x));
+  CU_ASSERT(expr_op_from_asm("neg", &x) && x == OP_NEG);
+}
+
+/* BUILTINS: names and aliases unique and found; the derived lists. */
+static void test_builtin_table(void) {
+  for (int i = 1; i < BUILTIN_COUNT; i++) {
+    CU_ASSERT_EQUAL(builtin_lookup(builtin_name((Builtin)i)), (Builtin)i);
+    CU_ASSERT(builtin_min_args((Builtin)i) <= builtin_max_args((Builtin)i));
+    CU_ASSERT(builtin_usage((Builtin)i)[0] != '\0');
+  }
+  CU_ASSERT_EQUAL(builtin_lookup("pl.dslice"), BI_DS);
+  CU_ASSERT_EQUAL(builtin_lookup("Indices"), BI_INDICES);
+  CU_ASSERT_EQUAL(builtin_lookup("jnp.where"), BI_NONE);
+  CU_ASSERT_EQUAL(builtin_lookup("core"), BI_NONE);
+  char buf[120];
+  builtin_list(BK_VALUE, ", ", buf, sizeof buf);
+  CU_ASSERT_STRING_EQUAL(buf, "iota, full, where, min, max, astype");
+  builtin_list(BK_INDEX, " and ", buf, sizeof buf);
+  CU_ASSERT_STRING_EQUAL(buf, "pl.ds and plsc.Indices");
+  const char *names[BUILTIN_COUNT];
+  CU_ASSERT_EQUAL(builtin_names(names), 8);
+}
+
 static void test_chip_table(void) {
   const Chip *c = chip_find("tpu7x");
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -296,7 +338,7 @@ static bool same_code(const Code *a, const Code *b) {
     Instr x = a->code[i], y = b->code[i];
     if (x.op != y.op || x.d != y.d || x.a != y.a || x.b != y.b || x.c != y.c || x.mask != y.mask || x.view != y.view ||
         x.view2 != y.view2 || x.view3 != y.view3 || x.view4 != y.view4 || x.imm != y.imm || x.sub != y.sub ||
-        x.add != y.add || x.log != y.log || x.rank != y.rank || x.op_id != y.op_id || x.loc.line != y.loc.line ||
+        x.add != y.add || x.flags != y.flags || x.log != y.log || x.rank != y.rank || x.op_id != y.op_id || x.loc.line != y.loc.line ||
         x.loc.col != y.loc.col || (x.op == I_CONST && x.fimm != y.fimm && !(x.fimm != x.fimm && y.fimm != y.fimm)))
       return false;
     if (strchr(isa_form(x.op), 'T') && x.ty != y.ty) return false;
@@ -385,7 +427,7 @@ static void test_name_index(void) {
 
 static void test_isa_roundtrip(void) {
   int failed = 0, n = 0;
-  static const char *const dirs[] = {"tests/golden/exec", "tests/golden/race", "tests/golden/timing", "tests/golden/worked", "examples"};
+  static const char *const dirs[] = {"tests/golden/exec", "tests/golden/race", "tests/golden/timing", "tests/golden/worked", "tests/golden/carry", "examples"};
   for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) n += roundtrip_dir(dirs[i], &failed);
   CU_ASSERT(n > 20);
   CU_ASSERT_EQUAL(failed, 0);
@@ -397,6 +439,8 @@ int main(void) {
   CU_add_test(s, "isa table", test_isa_table);
   CU_add_test(s, "diagnostics table", test_diag_table);
   CU_add_test(s, "chip table", test_chip_table);
+  CU_add_test(s, "expression operator table", test_expr_op_table);
+  CU_add_test(s, "builtin table", test_builtin_table);
   CU_add_test(s, "mutant table", test_mutant_table);
   CU_add_test(s, "expression parser", test_expr_parse);
   CU_add_test(s, "expression depth bound", test_expr_depth);

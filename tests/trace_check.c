@@ -592,8 +592,8 @@ out:
 }
 
 /* ---- CSV ---------------------------------------------------------------------------- */
-#define TC_CSV_HEADER "cycle,core,subcore,op,space,ref,offset,bytes,old,new,end_cycle,line,col"
-#define TC_CSV_COLUMNS 13
+#define TC_CSV_HEADER "cycle,core,subcore,op,space,ref,offset,bytes,old,new,end_cycle,line,col,spans"
+#define TC_CSV_COLUMNS 14
 
 typedef void (*TcRow)(char **fields, int nfields, void *ctx);
 
@@ -639,7 +639,7 @@ static bool tc_is_int(const char *s, bool empty_ok) {
   return true;
 }
 
-/* Checks a CSV trace: the header, then rows of 13 fields whose numeric
+/* Checks a CSV trace: the header, then rows of 14 fields whose numeric
  * columns are integers; a "truncated" row may only come last. */
 static bool tc_check_csv(const char *buf, size_t n, uint64_t *rows, bool *truncated, TcRow visit, void *ctx, char *err,
                          size_t errcap) {
@@ -659,7 +659,7 @@ static bool tc_check_csv(const char *buf, size_t n, uint64_t *rows, bool *trunca
     int nf;
     const char *rec = p;
     if (*truncated || !tc_csv_record(&p, end, out, fields, &nf) || nf != TC_CSV_COLUMNS) {
-      snprintf(err, errcap, "line %d: %s", line, *truncated ? "a row follows the truncated row" : "not a row of 13 fields");
+      snprintf(err, errcap, "line %d: %s", line, *truncated ? "a row follows the truncated row" : "not a row of 14 fields");
       ok = false;
       break;
     }

@@ -1,11 +1,11 @@
-/* traces/stats.c -- statistics JSON. */
+/* traces/stats.c -- statistics JSON (strings and numbers through json.h,
+ * the file through outfile.h). */
 #include "stats.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "json.h"
+#include "outfile.h"
 
 double stats_bandwidth(const Program *p, const Stats *r) {
   double clock = p->params.clock_hz > 0 ? (double)p->params.clock_hz : 1e9;
@@ -47,64 +47,55 @@ static void write_dma(FILE *f, const Program *p, const Stats *r) {
   fprintf(f, "  \"dma_engines\": [\n");
   for (int i = 0; i < r->nsub; i++) {
     const DmaStats *s = &r->dma[i];
-    fprintf(f, "    {\"core\": %d, \"subcore\": %d, \"transfers\": %llu, \"bytes\": %llu, \"busy_cycles\": %.1f, "
-               "\"queue_occupancy_avg\": %.4f, \"queue_max\": %llu}%s\n",
-            i / (int)p->mesh_subcores, i % (int)p->mesh_subcores, (unsigned long long)s->transfers, (unsigned long long)s->bytes,
-            s->busy_cycles, s->occupancy_avg, (unsigned long long)s->max_queue, i + 1 < r->nsub ? "," : "");
+    fprintf(f, "    {\"core\": %d, \"subcore\": %d, \"transfers\": %llu, \"bytes\": %llu, \"busy_cycles\": ", i / (int)p->mesh_subcores,
+            i % (int)p->mesh_subcores, (unsigned long long)s->transfers, (unsigned long long)s->bytes);
+    json_double(f, s->busy_cycles, 1);
+    fprintf(f, ", \"queue_occupancy_avg\": ");
+    json_double(f, s->occupancy_avg, 4);
+    fprintf(f, ", \"queue_max\": %llu}%s\n", (unsigned long long)s->max_queue, i + 1 < r->nsub ? "," : "");
   }
   fprintf(f, "  ],\n");
 }
 
+/* "key": value with `decimals` digits, then `after`. */
+static void field(FILE *f, const char *key, double v, int decimals, const char *after) {
+  fprintf(f, "\"%s\": ", key);
+  json_double(f, v, decimals);
+  fputs(after, f);
+}
+
 static void write_all(FILE *f, const Program *p, const Stats *r) {
   double clock = p->params.clock_hz > 0 ? (double)p->params.clock_hz : 1e9;
-  fprintf(f, "{\n  \"program\": \"%s\",\n  \"chip\": \"%s\",\n  \"clock_hz\": %.0f,\n  \"cycles\": %llu,\n  \"time_us\": %.6f,\n", p->name,
-          p->chip->name, clock, (unsigned long long)r->cycles, (double)r->cycles / clock * 1e6);
+  fprintf(f, "{\n  \"program\": ");
+  json_str(f, p->name);
+  fprintf(f, ",\n  \"chip\": ");
+  json_str(f, p->chip->name);
+  fprintf(f, ",\n  ");
+  field(f, "clock_hz", clock, 0, ",\n");
+  fprintf(f, "  \"cycles\": %llu,\n  ", (unsigned long long)r->cycles);
+  field(f, "time_us", (double)r->cycles / clock * 1e6, 6, ",\n");
   write_subcores(f, p, r);
   write_spaces(f, r);
   write_dma(f, p, r);
-  fprintf(f, "  \"bandwidth\": {\"dma_bytes\": %llu, \"bytes_per_second\": %.1f, \"formula\": \"dma_bytes / (cycles / clock_hz)\"},\n",
-          (unsigned long long)r->dma_bytes, stats_bandwidth(p, r));
+  fprintf(f, "  \"bandwidth\": {\"dma_bytes\": %llu, ", (unsigned long long)r->dma_bytes);
+  field(f, "bytes_per_second", stats_bandwidth(p, r), 1, ", \"formula\": \"dma_bytes / (cycles / clock_hz)\"},\n");
   uint64_t instr = 0;
   for (int i = 0; i < r->nsub; i++) instr += r->sub[i].instructions;
   double hs = r->host_seconds > 1e-9 ? r->host_seconds : 1e-9;
-  fprintf(f, "  \"simulator\": {\"host_seconds\": %.6f, \"instructions\": %llu, \"instructions_per_second\": %.1f, "
-             "\"dma_bytes_per_second\": %.1f}\n}\n",
-          r->host_seconds, (unsigned long long)instr, (double)instr / hs, (double)r->dma_bytes / hs);
+  fprintf(f, "  \"simulator\": {");
+  field(f, "host_seconds", r->host_seconds, 6, ", ");
+  fprintf(f, "\"instructions\": %llu, ", (unsigned long long)instr);
+  field(f, "instructions_per_second", (double)instr / hs, 1, ", ");
+  field(f, "dma_bytes_per_second", (double)r->dma_bytes / hs, 1, "}\n}\n");
 }
 
 bool stats_write(const char *path, const Program *p, const Stats *r, Diag *d) {
-  struct stat st;
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a FIFO or device: in place, never replaced */
-    FILE *f = fopen(path, "w");
-    bool ok = f != NULL;
-    if (f) write_all(f, p, r), ok = !ferror(f), ok &= fclose(f) == 0;
-    if (!ok) {
-      char msg[600];
-      snprintf(msg, sizeof msg, "cannot write the statistics file '%.400s': %s", path, strerror(errno));
-      diag_set(d, D_IN_FILE, (Loc){path, 0, 0}, msg);
-    }
-    return ok;
-  }
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-  if (!f) {
-    char msg[600];
-    snprintf(msg, sizeof msg, "cannot write the statistics file '%.400s': %s", path, strerror(errno));
-    if (fd >= 0) close(fd), unlink(tmp);
-    diag_set(d, D_IN_FILE, (Loc){path, 0, 0}, msg);
-    return false;
-  }
-  write_all(f, p, r);
-  bool ok = !ferror(f);
-  ok &= fclose(f) == 0;
-  if (ok) ok = rename(tmp, path) == 0;
-  if (!ok) {
-    unlink(tmp);
-    char msg[600];
-    snprintf(msg, sizeof msg, "cannot write the statistics file '%.400s': %s", path, strerror(errno));
-    diag_set(d, D_IN_FILE, (Loc){path, 0, 0}, msg);
-  }
-  return ok;
+  int err = 0;
+  OutFile *o = outfile_open(path, &err);
+  if (o) write_all(outfile_stream(o), p, r);
+  if (o && outfile_close(o, &err)) return true;
+  char msg[600];
+  snprintf(msg, sizeof msg, "cannot write the statistics file '%.400s': %s", path, strerror(err));
+  diag_set(d, D_IN_FILE, (Loc){path, 0, 0}, msg);
+  return false;
 }

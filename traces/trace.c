@@ -1,6 +1,6 @@
 /* traces/trace.c -- the trace writers: Chrome trace-event JSON and CSV.
  *
- * A TraceSink streams records to `path.tmp.XXXXXX` (mkstemp, same folder)
+ * A TraceSink streams records to `path.tmp.XXXXXX` (outfile.h, same folder)
  * through one stdio buffer and renames the file into place when it closes;
  * its memory is bounded by the mesh and the DMAs in flight, never by the
  * length of the trace.  Every record is one line built from one format
@@ -35,6 +35,9 @@
  * it and for the closing brackets is kept from the start). */
 #include "trace.h"
 
+#include "json.h"
+#include "outfile.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -42,8 +45,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define MAX_LANES 32          /* overlapping slices per thread before events are dropped */
 #define STR_MAX 1024          /* bytes of one string field kept (then "...") */
@@ -59,7 +60,9 @@
 
 /* ---- record formats --------------------------------------------------------
  * %T picoseconds printed as microseconds, %d int64_t, %u uint64_t,
- * %s JSON string (NULL: ""), %S JSON string or null, %c CSV field.
+ * %s JSON string (NULL: ""), %S JSON string or null, %c CSV field,
+ * %P byte spans (const int64_t * pairs, int64_t count) as a JSON array of
+ * [offset, bytes] or null, %Q the same as a CSV field "OFFSET:BYTES ...".
  * Add fields only at the end of a record (R13). */
 #define JSON_HEADER "{\"displayTimeUnit\": \"ns\", \"traceEvents\": ["
 #define JSON_FOOTER "\n]}\n"
@@ -71,7 +74,7 @@
 #define R_ACCESS                                                                                     \
   "{\"ts\":%T,\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"dur\":%T,\"name\":%s,\"cat\":\"access\",\"args\":{" \
   "\"space\":%S,\"ref\":%S,\"offset\":%d,\"bytes\":%d,\"old\":%S,\"new\":%S,\"line\":%d,\"col\":%d,"      \
-  "\"cycle\":%u,\"end_cycle\":%u}}"
+  "\"cycle\":%u,\"end_cycle\":%u,\"spans\":%P}}"
 #define R_SYNC                                                                                       \
   "{\"ts\":%T,\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"dur\":%T,\"name\":%s,\"cat\":\"sync\",\"args\":{"   \
   "\"op\":%S,\"ref\":%S,\"line\":%d,\"col\":%d,\"cycle\":%u,\"end_cycle\":%u}}"
@@ -94,9 +97,9 @@
 #define R_TRUNCATED                                                                                  \
   "{\"ts\":%T,\"ph\":\"i\",\"s\":\"g\",\"pid\":%d,\"tid\":%d,\"name\":\"trace truncated\",\"cat\":\"trace\"," \
   "\"args\":{\"reason\":%s,\"cycle\":%u,\"max_bytes\":%u,\"records\":%u,\"events_dropped\":%u}}"
-#define CSV_HEADER "cycle,core,subcore,op,space,ref,offset,bytes,old,new,end_cycle,line,col\n"
-#define CSV_ACCESS "%u,%d,%d,%c,%c,%c,%d,%d,%c,%c,%u,%d,%d\n"
-#define CSV_TRUNCATED "%u,,,truncated,,,,,,%c,,,\n"
+#define CSV_HEADER "cycle,core,subcore,op,space,ref,offset,bytes,old,new,end_cycle,line,col,spans\n"
+#define CSV_ACCESS "%u,%d,%d,%c,%c,%c,%d,%d,%c,%c,%u,%d,%d,%Q\n"
+#define CSV_TRUNCATED "%u,,,truncated,,,,,,%c,,,,\n"
 
 /* ---- types ----------------------------------------------------------------- */
 typedef struct {
@@ -146,8 +149,9 @@ typedef struct {
 
 struct TraceSink {
   TraceOptions o; /* strings are the sink's copies */
-  char *path, *tmp;
-  FILE *f;
+  char *path;     /* for messages */
+  OutFile *out;
+  FILE *f;        /* its stream */
   uint64_t hz, max_bytes;
   Buf chunk;      /* the lines of the record being built */
   bool any_line;  /* a line follows the header (JSON: the next one needs a comma) */
@@ -216,63 +220,10 @@ static void put_ts(Buf *b, uint64_t ps) {
   put(b, t, 7);
 }
 
-/* The length of the valid UTF-8 sequence at p (RFC 3629: no overlong
- * forms, no surrogates, at most U+10FFFF), 0 if it is not one. */
-static int utf8_len(const unsigned char *p, size_t avail) {
-  int n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
-  if (p[0] < 0xc2 || p[0] > 0xf4 || (size_t)n > avail) return 0;
-  for (int i = 1; i < n; i++)
-    if ((p[i] & 0xc0) != 0x80) return 0;
-  if (n == 3 && p[0] == 0xe0 && p[1] < 0xa0) return 0;
-  if (n == 3 && p[0] == 0xed && p[1] >= 0xa0) return 0;
-  if (n == 4 && p[0] == 0xf0 && p[1] < 0x90) return 0;
-  if (n == 4 && p[0] == 0xf4 && p[1] >= 0x90) return 0;
-  return n;
-}
+static void put_cb(void *b, const char *s, size_t n) { put(b, s, n); }
 
-static void put_json_char(Buf *b, unsigned char c) {
-  static const char hex[] = "0123456789abcdef";
-  char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-  switch (c) {
-  case '"': put(b, "\\\"", 2); return;
-  case '\\': put(b, "\\\\", 2); return;
-  case '\n': put(b, "\\n", 2); return;
-  case '\r': put(b, "\\r", 2); return;
-  case '\t': put(b, "\\t", 2); return;
-  case '\b': put(b, "\\b", 2); return;
-  case '\f': put(b, "\\f", 2); return;
-  default: break;
-  }
-  if (c < 0x20 || c == 0x7f) put(b, esc, 6);
-  else put(b, (const char *)&c, 1);
-}
-
-/* A JSON string: control characters, quotes and backslashes escaped, UTF-8
- * passed through, each invalid byte replaced by U+FFFD; at most STR_MAX
- * bytes of s, then "...". */
-static void put_json_str(Buf *b, const char *s) {
-  const unsigned char *p = (const unsigned char *)(s ? s : "");
-  size_t n = strnlen((const char *)p, STR_MAX + 1);
-  bool cut = n > STR_MAX;
-  if (cut) n = STR_MAX;
-  put(b, "\"", 1);
-  for (size_t i = 0; i < n;) {
-    size_t run = i;
-    while (run < n && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' && p[run] != '\\') run++;
-    put(b, (const char *)p + i, run - i); /* the plain run, at once */
-    if ((i = run) == n) break;
-    if (p[i] < 0x80) {
-      put_json_char(b, p[i++]);
-      continue;
-    }
-    int k = utf8_len(p + i, n - i);
-    if (k) put(b, (const char *)p + i, (size_t)k);
-    else put(b, "\\ufffd", 6);
-    i += k ? (size_t)k : 1;
-  }
-  if (cut) put(b, "...", 3);
-  put(b, "\"", 1);
-}
+/* A JSON string (json.h), at most STR_MAX bytes of s, then "...". */
+static void put_json_str(Buf *b, const char *s) { json_put_str(put_cb, b, s, STR_MAX); }
 
 /* A CSV field (RFC 4180): quoted when it holds a comma, a quote, a line
  * break or a leading/trailing space; quotes doubled. */
@@ -291,6 +242,25 @@ static void put_csv(Buf *b, const char *s) {
     put(b, s + i, 1);
   }
   put(b, "\"", 1);
+}
+
+/* Byte spans: JSON [[offset, bytes], ...] (null when there are none to
+ * list), or CSV "offset:bytes offset:bytes" (empty). */
+static void put_spans(Buf *b, const int64_t *sp, int64_t n, bool json) {
+  if (!sp) {
+    if (json) put(b, "null", 4);
+    return;
+  }
+  if (json) put(b, "[", 1);
+  for (int64_t i = 0; i < n; i++) {
+    if (i) put(b, json ? "," : " ", 1);
+    if (json) put(b, "[", 1);
+    put_d(b, sp[2 * i]);
+    put(b, json ? "," : ":", 1);
+    put_d(b, sp[2 * i + 1]);
+    if (json) put(b, "]", 1);
+  }
+  if (json) put(b, "]", 1);
 }
 
 /* Appends fmt (the conversions of the record table) to b. */
@@ -315,6 +285,12 @@ static void fmt(Buf *b, const char *f, ...) {
       break;
     }
     case 'c': put_csv(b, va_arg(ap, const char *)); break;
+    case 'P':
+    case 'Q': {
+      const int64_t *sp = va_arg(ap, const int64_t *);
+      put_spans(b, sp, va_arg(ap, int64_t), *p == 'P');
+      break;
+    }
     default: put(b, p, 1); break;
     }
   }
@@ -679,7 +655,7 @@ static void on_slice(TraceSink *s, const TraceEvent *e, uint64_t t1) {
   int64_t pid = pid_of(e->core), tid = tid_of(t, lane);
   if (access)
     fmt(&s->chunk, ",\n" R_ACCESS, a, pid, tid, dur_of(a, b), e->op ? e->op : "access", e->space, e->ref, e->offset,
-        e->bytes, e->old_text, e->new_text, (int64_t)e->line, (int64_t)e->col, e->t0, t1);
+        e->bytes, e->old_text, e->new_text, (int64_t)e->line, (int64_t)e->col, e->t0, t1, e->spans, e->nspans);
   else
     fmt(&s->chunk, ",\n" R_SYNC, a, pid, tid, dur_of(a, b), e->kind == TE_BARRIER ? "barrier" : "stall", e->op, e->ref,
         (int64_t)e->line, (int64_t)e->col, e->t0, t1);
@@ -777,7 +753,7 @@ static void on_csv(TraceSink *s, const TraceEvent *e, uint64_t t1) {
   }
   s->chunk.n = 0;
   fmt(&s->chunk, CSV_ACCESS, e->t0, (int64_t)e->core, (int64_t)e->subcore, e->op, e->space, e->ref, e->offset, e->bytes,
-      e->old_text, e->new_text, t1, (int64_t)e->line, (int64_t)e->col);
+      e->old_text, e->new_text, t1, (int64_t)e->line, (int64_t)e->col, e->spans, e->nspans);
   commit(s, e->t0, true);
 }
 
@@ -827,7 +803,6 @@ static void sink_free(TraceSink *s) {
   free((char *)s->o.filter_op);
   free((char *)s->o.program_name);
   free(s->path);
-  free(s->tmp);
   free(s);
 }
 
@@ -854,30 +829,6 @@ static void first_kept(TraceSink *s) {
   s->main_subcore = o->filter_subcore >= 0 ? o->filter_subcore : 0;
 }
 
-/* A regular file (or a new one) is written whole or not at all: a
- * temporary in the same folder, renamed into place by trace_close. */
-static bool sink_temp(TraceSink *s, const char *path, Diag *d) {
-  s->tmp = malloc(strlen(path) + 16);
-  if (!s->tmp) abort();
-  sprintf(s->tmp, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(s->tmp);
-  if (fd < 0) {
-    io_diag(d, "create", path, errno);
-    sink_free(s);
-    return false;
-  }
-  mode_t um = umask(0);
-  umask(um);
-  if (fchmod(fd, 0666 & ~um) != 0 || !(s->f = fdopen(fd, "w"))) {
-    io_diag(d, "create", path, errno);
-    close(fd);
-    unlink(s->tmp);
-    sink_free(s);
-    return false;
-  }
-  return true;
-}
-
 TraceSink *trace_open(const char *path, const TraceOptions *opt, Diag *d) {
   TraceSink *s = calloc(1, sizeof *s);
   if (!s) abort();
@@ -892,18 +843,13 @@ TraceSink *trace_open(const char *path, const TraceOptions *opt, Diag *d) {
   s->max_bytes = opt->max_bytes ? opt->max_bytes : TRACE_DEFAULT_MAX_BYTES;
   if (s->max_bytes < MIN_BYTES) s->max_bytes = MIN_BYTES;
   s->path = copy_str(path);
-  struct stat st;
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    /* A FIFO or a device (/dev/null, /dev/stdout) is written in place:
-     * renaming a temporary onto it would replace the node itself. */
-    if (!(s->f = fopen(path, "w"))) {
-      io_diag(d, "create", path, errno);
-      sink_free(s);
-      return NULL;
-    }
-  } else if (!sink_temp(s, path, d)) {
+  int err = 0;
+  if (!(s->out = outfile_open(path, &err))) { /* whole or not at all (outfile.h) */
+    io_diag(d, "create", path, err);
+    sink_free(s);
     return NULL;
   }
+  s->f = outfile_stream(s->out);
   setvbuf(s->f, NULL, _IOFBF, 1 << 20);
   size_t nmesh = (size_t)s->o.cores * (size_t)s->o.subcores * 2;
   s->mesh = calloc(nmesh ? nmesh : 1, sizeof *s->mesh);
@@ -965,23 +911,17 @@ bool trace_close(TraceSink *s, Diag *d) {
   if (!s) return true;
   if (s->o.format == TRACE_CSV) finish_csv(s);
   else finish_json(s);
-  if (fflush(s->f) != 0 && !s->io_errno) s->io_errno = errno ? errno : EIO;
-  if (ferror(s->f) && !s->io_errno) s->io_errno = EIO;
-  if (fclose(s->f) != 0 && !s->io_errno) s->io_errno = errno ? errno : EIO;
   int err = s->io_errno;
-  if (!err && s->tmp && rename(s->tmp, s->path) != 0) err = errno;
-  if (err) {
-    if (s->tmp) unlink(s->tmp);
-    io_diag(d, "write", s->path, err);
-  }
+  if (err) outfile_abort(s->out);
+  else if (!outfile_close(s->out, &err)) s->io_errno = err;
+  if (err) io_diag(d, "write", s->path, err);
   sink_free(s);
   return !err;
 }
 
 void trace_abort(TraceSink *s) {
   if (!s) return;
-  fclose(s->f);
-  if (s->tmp) unlink(s->tmp);
+  outfile_abort(s->out);
   sink_free(s);
 }
 

@@ -26,16 +26,19 @@ typedef enum {
 
 /* What the writers read of each kind (every kind: kind, core, subcore, op,
  * line, col; strings may be NULL).  Times are cycles, t1 >= t0.
- *   TE_ACCESS     t0, t1, space, ref, offset, bytes, old_text, new_text
+ *   TE_ACCESS     t0, t1, space, ref, offset (the lowest byte touched, into
+ *                 the ref instance), bytes (lanes x element size), old_text,
+ *                 new_text, spans/nspans (gathers, scatters, strided views)
  *   TE_DMA_START  t0; dma (unique among the DMAs in flight on that core);
  *                 src_space, src_ref, dst_space, dst_ref, bytes;
  *                 subcore = the subcore whose DMA engine runs it
  *   TE_DMA_END    max(t0, t1); core, dma (the rest is taken from the start)
  *   TE_DMA_WAIT   t0 (and t1 when the wait is an interval); core, dma;
- *                 subcore = the subcore that waited
+ *                 subcore = the subcore that waited; line, col: the wait's
  *   TE_SEMAPHORE  t0, ref, value
  *   TE_INFLIGHT   t0, space, value (bytes); core < 0: chip-wide
- *   TE_BARRIER, TE_STALL  t0, t1 (ref: what it waited on, optional) */
+ *   TE_BARRIER, TE_STALL  t0, t1, line, col: the instruction that waited
+ *                 (ref: what it waited on, optional) */
 typedef struct {
   TraceKind kind;
   uint64_t t0, t1;     /* cycles */
@@ -50,6 +53,9 @@ typedef struct {
   const char *old_text, *new_text; /* values, already truncated */
   int64_t value;       /* counters */
   int line, col;       /* program location */
+  /* Additions (keep the fields above first): */
+  const int64_t *spans; /* TE_ACCESS: nspans (offset, bytes) pairs, sorted and merged, */
+  int64_t nspans;       /* the bytes touched; NULL: the one run [offset, offset + bytes) */
 } TraceEvent;
 
 typedef enum { TRACE_CHROME_JSON, TRACE_CSV } TraceFormat;

@@ -428,6 +428,14 @@ static int band_get(Space *s, const char *ref) {
   return s->nbands++;
 }
 
+/* One heat-map cell: bytes [off, off + bytes) of band bi, over [t0, t1). */
+static void add_acc(double t0, double t1, int si, int bi, int bar, int64_t off, int64_t bytes, unsigned char rw) {
+  Space *s = &M.spaces[si];
+  if (off + bytes > s->bands[bi].extent) s->bands[bi].extent = off + bytes;
+  GROW(M.acc, M.nacc, M.capacc);
+  M.acc[M.nacc++] = (Acc){t0, t1, si, bi, bar, off, bytes > 0 ? bytes : 1, rw};
+}
+
 static void on_slice(const JV *e, int track, double ts, double dur, const char *name, const char *cat) {
   char w[64], rest[600] = "";
   when(e, ts, ts + dur, w, sizeof w);
@@ -444,10 +452,14 @@ static void on_slice(const JV *e, int track, double ts, double dur, const char *
   int si = space_get(space);
   Space *s = &M.spaces[si];
   int bi = band_get(s, ref);
-  int64_t off = (int64_t)jnum(e, "args.offset", 0), bytes = (int64_t)jnum(e, "args.bytes", 1);
-  if (off + bytes > s->bands[bi].extent) s->bands[bi].extent = off + bytes;
-  GROW(M.acc, M.nacc, M.capacc);
-  M.acc[M.nacc++] = (Acc){ts, ts + dur, si, bi, bar, off, bytes > 0 ? bytes : 1, rw_of(name, old != NULL)};
+  const JV *spans = jget(e, "args.spans"); /* a gather or scatter: the bytes it touched */
+  if (!spans || spans->type != 'a') {
+    add_acc(ts, ts + dur, si, bi, bar, (int64_t)jnum(e, "args.offset", 0), (int64_t)jnum(e, "args.bytes", 1), rw_of(name, old != NULL));
+    return;
+  }
+  for (const JV *k = spans->kids; k; k = k->next)
+    if (k->type == 'a' && k->kids && k->kids->next)
+      add_acc(ts, ts + dur, si, bi, bar, (int64_t)k->kids->n, (int64_t)k->kids->next->n, rw_of(name, old != NULL));
 }
 
 static void on_dma(const JV *e, char ph, int pid, int tid, double ts, const char *name) {
@@ -528,7 +540,7 @@ static bool load(const char *path, char *err, size_t errcap) {
   FILE *f = fopen(path, "r");
   if (!f) return snprintf(err, errcap, "cannot open %s", path), false;
   M.tmin = INFINITY, M.tmax = -INFINITY;
-  JP j = {.cap = 4096};
+  JP j = {.cap = 1 << 16}; /* nodes of one line: a gather lists up to thousands of spans */
   j.pool = malloc(j.cap * sizeof *j.pool);
   char *line = NULL;
   size_t cap = 0;

@@ -12,8 +12,10 @@
 #include "../front/load.h"
 #include "../run/engine.h"
 #include "../fuzz/fuzz.h"
+#include "../run/out.h"
 #include "../run/run.h"
 #include "../run/verify.h"
+#include "../../traces/json.h"
 #include "../../traces/stats.h"
 #include "../../traces/trace.h"
 
@@ -28,6 +30,7 @@ typedef struct {
   Mutant mutant;
   uint64_t max_ops, max_cycles, max_log_mb, max_mismatches, trace_max_bytes;
   const char *stats, *trace, *trace_format, *trace_window, *trace_filter, *mutate;
+  const char *out;
 } Options;
 
 typedef enum { OPT_FLAG, OPT_COUNT, OPT_TEXT } OptKind;
@@ -54,6 +57,7 @@ static const struct {
     {"--trace-window", OPT_TEXT, offsetof(Options, trace_window), "START:END cycles"},
     {"--trace-filter", OPT_TEXT, offsetof(Options, trace_filter), "core=C,subcore=S,space=X,ref=R,op=O"},
     {"--trace-max-bytes", OPT_COUNT, offsetof(Options, trace_max_bytes), "N: cut the trace at N bytes"},
+    {"--out", OPT_TEXT, offsetof(Options, out), "DIR: write every hbm ref's final contents as DIR/NAME.npy"},
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
 
@@ -70,18 +74,6 @@ static void usage(FILE *f) {
   fputs("exit status: 0 ok, 1 rejected by a legality rule, 2 invalid program or\n"
         "invocation, 3 verification failed, 4 fault at run time\n",
         f);
-}
-
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; s && *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-    else if (ch == '\n') fputs("\\n", f);
-    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-    else fputc(ch, f);
-  }
-  fputc('"', f);
 }
 
 static int exit_for(const Diag *d) {
@@ -321,7 +313,7 @@ static void json_cell(Dtype t, Cell c, bool def) {
     return;
   }
   dtype_format(t, c, b, sizeof b);
-  if (dtype_is_float(t) && (!strcmp(b, "nan") || !strcmp(b, "inf") || !strcmp(b, "-inf"))) printf("\"%s\"", b);
+  if (dtype_is_float(t)) json_number_text(stdout, b); /* nan, inf: strings */
   else printf("%s", b);
 }
 
@@ -468,6 +460,7 @@ static int run_program(Program *p, const Options *o) {
   else if (!verify_expect_refs(p, &eng, &d) || !cycles_ok(p, &eng, &d)) rc = report(o, &d);
   if (trace && !trace_close(trace, &d) && rc == EXIT_OK) rc = report(o, &d);
   if (o->stats && !stats_write(o->stats, p, &eng.stats, &d) && rc == EXIT_OK) rc = report(o, &d);
+  if (o->out && !run_write_npy_dir(p, &eng, o->out, &d) && rc == EXIT_OK) rc = report(o, &d);
   if (!strcmp(o->cmd, "diff")) {
     printf("diff: %llu matched, %llu mismatched\n", (unsigned long long)st.matched, (unsigned long long)st.mismatched);
     if (st.nlist) printf(" line  %-22s  sub  %-16s  %-14s  %-14s\n", "operation", "where", "reference", "lowering");

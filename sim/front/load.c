@@ -11,14 +11,19 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
+#include "../../lowering/index.h"
+#include "../../memory/npy.h"
 #include "parse.h"
 
 typedef struct {
@@ -32,6 +37,7 @@ typedef struct {
   long visits;     /* nodes visited: bounds alias bombs */
   long max_visits; /* MAX_VISITS */
   long long_bytes, max_long_bytes; /* bytes of long scalars visited, and their bound */
+  const LoadFiles *files; /* NULL: init: {npy: PATH} reads PATH from disk */
 } Loader;
 
 #define MAX_VISITS 2000000L
@@ -153,6 +159,19 @@ static bool parse_int(const char *s, int64_t *out) {
   long long v = strtoll(s, &end, 0);
   if (*end || errno == ERANGE) return false;
   *out = v;
+  return true;
+}
+
+/* An integer literal of dtype t: int64, and for uint64 also the values
+ * past 2**63 - 1 (kept as their 64 bits, as a uint64 cell holds them). */
+static bool parse_int_of(const char *s, Dtype t, int64_t *out) {
+  if (parse_int(s, out)) return true;
+  if (t != DT_UINT64 || !isdigit((unsigned char)s[0])) return false;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (*end || errno == ERANGE) return false;
+  *out = (int64_t)v;
   return true;
 }
 
@@ -420,8 +439,8 @@ static bool int_literal_fits(const char *s, Dtype t) {
   if (!s[k] || strspn(s + k, "0123456789") != strlen(s + k)) return true; /* not an integer literal */
   if (!dtype_is_int(t)) return true;
   int64_t v;
-  if (!parse_int(s, &v)) return false;
-  if (dtype_kind(t) == DK_UINT && v < 0) return false;
+  if (!parse_int_of(s, t, &v)) return false;
+  if (dtype_kind(t) == DK_UINT && v < 0 && !(t == DT_UINT64 && s[0] != '-')) return false;
   return dtype_size(t) == 8 || dtype_fit(t, (Cell){.i = v}).i == v;
 }
 
@@ -429,7 +448,7 @@ static bool scalar_cell(const char *s, Dtype t, Cell *c) {
   int64_t iv;
   if (!strcmp(s, "true") || !strcmp(s, "True")) iv = 1;
   else if (!strcmp(s, "false") || !strcmp(s, "False")) iv = 0;
-  else if (!parse_int(s, &iv)) {
+  else if (!parse_int_of(s, t, &iv)) {
     char *end;
     double f = strtod(s, &end);
     if (*end || !*s) {
@@ -487,7 +506,7 @@ static bool init_shape_ok(Loader *L, Ref *r, yaml_node_t *n, int dim) {
 }
 
 static bool load_random(Loader *L, Ref *r, yaml_node_t *n) {
-  static const char *const keys[] = {"random", "low", "high"};
+  static const char *const keys[] = {"random", "low", "high", "npy"};
   r->init = INIT_RANDOM;
   r->low = 0;
   r->high = 100;
@@ -503,14 +522,142 @@ static bool load_random(Loader *L, Ref *r, yaml_node_t *n) {
     } else if (!strcmp(scalar(k), "low") || !strcmp(scalar(k), "high")) {
       if (!is_scalar(v) || !scalar_cell(scalar(v), DT_FLOAT64, &c)) return fail(L, D_IN_TYPE, node_loc(L, v), scalar(k), "a number");
       *(scalar(k)[0] == 'l' ? &r->low : &r->high) = c.f;
-    } else return unknown_key(L, k, "init", keys, 3);
+    } else return unknown_key(L, k, "init", keys, 4);
   }
   if (!L->failed && !seen) return fail(L, D_IN_MISSING, node_loc(L, n), "a random init", "random");
   if (!L->failed && !(r->low < r->high)) return fail(L, D_IN_VALUE, node_loc(L, n), "a random init needs low < high");
   return !L->failed;
 }
 
+static yaml_node_t *map_get(Loader *L, yaml_node_t *m, const char *key, yaml_node_t **keynode);
+
+/* ---- init: {npy: PATH} ------------------------------------------------ */
+/* An .npy file's bytes, from the in-memory table or from disk; the whole
+ * file is read only once its header agrees with the ref. */
+typedef struct {
+  const uint8_t *mem; /* in-memory file, or NULL */
+  int fd;
+  uint64_t size;
+  char shown[600];    /* 'PATH' or 'PATH' (DIR/PATH) for messages */
+} NpySource;
+
+static bool npy_open(Loader *L, const char *path, Loc at, NpySource *src) {
+  memset(src, 0, sizeof *src);
+  src->fd = -1;
+  snprintf(src->shown, sizeof src->shown, "'%.400s'", path);
+  if (L->files) {
+    for (int i = 0; i < L->files->n; i++)
+      if (!strcmp(L->files->v[i].name, path)) return src->mem = L->files->v[i].data, src->size = L->files->v[i].len, true;
+    char msg[700];
+    snprintf(msg, sizeof msg, "cannot open %s: no such file", src->shown);
+    return fail(L, D_IN_FILE, at, msg);
+  }
+  const char *slash = strrchr(L->p->file, '/');
+  char full[4200];
+  if (path[0] == '/' || !slash) snprintf(full, sizeof full, "%s", path);
+  else snprintf(full, sizeof full, "%.*s/%s", (int)(slash - L->p->file), L->p->file, path);
+  if (strcmp(full, path)) snprintf(src->shown, sizeof src->shown, "'%.250s' (%.300s)", path, full);
+  /* O_NONBLOCK: a FIFO must not hang the loader; only regular files pass */
+  src->fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  char msg[800];
+  if (src->fd < 0 || fstat(src->fd, &st) != 0) snprintf(msg, sizeof msg, "cannot open %s: %s", src->shown, strerror(errno));
+  else if (!S_ISREG(st.st_mode)) snprintf(msg, sizeof msg, "cannot read %s: it is not a regular file", src->shown);
+  else return src->size = (uint64_t)st.st_size, true;
+  if (src->fd >= 0) close(src->fd), src->fd = -1;
+  return fail(L, D_IN_FILE, at, msg);
+}
+
+/* Reads n bytes at offset off of the source into out. */
+static bool npy_read(NpySource *src, uint64_t off, uint8_t *out, size_t n) {
+  if (src->mem) return memcpy(out, src->mem + off, n), true;
+  for (size_t got = 0; got < n;) {
+    ssize_t k = pread(src->fd, out + got, n - got, (off_t)(off + got));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    got += (size_t)k;
+  }
+  return true;
+}
+
+static bool npy_matches(Loader *L, const Ref *r, const NpyHeader *h, const NpySource *src, Loc at) {
+  bool same = h->dtype == r->dtype && h->rank == r->rank;
+  for (int i = 0; same && i < r->rank; i++) same = h->shape[i] == r->shape[i];
+  char msg[1000], hs[256], rs[256];
+  fmt_shape(hs, sizeof hs, h->rank, h->shape);
+  fmt_shape(rs, sizeof rs, r->rank, r->shape);
+  if (!same) {
+    snprintf(msg, sizeof msg, "%s holds %s ('%s') of shape %s, but ref '%s' is %s of shape %s: save the array with the ref's dtype and shape",
+             src->shown, dtype_name(h->dtype), h->descr, hs, r->name, dtype_name(r->dtype), rs);
+    return fail(L, D_IN_VALUE, at, msg);
+  }
+  uint64_t have = src->size - h->data_offset;
+  if (have == h->data_bytes) return true;
+  snprintf(msg, sizeof msg, "%s is not a valid .npy file: its header says %s of shape %s, %llu bytes of data, but %llu bytes follow the header%s",
+           src->shown, h->descr, hs, (unsigned long long)h->data_bytes, (unsigned long long)have, have < h->data_bytes ? " (the file is truncated)" : "");
+  return fail(L, D_IN_VALUE, at, msg);
+}
+
+/* The header of the file, parsed; false (the load failed) when malformed. */
+static bool npy_header(Loader *L, NpySource *src, NpyHeader *h, Loc at) {
+  uint8_t head[NPY_MAX_HEADER + 12];
+  size_t hn = src->size < sizeof head ? (size_t)src->size : sizeof head;
+  char err[500], msg[1200];
+  if (!npy_read(src, 0, head, hn)) snprintf(err, sizeof err, "reading it failed: %s", strerror(errno));
+  else if (npy_parse_header(head, hn, h, err, sizeof err)) return true;
+  snprintf(msg, sizeof msg, "%s is not a valid .npy file: %s", src->shown, err);
+  return fail(L, D_IN_VALUE, at, msg);
+}
+
+/* The file's elements into the arena, as the ref's init. */
+static bool npy_data(Loader *L, Ref *r, NpySource *src, const NpyHeader *h, const char *path, Loc at) {
+  char msg[1200];
+  if (h->data_bytes > (uint64_t)LOAD_MAX_TOTAL_BYTES) {
+    snprintf(msg, sizeof msg, "%s holds %llu bytes of data; sc-sim's limit for all refs together is 2**33 bytes", src->shown,
+             (unsigned long long)h->data_bytes);
+    return fail(L, D_IN_LIMIT, at, msg);
+  }
+  uint8_t *data = arena_alloc(&L->p->arena, h->data_bytes ? (size_t)h->data_bytes : 1);
+  errno = 0;
+  if (!npy_read(src, h->data_offset, data, (size_t)h->data_bytes)) {
+    snprintf(msg, sizeof msg, "cannot read %s: %s", src->shown, errno ? strerror(errno) : "it changed while being read");
+    return fail(L, D_IN_FILE, at, msg);
+  }
+  npy_decode(h, data);
+  r->init = INIT_BYTES;
+  r->init_bytes = data;
+  r->init_file = arena_strdup(&L->p->arena, path);
+  return true;
+}
+
+static bool npy_load(Loader *L, Ref *r, const char *path, Loc at) {
+  NpySource src;
+  NpyHeader h;
+  if (!npy_open(L, path, at, &src)) return false;
+  bool ok = npy_header(L, &src, &h, at) && npy_matches(L, r, &h, &src, at) && npy_data(L, r, &src, &h, path, at);
+  if (src.fd >= 0) close(src.fd);
+  return ok;
+}
+
+static bool load_npy_init(Loader *L, Ref *r, yaml_node_t *n) {
+  static const char *const keys[] = {"npy"};
+  if (!check_dups(L, n, "init")) return false;
+  yaml_node_t *key = NULL, *v = map_get(L, n, "npy", &key);
+  for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
+    yaml_node_t *k = get(L, pr->key);
+    if (!is_scalar(k)) return fail(L, D_IN_TYPE, node_loc(L, k), "init key", "a string");
+    if (strcmp(scalar(k), "npy")) {
+      if (!strcmp(scalar(k), "random") || !strcmp(scalar(k), "low") || !strcmp(scalar(k), "high"))
+        return fail(L, D_IN_VALUE, node_loc(L, k), "an init is either {npy: PATH} or {random: SEED, low: A, high: B}, not both");
+      return unknown_key(L, k, "init", keys, 1);
+    }
+  }
+  if (!is_scalar(v) || !*scalar(v)) return fail(L, D_IN_TYPE, node_loc(L, v), "npy", "the path of an .npy file (relative to the program's folder)");
+  return npy_load(L, r, scalar(v), node_loc(L, key));
+}
+
 static bool load_init(Loader *L, Ref *r, yaml_node_t *n) {
+  if (is_map(n) && map_get(L, n, "npy", NULL)) return load_npy_init(L, r, n);
   if (is_map(n)) return load_random(L, r, n);
   if (is_seq(n)) {
     r->init = INIT_LIST;
@@ -520,9 +667,8 @@ static bool load_init(Loader *L, Ref *r, yaml_node_t *n) {
     return load_init_list(L, r, n, 0, &pos);
   }
   const char *s = scalar(n);
-  if (!strcmp(s, "zeros")) r->init = INIT_ZEROS;
-  else if (!strcmp(s, "iota")) r->init = INIT_IOTA;
-  else if (!int_literal_fits(s, r->dtype)) {
+  if (mem_init_word(s, &r->init)) return true;
+  if (!int_literal_fits(s, r->dtype)) {
     char msg[200];
     snprintf(msg, sizeof msg, "init value %.40s does not fit in %s", s, dtype_name(r->dtype));
     return fail(L, D_IN_VALUE, node_loc(L, n), msg);
@@ -565,19 +711,16 @@ static bool ref_space(Loader *L, Ref *r, yaml_node_t *n) {
 }
 
 static bool ref_dtype(Loader *L, Ref *r, yaml_node_t *n) {
-  static const char *names[DT_COUNT];
-  for (int i = 0; i < DT_COUNT; i++) names[i] = dtype_name((Dtype)i);
   if (is_scalar(n) && dtype_lookup(scalar(n), &r->dtype)) return true;
   if (!is_scalar(n)) {
     char what[80];
     snprintf(what, sizeof what, "a dtype name such as int32, got %s", node_kind(n));
     return fail(L, D_IN_TYPE, node_loc(L, n), "dtype", what);
   }
-  char hint[200] = "";
-  const char *near = is_scalar(n) ? names_nearest(scalar(n), names, DT_COUNT) : NULL;
-  if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
-  else snprintf(hint, sizeof hint, " (int32, uint32, float32, bfloat16, float16, int16, uint16, int8, uint8, bool)");
-  return fail(L, D_IN_DTYPE, node_loc(L, n), is_scalar(n) ? scalar(n) : node_kind(n), hint);
+  if (L->failed) return false;
+  dtype_unknown(L->d, node_loc(L, n), scalar(n)); /* the hint lists DTYPES */
+  L->failed = true;
+  return false;
 }
 
 static bool ref_keys_ok(Loader *L, yaml_node_t *n, const char *where) {
@@ -719,6 +862,67 @@ static bool load_expr_list(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
   return !L->failed;
 }
 
+/* carry: / next: a mapping of carry names to value expressions, in order. */
+static bool load_carry_map(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
+  const char *key = field_key(f);
+  if (!is_map(v)) return fail(L, D_IN_TYPE, node_loc(L, v), key, "a mapping of carry names to values, such as {acc: \"0\"}");
+  if (!check_dups(L, v, key)) return false;
+  int cnt = (int)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+  const char **names = arena_alloc(&L->p->arena, sizeof *names * (size_t)(cnt ? cnt : 1));
+  Loc *locs = arena_alloc(&L->p->arena, sizeof *locs * (size_t)(cnt ? cnt : 1));
+  op->list[f] = arena_alloc(&L->p->arena, sizeof(Expr *) * (size_t)(cnt ? cnt : 1));
+  op->nlist[f] = cnt;
+  for (int i = 0; i < cnt && !L->failed; i++) {
+    yaml_node_pair_t *pr = &v->data.mapping.pairs.start[i];
+    yaml_node_t *k = get(L, pr->key);
+    if (!is_scalar(k) || !is_identifier(scalar(k))) return fail(L, D_IN_TYPE, node_loc(L, k), "a carry name", "a name (an identifier)");
+    if (!strcmp(scalar(k), "core") || !strcmp(scalar(k), "subcore"))
+      return fail(L, D_IN_VALUE, node_loc(L, k), "'core' and 'subcore' name the subcore's coordinates and cannot name a carry");
+    names[i] = arena_strdup(&L->p->arena, scalar(k));
+    locs[i] = node_loc(L, k);
+    op->list[f][i] = expr_from_node(L, get(L, pr->value), names[i]);
+  }
+  if (f == FLD_CARRY) op->carry = names, op->carry_loc = locs, op->ncarry = cnt;
+  else op->next_name = names, op->next_loc = locs;
+  return !L->failed;
+}
+
+/* `next` must give each carry once; it is reordered as `carry`. */
+static bool align_next(Loader *L, Op *op) {
+  const char *kind = op_key(op->kind);
+  if ((op->has & F(NEXT)) && !(op->has & F(CARRY)))
+    return fail(L, D_IN_VALUE, op->floc[FLD_NEXT], "'next' gives the next values of the carries: declare them (and their initial values) in 'carry'");
+  if (op->ncarry && !(op->has & F(NEXT))) {
+    char where[64];
+    snprintf(where, sizeof where, "operation '%s' with carries", kind);
+    return fail(L, D_IN_MISSING, op->floc[FLD_CARRY], where, "next");
+  }
+  for (int i = 0; i < op->ncarry; i++)
+    if (op->name[FLD_VAR] && !strcmp(op->carry[i], op->name[FLD_VAR]))
+      return fail(L, D_IN_VALUE, op->carry_loc[i], "a carry cannot have the name of the loop variable: rename one of them");
+  int nn = op->nlist[FLD_NEXT] < 0 ? 0 : op->nlist[FLD_NEXT];
+  Expr **ordered = arena_alloc(&L->p->arena, sizeof(Expr *) * (size_t)(op->ncarry ? op->ncarry : 1));
+  Loc *locs = arena_alloc(&L->p->arena, sizeof(Loc) * (size_t)(op->ncarry ? op->ncarry : 1));
+  char msg[400];
+  for (int j = 0; j < nn; j++) {
+    int i = 0;
+    while (i < op->ncarry && strcmp(op->carry[i], op->next_name[j])) i++;
+    if (i == op->ncarry) {
+      snprintf(msg, sizeof msg, "next gives '%.60s', which is not a carry of this %s (declare it in 'carry')", op->next_name[j], kind);
+      return fail(L, D_IN_VALUE, op->next_loc[j], msg);
+    }
+    ordered[i] = op->list[FLD_NEXT][j];
+    locs[i] = op->next_loc[j];
+  }
+  for (int i = 0; i < op->ncarry; i++)
+    if (!ordered[i]) {
+      snprintf(msg, sizeof msg, "next has no value for the carry '%.60s' (write %.60s: %.60s to keep it)", op->carry[i], op->carry[i], op->carry[i]);
+      return fail(L, D_IN_VALUE, op->floc[FLD_NEXT], msg);
+    }
+  if (op->has & F(NEXT)) op->list[FLD_NEXT] = ordered, op->next_loc = locs, op->nlist[FLD_NEXT] = op->ncarry;
+  return true;
+}
+
 static bool load_field(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
   const char *key = field_key(f);
   op->nlist[f] = -1;
@@ -738,6 +942,7 @@ static bool load_field(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
     if (is_seq(v)) return load_expr_list(L, op, f, v);
     return (op->e[f] = expr_from_node(L, v, key)) != NULL;
   case FK_BODY: return load_body(L, v, f == FLD_BODY ? &op->body : &op->els, key);
+  case FK_MAP: return load_carry_map(L, op, f, v);
   }
   return false;
 }
@@ -775,6 +980,7 @@ static bool load_fields(Loader *L, Op *op, yaml_node_t *m) {
 static bool check_op_shape(Loader *L, Op *op) {
   if (op->kind == OPK_LOOP && (op->nlist[FLD_RANGE] < 2 || op->nlist[FLD_RANGE] > 3))
     return fail(L, D_IN_TYPE, op->floc[FLD_RANGE], "range", "[lo, hi] or [lo, hi, step]");
+  if ((op->kind == OPK_LOOP || op->kind == OPK_WHILE) && !align_next(L, op)) return false;
   if (op->kind == OPK_EXPECT && !(op->has & (F(VALUE) | F(REF))))
     return fail(L, D_IN_MISSING, op->loc, "operation 'expect'", "value' or 'ref");
   if (op->kind == OPK_EXPECT && (op->has & F(VALUE)) && (op->has & F(REF)))
@@ -977,7 +1183,7 @@ static bool check_names_expr(Loader *L, NameSet *s, const Expr *e) {
   check_names_expr(L, s, e->a);
   check_names_expr(L, s, e->b);
   check_names_expr(L, s, e->c);
-  bool astype = e->kind == EX_CALL && !strcmp(e->name, "astype");
+  bool astype = e->kind == EX_CALL && e->builtin == BI_ASTYPE;
   for (int i = 0; i < e->nargs; i++)
     if (!(astype && i == 1 && e->args[i]->kind == EX_NAME)) check_names_expr(L, s, e->args[i]); /* a dtype name */
   return !L->failed;
@@ -985,7 +1191,24 @@ static bool check_names_expr(Loader *L, NameSet *s, const Expr *e) {
 
 static bool check_names_body(Loader *L, NameSet *s, const Body *b);
 
+/* A loop's carries are bound inside its body (and after it); `next` and a
+ * while's `cond` see them, `next` also what the body bound. */
+static bool check_names_loop(Loader *L, NameSet *s, Op *op) {
+  for (int f = 0; f < FLD_COUNT; f++) {
+    if (f == FLD_BODY || f == FLD_NEXT || f == FLD_COND) continue;
+    check_names_expr(L, s, op->e[f]);
+    for (int i = 0; i < op->nlist[f]; i++) check_names_expr(L, s, op->list[f][i]);
+  }
+  if (op->kind == OPK_LOOP) names_add(L, s, op->name[FLD_VAR]);
+  for (int i = 0; i < op->ncarry; i++) names_add(L, s, op->carry[i]);
+  check_names_expr(L, s, op->e[FLD_COND]);
+  check_names_body(L, s, &op->body);
+  for (int i = 0; i < op->nlist[FLD_NEXT]; i++) check_names_expr(L, s, op->list[FLD_NEXT][i]);
+  return !L->failed;
+}
+
 static bool check_names_op(Loader *L, NameSet *s, Op *op) {
+  if (op->kind == OPK_LOOP || op->kind == OPK_WHILE) return check_names_loop(L, s, op);
   for (int f = 0; f < FLD_COUNT; f++) {
     if (f == FLD_BODY || f == FLD_ELSE) continue;
     check_names_expr(L, s, op->e[f]);
@@ -996,7 +1219,6 @@ static bool check_names_op(Loader *L, NameSet *s, Op *op) {
     snprintf(hint, sizeof hint, " (name a descriptor that an earlier async_copy gave with out:)");
     return fail(L, D_IN_NAME, op->nloc[FLD_NAME], op->wait_desc, hint);
   }
-  if (op->kind == OPK_LOOP) names_add(L, s, op->name[FLD_VAR]);
   check_names_body(L, s, &op->body);
   check_names_body(L, s, &op->els);
   names_add(L, s, op->name[FLD_OUT]);
@@ -1329,13 +1551,17 @@ static bool expansion_ok(Loader *L) {
   return fail(L, D_IN_LIMIT, (Loc){L->p->file, 1, 1}, msg);
 }
 
-static bool load_utf8(const char *path, const char *text, size_t len, Program *p, Diag *d);
+static bool load_utf8(const char *path, const char *text, size_t len, const LoadFiles *files, Program *p, Diag *d);
 
 bool load_program_text(const char *path, const char *text, size_t len, Program *p, Diag *d) {
+  return load_program_files(path, text, len, NULL, p, d);
+}
+
+bool load_program_files(const char *path, const char *text, size_t len, const LoadFiles *files, Program *p, Diag *d) {
   size_t n8;
   char *utf8 = from_utf16(text, len, &n8);
-  if (!utf8) return load_utf8(path, text, len, p, d);
-  bool ok = load_utf8(path, utf8, n8, p, d);
+  if (!utf8) return load_utf8(path, text, len, files, p, d);
+  bool ok = load_utf8(path, utf8, n8, files, p, d);
   /* the IR keeps no pointer into the text: it may go */
   free(utf8);
   return ok;
@@ -1372,8 +1598,8 @@ static bool no_nul_scalars(Loader *L) {
   return fail(L, D_IN_VALUE, node_loc(L, first), msg);
 }
 
-static bool load_utf8(const char *path, const char *text, size_t len, Program *p, Diag *d) {
-  Loader L = {p, text, len, NULL, d, false, 0, 0, MAX_VISITS, 0, 1L << 20};
+static bool load_utf8(const char *path, const char *text, size_t len, const LoadFiles *files, Program *p, Diag *d) {
+  Loader L = {p, text, len, NULL, d, false, 0, 0, MAX_VISITS, 0, 1L << 20, files};
   p->file = path;
   p->version = 1;
   p->layout_passes = true;

@@ -61,14 +61,6 @@ static bool accept(Parser *p, const char *t) {
   return true;
 }
 
-static bool accept_kw(Parser *p, const char *kw) {
-  skip_ws(p);
-  size_t n = strlen(kw);
-  if (strncmp(p->s + p->pos, kw, n) || is_ident_char(p->s[p->pos + n])) return false;
-  p->pos += n;
-  return true;
-}
-
 static void expect(Parser *p, const char *t, const char *what) {
   if (!accept(p, t)) fail(p, "expected %s", what);
 }
@@ -199,6 +191,7 @@ static Expr *parse_name_or_call(Parser *p) {
   if (accept(p, "(")) {
     Expr *e = node(p, EX_CALL, l);
     e->name = id;
+    e->builtin = builtin_lookup(id);
     ArgList al = {0};
     parse_args(p, &al, ")", true);
     e->args = al.v;
@@ -357,13 +350,45 @@ static Expr *parse_postfix(Parser *p) {
   return e;
 }
 
+/* Operators come from EXPR_OPS (isa/value.h): its precedence column is the
+ * parser's level, loosest first, and each level is either prefix (not; the
+ * unary - + ~) or infix.  A word operator matches as a whole word; a
+ * one-character symbol does not match the start of a doubled or augmented
+ * token ("//", "<<", "**", "+="), and a longer spelling wins ("<=" over "<"). */
+#define LEVEL_NOT (expr_op_prec(OP_NOT))
+#define LEVEL_UNARY (expr_op_prec(OP_NEG))
+
+static size_t op_matches(Parser *p, ExprOp op) {
+  const char *s = p->s + p->pos, *t = expr_op_text(op);
+  size_t n = strlen(t);
+  if (isalpha((unsigned char)t[0])) return strncmp(s, t, n) || is_ident_char(s[n]) ? 0 : n;
+  if (strncmp(s, t, n)) return 0;
+  if (n == 1 && expr_op_arity(op) == 2 && (s[1] == t[0] || s[1] == '=')) return 0;
+  return n;
+}
+
+/* The longest operator of `arity` at `level` that starts here, consumed;
+ * OP_NONE when none does. */
+static ExprOp match_level(Parser *p, int level, int arity) {
+  skip_ws(p);
+  ExprOp best = OP_NONE;
+  size_t bn = 0;
+  for (int i = 1; i < EXPR_OP_COUNT; i++) {
+    if (expr_op_prec((ExprOp)i) != level || expr_op_arity((ExprOp)i) != arity) continue;
+    size_t n = op_matches(p, (ExprOp)i);
+    if (n > bn) best = (ExprOp)i, bn = n;
+  }
+  p->pos += bn;
+  return best;
+}
+
+static ExprOp match_unary(Parser *p, int level) { return match_level(p, level, 1); }
+static ExprOp match_op(Parser *p, int level) { return match_level(p, level, 2); }
+
 static Expr *parse_unary(Parser *p) {
   skip_ws(p);
   Loc l = here(p);
-  ExprOp op = OP_NONE;
-  if (accept(p, "-")) op = OP_NEG;
-  else if (accept(p, "+")) op = OP_POS;
-  else if (accept(p, "~")) op = OP_INVERT;
+  ExprOp op = match_unary(p, LEVEL_UNARY);
   if (op == OP_NONE) return parse_postfix(p);
   if (++p->depth > MAX_DEPTH) {
     fail(p, "the expression is nested too deeply (more than %s levels)", "200");
@@ -388,85 +413,35 @@ static Expr *parse_unary(Parser *p) {
   return e;
 }
 
-/* Binary levels, lowest first; each row: operator text, its op. */
-typedef struct {
-  const char *text;
-  ExprOp op;
-} BinOp;
-static const BinOp level_ops[][5] = {
-    {{"or", OP_OR}},
-    {{"and", OP_AND}},
-    {{"==", OP_EQ}, {"!=", OP_NE}, {"<=", OP_LE}, {">=", OP_GE}, {NULL, OP_NONE}},
-    {{"|", OP_BOR}},
-    {{"^", OP_BXOR}},
-    {{"&", OP_BAND}},
-    {{"<<", OP_SHL}, {">>", OP_SHR}},
-    {{"+", OP_ADD}, {"-", OP_SUB}},
-    {{"//", OP_FLOORDIV}, {"*", OP_MUL}, {"/", OP_DIV}, {"%", OP_MOD}},
-};
-enum { LEVEL_CMP = 2, LEVEL_COUNT = 9 };
-
-static ExprOp match_op(Parser *p, int level) {
-  skip_ws(p);
-  const char *s = p->s + p->pos;
-  if (level <= 1) return accept_kw(p, level == 0 ? "or" : "and") ? (level == 0 ? OP_OR : OP_AND) : OP_NONE;
-  for (int i = 0; i < 5 && level_ops[level][i].text; i++) {
-    const char *t = level_ops[level][i].text;
-    size_t n = strlen(t);
-    if (strncmp(s, t, n)) continue;
-    if (n == 1 && (s[1] == t[0] || (t[0] != '=' && s[1] == '=' && level != LEVEL_CMP))) continue;
-    p->pos += n;
-    return level_ops[level][i].op;
-  }
-  if (level == LEVEL_CMP && (s[0] == '<' || s[0] == '>') && s[1] != s[0]) {
-    p->pos++;
-    return s[0] == '<' ? OP_LT : OP_GT;
-  }
-  return OP_NONE;
-}
-
 static Expr *parse_level(Parser *p, int level);
 
+static Expr *parse_not(Parser *p);
+
+/* An operand of an operator at `level`: the next tighter level. */
 static Expr *parse_operand(Parser *p, int level) {
-  if (level + 1 < LEVEL_COUNT) return parse_level(p, level + 1);
-  return parse_unary(p);
+  if (level + 1 == LEVEL_NOT) return parse_not(p);
+  if (level + 1 == LEVEL_UNARY) return parse_unary(p);
+  return parse_level(p, level + 1);
 }
 
 static Expr *parse_not(Parser *p) {
   skip_ws(p);
   Loc l = here(p);
-  if (!accept_kw(p, "not")) return parse_level(p, LEVEL_CMP);
+  ExprOp op = match_unary(p, LEVEL_NOT);
+  if (op == OP_NONE) return parse_level(p, LEVEL_NOT + 1);
   if (++p->depth > MAX_DEPTH) {
     fail(p, "the expression is nested too deeply (more than %s levels)", "200");
     return NULL;
   }
   Expr *e = node(p, EX_UNARY, l);
-  e->op = OP_NOT;
+  e->op = op;
   e->a = parse_not(p);
   p->depth--;
   return e;
 }
 
 static Expr *parse_level(Parser *p, int level) {
-  Expr *e = level == 1 ? parse_not(p) : parse_operand(p, level);
-  if (level == 1) { /* 'and' binds operands produced by 'not' */
-    int chain = 0;
-    while (!p->failed) {
-      skip_ws(p);
-      Loc l = here(p);
-      if (!accept_kw(p, "and")) break;
-      if (p->depth + ++chain > MAX_DEPTH) {
-        fail(p, "the expression is nested too deeply (more than %s levels)", "200");
-        break;
-      }
-      Expr *b = node(p, EX_BINARY, l);
-      b->op = OP_AND;
-      b->a = e;
-      b->b = parse_not(p);
-      e = b;
-    }
-    return e;
-  }
+  Expr *e = parse_operand(p, level);
   int chain = 0; /* a left-leaning chain deepens the tree: bound it like nesting */
   while (!p->failed) {
     skip_ws(p);
@@ -480,7 +455,7 @@ static Expr *parse_level(Parser *p, int level) {
     Expr *b = node(p, EX_BINARY, l);
     b->op = op;
     b->a = e;
-    b->b = level == 0 ? parse_level(p, 1) : parse_operand(p, level);
+    b->b = parse_operand(p, level);
     e = b;
   }
   return e;

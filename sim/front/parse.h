@@ -15,6 +15,10 @@
  *   subs    := entry (',' entry)* [',']   entry := '...' | [expr] ':' [expr] [':' [expr]] | expr
  *   args    := [arg (',' arg)*]           arg  := NAME '=' expr | expr
  *
+ * The operators, their spellings and levels are EXPR_OPS (isa/value.h); a
+ * call's name is resolved to its BUILTINS row (lowering/builtins.h) here,
+ * once, into Expr.builtin.
+ *
  * Positions: every node's Loc is the file position of its first character,
  * computed from the position of the string's first character in the file. */
 #ifndef SC_PARSE_H

@@ -87,6 +87,8 @@ typedef struct {
   int nwarned;
   struct Hit *hits;  /* the scatter being run: element and lane of each write */
   int64_t caphits;
+  int64_t *spans;    /* tracing: the (offset, bytes) pairs the access touched */
+  int64_t nspans, capspans;
 } Eng;
 
 /* A view with its operands read: per level the evaluated starts/sizes and
@@ -417,19 +419,10 @@ static Cell ev_read(EV *ev, const Part *pt, int np, uint8_t *def) {
   return dtype_load(ev->dt[ev->top], b);
 }
 
-static void ev_write(Eng *E, EV *ev, const Part *pt, int np, Cell c) {
+static void ev_write(EV *ev, const Part *pt, int np, Cell c) {
   uint8_t b[16];
   for (int i = 0; i < np; i++) mem_set_defined(ev->reg, pt[i].off, pt[i].n, true);
-  Dtype t = ev->dt[ev->top];
-  if (t == DT_BFLOAT16 && E->c->mutant == MUT_BF16_TRUNCATE) {
-    float f = (float)c.f;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    b[0] = (uint8_t)(u >> 16);
-    b[1] = (uint8_t)(u >> 24);
-  } else {
-    dtype_store(t, c, b);
-  }
+  dtype_store(ev->dt[ev->top], c, b);
   int k = 0;
   for (int i = 0; i < np; i++)
     for (int j = 0; j < pt[i].n; j++) {
@@ -440,18 +433,6 @@ static void ev_write(Eng *E, EV *ev, const Part *pt, int np, Cell c) {
 /* An element left undefined by a store of an undefined lane. */
 static void ev_undef(EV *ev, const Part *pt, int np) {
   for (int i = 0; i < np; i++) mem_set_defined(ev->reg, pt[i].off, pt[i].n, false);
-}
-
-/* The conversion a store performs; the bf16-truncate mutant truncates
- * here instead of rounding to nearest even. */
-static Cell store_convert(const Eng *E, Dtype from, Dtype to, Cell c) {
-  if (to != DT_BFLOAT16 || E->c->mutant != MUT_BF16_TRUNCATE || !dtype_is_float(from)) return alu_convert(from, to, c);
-  float f = (float)c.f;
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  u &= 0xffff0000u;
-  memcpy(&f, &u, 4);
-  return (Cell){.f = f};
 }
 
 static bool ev_oob(Eng *E, Sc *s, const Instr *in, EV *ev) { return efault(E, s, in, FAULT_OOB, ev->why); }
@@ -600,7 +581,7 @@ static bool dense_all(const EV *ev) { return ev->affine && dense_block(ev) >= ev
 
 static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_t tag) {
   val_shape(out, ev->dt[ev->top], ev->rank[ev->top], ev->lvl[ev->top]);
-  if (!tag && ev->n > 0 && dense_all(ev) && E->c->mutant != MUT_UNSIGNED_SIGN_EXTEND) { /* the fast path */
+  if (!tag && ev->n > 0 && dense_all(ev)) { /* the fast path */
     Dtype t = ev->dt[ev->top];
     int64_t es = dtype_size(t);
     const uint8_t *b = ev->reg->bytes + ev->base;
@@ -616,8 +597,6 @@ static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_
     if (!ev_parts(ev, i, pt, &np)) return ev_oob(E, s, in, ev);
     if (tag && !race_parts(E, tag, ev->reg, pt, np)) return false;
     out->v[i] = ev_read(ev, pt, np, &out->def[i]);
-    if (E->c->mutant == MUT_UNSIGNED_SIGN_EXTEND && (out->dtype == DT_UINT8 || out->dtype == DT_UINT16))
-      out->v[i].i = out->dtype == DT_UINT8 ? (int8_t)out->v[i].i : (int16_t)out->v[i].i;
   }
   return true;
 }
@@ -667,7 +646,58 @@ static void val_text(const Value *v, char *buf, size_t n) {
   if (v->rank && len < n) snprintf(buf + len, n - len, "%s]", v->n > 8 ? ", ..." : "");
 }
 
-static void trace_access(Eng *E, Sc *s, const Instr *in, const EV *ev, const Value *old, const Value *nw, uint64_t cost) {
+/* ---- the bytes an access touched, for its trace event -------------------- */
+static void span_add(Eng *E, const Part *pt, int np) {
+  if (!E->spans || E->nspans + np > E->capspans) {
+    int64_t c = E->capspans ? E->capspans * 2 : 64;
+    while (c < E->nspans + np) c *= 2;
+    int64_t *q = realloc(E->spans, sizeof *q * 2 * (size_t)c);
+    if (!q) abort();
+    E->spans = q, E->capspans = c;
+  }
+  for (int i = 0; i < np; i++) E->spans[2 * E->nspans] = pt[i].off, E->spans[2 * E->nspans++ + 1] = pt[i].n;
+}
+
+/* Starts the list of a gather or scatter (allocated, so that an access
+ * with every lane masked off lists [] rather than null). */
+static void spans_begin(Eng *E) {
+  E->nspans = 0;
+  if (E->trace) span_add(E, NULL, 0);
+}
+
+static int span_cmp(const void *a, const void *b) {
+  const int64_t *x = a, *y = b;
+  return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Sorts the spans by offset and merges those that touch or overlap. */
+static void spans_merge(Eng *E) {
+  if (!E->nspans) return;
+  qsort(E->spans, (size_t)E->nspans, 2 * sizeof *E->spans, span_cmp);
+  int64_t k = 0, *sp = E->spans;
+  for (int64_t i = 1; i < E->nspans; i++) {
+    int64_t end = sp[2 * k] + sp[2 * k + 1], e2 = sp[2 * i] + sp[2 * i + 1];
+    if (sp[2 * i] <= end) sp[2 * k + 1] = (e2 > end ? e2 : end) - sp[2 * k];
+    else k++, sp[2 * k] = sp[2 * i], sp[2 * k + 1] = sp[2 * i + 1];
+  }
+  E->nspans = k + 1;
+}
+
+/* The spans of every element of a view (it resolved, so each element has
+ * its parts). */
+static void view_spans(Eng *E, EV *ev) {
+  Part pt[MAX_PARTS];
+  int np;
+  E->nspans = 0;
+  for (int64_t i = 0; i < ev->n; i++)
+    if (ev_parts(ev, i, pt, &np)) span_add(E, pt, np);
+  spans_merge(E);
+}
+
+/* indexed: a gather or scatter whose lanes' spans E->spans holds (listed
+ * always); otherwise the view's, listed unless they are one dense run. */
+static void trace_access(Eng *E, Sc *s, const Instr *in, EV *ev, const Value *old, const Value *nw, uint64_t cost, bool indexed,
+                         int64_t lanes) {
   if (!E->trace) return;
   char o[400] = "", w[400] = "";
   if (old) val_text(old, o, sizeof o);
@@ -683,7 +713,13 @@ static void trace_access(Eng *E, Sc *s, const Instr *in, const EV *ev, const Val
   te.op = isa_mnemonic(in->op);
   te.space = space_key(ev->vd->ref->space);
   te.ref = ev->vd->ref->name;
-  te.bytes = ev->n * dtype_size(ev->dt[ev->top]);
+  te.bytes = lanes * dtype_size(ev->dt[ev->top]);
+  if (indexed) spans_merge(E);
+  else if (ev->n > 0 && dense_all(ev)) E->nspans = 0, te.offset = ev->base;
+  else view_spans(E, ev);
+  bool one_run = !indexed && E->nspans == 1 && E->spans[1] == te.bytes;
+  if (E->nspans) te.offset = E->spans[0];
+  if ((indexed || E->nspans) && !one_run) te.spans = E->spans, te.nspans = E->nspans;
   te.old_text = old ? o : NULL;
   te.new_text = nw ? w : NULL;
   te.line = in->loc.line;
@@ -787,7 +823,7 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
   } else if (in->op == I_IOTA) {
     int64_t n = in->imm;
     val_shape(t, DT_INT32, 1, &n);
-    for (int64_t i = 0; i < n; i++) t->v[i].i = i + (E->c->mutant == MUT_IOTA_FROM_ONE), t->def[i] = 1;
+    for (int64_t i = 0; i < n; i++) t->v[i].i = i, t->def[i] = 1;
   } else if (in->op != I_FROM_ELEMENTS) {
     Value *a = rd(E, s, in, in->a, &ok);
     if (!ok) return false;
@@ -795,7 +831,8 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
       val_copy(t, a);
     } else if (in->op == I_CAST) {
       val_shape(t, in->ty, a->rank, a->shape);
-      for (int64_t i = 0; i < a->n; i++) t->v[i] = alu_convert(a->dtype, in->ty, a->v[i]), t->def[i] = a->def[i];
+      Cell (*conv)(Dtype, Dtype, Cell) = in->flags & IF_TRUNCATE ? alu_convert_truncate : alu_convert;
+      for (int64_t i = 0; i < a->n; i++) t->v[i] = conv(a->dtype, in->ty, a->v[i]), t->def[i] = a->def[i];
     } else if (in->op == I_BROADCAST) {
       if (!fits(E, s, in, "operand", a->n, "a scalar", 1)) return false;
       val_shape(t, in->ty, in->rank, in->shape);
@@ -867,8 +904,7 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
     val_shape(d, t, mem.rank, mem.shape);
     for (int64_t i = 0, k = 0; i < m->n; i++) {
       if (!alu_truthy(m->dtype, m->v[i])) continue;
-      int64_t src = E->c->mutant == MUT_MASK_AS_SELECT || E->c->mutant == MUT_EXPAND_NO_SKIP ? i : k;
-      int64_t dst = E->c->mutant == MUT_EXPAND_NO_SKIP ? k : i;
+      int64_t src = in->flags & IF_ELEM_P ? i : k, dst = in->flags & IF_LANE_K ? k : i; /* isa.h ISA_FLAGS */
       d->v[dst] = mem.v[src];
       d->def[dst] = mem.def[src];
       k++;
@@ -881,7 +917,7 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
   s->cost = scalar ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, ev.n, ev.dt[ev.top]) * (uint64_t)cp(E)->vector_issue_cycles;
   s->ready[in->d] = s->t + (uint64_t)(scalar ? cp(E)->smem_latency_cycles : cp(E)->vmem_latency_cycles);
   count_access(E, ev.vd->ref->space, ev.n * dtype_size(ev.dt[ev.top]), false);
-  trace_access(E, s, in, &ev, in->log == 'O' ? d : NULL, in->log == 'O' ? NULL : d, s->cost);
+  trace_access(E, s, in, &ev, in->log == 'O' ? d : NULL, in->log == 'O' ? NULL : d, s->cost, false, ev.n);
   return true;
 }
 
@@ -900,15 +936,15 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   if (!m && !tag && !in->add && dense_all(&ev) && val_all_defined(x)) { /* the fast path */
     int64_t es = dtype_size(t);
     uint8_t *b = ev.reg->bytes + ev.base;
-    if (x->dtype == t && x->n == ev.n && E->c->mutant == MUT_NONE) dtype_store_n(t, x->v, ev.n, b); /* no conversion */
+    if (x->dtype == t && x->n == ev.n) dtype_store_n(t, x->v, ev.n, b); /* no conversion */
     else
-      for (int64_t i = 0; i < ev.n; i++) dtype_store(t, store_convert(E, x->dtype, t, x->v[x->n == 1 ? 0 : i]), b + i * es);
+      for (int64_t i = 0; i < ev.n; i++) dtype_store(t, alu_convert(x->dtype, t, x->v[x->n == 1 ? 0 : i]), b + i * es);
     mem_set_defined(ev.reg, ev.base, ev.n * es, true);
   } else
   for (int64_t i = 0, k = 0; i < (m ? m->n : ev.n); i++) {
     if (m && !alu_truthy(m->dtype, m->v[i])) continue;
-    int64_t lane = m && E->c->mutant == MUT_COMPRESS_NO_SKIP ? k : i;
-    int64_t elem = m && E->c->mutant != MUT_MASK_AS_SELECT ? k : i;
+    int64_t lane = m && (in->flags & IF_LANE_K) ? k : i; /* isa.h ISA_FLAGS */
+    int64_t elem = m && !(in->flags & IF_ELEM_P) ? k : i;
     k++;
     int64_t xi = x->n == 1 ? 0 : lane;
     if (!ev_parts(&ev, elem, pt, &np)) return ev_oob(E, s, in, &ev);
@@ -916,9 +952,9 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     Cell cur = ev_read(&ev, pt, np, &cdef);
     if (!x->def[xi] || (in->add && !cdef)) ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
     else {
-      Cell c = store_convert(E, x->dtype, t, x->v[xi]);
+      Cell c = alu_convert(x->dtype, t, x->v[xi]);
       if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
-      ev_write(E, &ev, pt, np, c);
+      ev_write(&ev, pt, np, c);
     }
     if (!race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write: the detector compares the bytes */
   }
@@ -929,7 +965,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   }
   s->cost = in->op == I_STORE ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, ev.n, t) * (uint64_t)cp(E)->vector_issue_cycles;
   count_access(E, ev.vd->ref->space, ev.n * dtype_size(t), true);
-  trace_access(E, s, in, &ev, NULL, after.n ? &after : NULL, s->cost);
+  trace_access(E, s, in, &ev, NULL, after.n ? &after : NULL, s->cost, false, ev.n);
   val_free(&after);
   return true;
 }
@@ -1012,9 +1048,10 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   if (gather) val_shape(&out, t, 1, &n);
   uint32_t tag = race_open(E, s, in, !gather, false, -1, NULL);
   int64_t hits[256] = {0}, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
-  bool first_wins = E->c->mutant == MUT_SCATTER_FIRST_WINS && !in->add;
+  bool first_wins = in->flags & IF_LOW_WINS;
   Hit *hit = gather ? NULL : dup_hits(E, in, n);
   int64_t nhit = 0;
+  spans_begin(E);
   for (int64_t j = 0; j < n; j++) {
     int64_t k = first_wins ? n - 1 - j : j;
     if (m && !alu_truthy(m->dtype, m->v[k])) continue;
@@ -1037,6 +1074,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     if (hit) hit[nhit++] = (Hit){flat, k};
     if (!ev_parts(&ev, flat, pt, &np)) return val_free(&out), ev_oob(E, s, in, &ev);
     if (gather && !race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false;
+    if (E->trace) span_add(E, pt, np);
     int64_t bank = (pt[0].off / (cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4)) % banks;
     if (++hits[bank] > maxhit) maxhit = hits[bank];
     uint8_t cdef;
@@ -1047,9 +1085,9 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     }
     if (!x->def[k] || (in->add && !cdef)) ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
     else {
-      Cell c = store_convert(E, x->dtype, t, x->v[k]);
+      Cell c = alu_convert(x->dtype, t, x->v[k]);
       if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
-      ev_write(E, &ev, pt, np, c);
+      ev_write(&ev, pt, np, c);
     }
     if (!race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false; /* after the write, as in x_store */
   }
@@ -1064,7 +1102,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     s->ready[in->d] = s->t + (uint64_t)cp(E)->vmem_latency_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
     log_value(E, s, in, in->log, &out);
   }
-  trace_access(E, s, in, &ev, NULL, gather ? &out : NULL, s->cost);
+  trace_access(E, s, in, &ev, NULL, gather ? &out : NULL, s->cost, true, n);
   val_free(&out);
   return true;
 }
@@ -1112,7 +1150,7 @@ static int64_t dense_block(const EV *ev) {
 /* A plain copy of n elements from src element se to dst element de by
  * memcpy when both sides are dense there; false when it does not apply. */
 static bool fast_copy(Eng *E, const Instr *in, EV *src, int64_t se, EV *dst, int64_t de, int64_t n) {
-  if (!src->affine || !dst->affine || in->add || E->rd || E->c->mutant != MUT_NONE || src->dt[src->top] != dst->dt[dst->top])
+  if (!src->affine || !dst->affine || in->add || E->rd || src->dt[src->top] != dst->dt[dst->top])
     return false;
   int64_t sb = dense_block(src), db = dense_block(dst);
   if (se % sb + n > sb || de % db + n > db) return false;
@@ -1138,7 +1176,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
     sdef = sdef && ddef;
   }
   if (sdef) {
-    ev_write(E, dst, dp, nd, c);
+    ev_write(dst, dp, nd, c);
   } else {
     for (int i = 0; i < nd; i++) mem_set_defined(dst->reg, dp[i].off, dp[i].n, false);
   }
@@ -1216,7 +1254,8 @@ static int new_dma(Eng *E) {
   return E->ndmas++;
 }
 
-static void trace_dma(Eng *E, const DmaRec *d, int tag, TraceKind k, uint64_t t) {
+/* at: the instruction's line for a wait (the DMA's own for its start and end). */
+static void trace_dma(Eng *E, const DmaRec *d, int tag, TraceKind k, uint64_t t, const Loc *at) {
   if (!E->trace) return;
   TraceEvent te;
   memset(&te, 0, sizeof te);
@@ -1228,7 +1267,7 @@ static void trace_dma(Eng *E, const DmaRec *d, int tag, TraceKind k, uint64_t t)
   te.op = k == TE_DMA_WAIT ? "wait" : "dma";
   te.src_space = d->src_space, te.dst_space = d->dst_space, te.src_ref = d->src_ref, te.dst_ref = d->dst_ref;
   te.bytes = d->bytes;
-  te.line = d->line, te.col = d->col;
+  te.line = at ? at->line : d->line, te.col = at ? at->col : d->col;
   trace_event(E->trace, &te);
 }
 
@@ -1253,7 +1292,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
     if (!E->dmas[s->sync_tag].done) return X_BLOCKED;
     race_dma_retire(E->rd, E->dmas[s->sync_tag].race, s->idx);
     E->dmas[s->sync_tag].retired = true;
-    trace_dma(E, &E->dmas[s->sync_tag], s->sync_tag, TE_DMA_WAIT, s->t);
+    trace_dma(E, &E->dmas[s->sync_tag], s->sync_tag, TE_DMA_WAIT, s->t, &in->loc);
     s->sync_tag = -1;
     return X_OK;
   }
@@ -1272,7 +1311,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
     if (!dma_indirect(E, s, in, &src, &dst, &bytes, &rows, &row_bytes)) return X_FAULT;
     moved = rows * granule_round(E, row_bytes);
   } else {
-    int64_t n = src.n - (E->c->mutant == MUT_DMA_DROP_LAST && src.n > 0);
+    int64_t n = src.n;
     if (!(n > 0 && fast_copy(E, in, &src, 0, &dst, 0, n)))
       for (int64_t i = 0; i < n; i++) {
         int64_t run = src.affine && dst.affine ? dense_block(&src) : 1;
@@ -1300,7 +1339,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   E->r->stats.dma_bytes += (uint64_t)moved;
   count_access(E, ss, bytes, false);
   count_access(E, ds, bytes, true);
-  trace_dma(E, d, tag, TE_DMA_START, s->t);
+  trace_dma(E, d, tag, TE_DMA_START, s->t, NULL);
   if (E->trace) {
     trace_counter(E, TE_INFLIGHT, -1, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), s->t);
     trace_counter(E, TE_INFLIGHT, s->core, 0, "vmem_shared", (int64_t)dma_inflight_bytes(E->dm, 1), s->t);
@@ -1314,7 +1353,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
 static void dma_complete(Eng *E, int tag, uint64_t t) {
   DmaRec *d = &E->dmas[tag];
   d->done = true;
-  trace_dma(E, d, tag, TE_DMA_END, t);
+  trace_dma(E, d, tag, TE_DMA_END, t, NULL);
   if (!d->sem) return;
   sem_write(d->sem, d->sem_off, sem_read(d->sem, d->sem_off) + d->bytes);
   trace_counter(E, TE_SEMAPHORE, E->sc[d->sub].core, E->sc[d->sub].subcore, d->sem->name, sem_read(d->sem, d->sem_off), t);
@@ -1337,7 +1376,7 @@ static int x_wait(Eng *E, Sc *s, const Instr *in) {
     if (d->sub != s->idx || d->sem != g || d->sem_off != off || !d->done || d->retired) continue;
     d->retired = true;
     race_dma_retire(E->rd, d->race, s->idx);
-    trace_dma(E, d, i, TE_DMA_WAIT, s->t);
+    trace_dma(E, d, i, TE_DMA_WAIT, s->t, &in->loc);
     break;
   }
   return X_OK;
@@ -1403,7 +1442,7 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   Cell old = ev_read(&ev, pt, np, &def), c;
   if (def && x->def[0]) { /* an undefined operand leaves the sum undefined (SPEC §10.1) */
     alu_binary(OP_ADD, DT_INT32, DT_INT32, old, alu_convert(x->dtype, DT_INT32, x->v[0]), &c);
-    ev_write(E, &ev, pt, np, c);
+    ev_write(&ev, pt, np, c);
   } else {
     ev_undef(&ev, pt, np);
   }
@@ -1430,7 +1469,6 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
   if (in->op == I_FOR) {
     if (!int_reg(E, s, in, in->a, &a) || !int_reg(E, s, in, in->b, &hi) || !int_reg(E, s, in, in->c, &step)) return X_FAULT;
     if (step == 0) return efault(E, s, in, FAULT_LIMIT, "loop step is zero"), X_FAULT;
-    if (E->c->mutant == MUT_LOOP_SKIP_LAST) hi -= step;
     if (!loop_continues(a, hi, step)) return s->pc = in->target, X_BLOCKED + 1;
     val_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = a}); /* full width: the counter must not wrap */
     set_reg(s, in->d);
@@ -1438,14 +1476,16 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
   }
   if (in->op == I_ENDFOR) {
     if (!int_reg(E, s, in, in->d, &a) || !int_reg(E, s, in, in->b, &hi) || !int_reg(E, s, in, in->c, &step)) return X_FAULT;
-    if (E->c->mutant == MUT_LOOP_SKIP_LAST) hi -= step;
     int64_t next;
     if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
     val_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = next});
     return s->pc = in->target, X_BLOCKED + 1;
   }
   if (in->op == I_BRANCH_IF_FALSE) {
-    if (!int_reg(E, s, in, in->a, &a)) return X_FAULT;
+    bool ok = true;
+    const Value *v = rd(E, s, in, in->a, &ok);
+    if (ok && v->n == 1 && !v->def[0]) return efault(E, s, in, FAULT_UNINIT, "the condition (of a when or a while) is undefined"), X_FAULT;
+    if (!ok || !int_reg(E, s, in, in->a, &a)) return X_FAULT;
     if (!a) return s->pc = in->target, X_BLOCKED + 1;
     return X_OK;
   }
@@ -1558,6 +1598,7 @@ static void unblock_all(Eng *E, uint64_t t) {
       te.kind = s->blocked == BLOCK_BARRIER ? TE_BARRIER : TE_STALL;
       te.t0 = s->block_start, te.t1 = s->t, te.core = s->core, te.subcore = s->subcore, te.dma = -1;
       te.op = s->blocked == BLOCK_BARRIER ? "barrier" : s->blocked == BLOCK_SEM ? "semaphore" : "dma";
+      te.line = E->c->code[s->pc].loc.line, te.col = E->c->code[s->pc].loc.col; /* the instruction that waited */
       trace_event(E->trace, &te);
     }
     s->blocked = BLOCK_NONE;
@@ -1813,6 +1854,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.cache_state);
   free(E.warned);
   free(E.hits);
+  free(E.spans);
   dma_free(E.dm);
   race_free(E.rd);
   out->stats.host_seconds = (double)(clock() - host0) / CLOCKS_PER_SEC;

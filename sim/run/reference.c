@@ -143,7 +143,7 @@ static bool ev_unary(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
 }
 
 static bool ev_select(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
-  bool w = !strcmp(e->name, "where");
+  bool w = e->builtin == BI_WHERE;
   Value m = {0}, a = {0}, b = {0};
   bool ok = (!w || ev(R, s, op, e->args[0], &m)) && ev(R, s, op, e->args[w], &a) && ev(R, s, op, e->args[w + 1], &b);
   if (ok) {
@@ -160,7 +160,7 @@ static bool ev_select(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) 
         out->v[i] = pick ? x : y;
         out->def[i] = m.def[im] && (pick ? a.def[ia] : b.def[ib]);
       } else {
-        out->v[i] = alu_minmax(e->oty, x, y, e->name[1] == 'a');
+        out->v[i] = alu_minmax(e->oty, x, y, e->builtin == BI_MAX);
         out->def[i] = a.def[ia] && b.def[ib];
       }
     }
@@ -171,46 +171,57 @@ static bool ev_select(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) 
   return ok;
 }
 
+static bool ev_iota(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  int64_t n = e->args[0]->ival;
+  if (e->args[0]->kind != EX_INT) {
+    Value t = {0};
+    ev(R, s, op, e->args[0], &t);
+    n = t.v[0].i;
+    val_free(&t);
+  }
+  val_shape(out, DT_INT32, 1, &n);
+  for (int64_t i = 0; i < n; i++) out->v[i].i = i, out->def[i] = 1;
+  return true;
+}
+
+static bool ev_full(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value v = {0}, d = {0};
+  int64_t shape[MAX_RANK];
+  int rank = 0;
+  const Expr *sh = e->args[0];
+  const Expr *const *dims = sh->kind == EX_LIST ? (const Expr *const *)sh->args : &sh;
+  int nd = sh->kind == EX_LIST ? sh->nargs : 1;
+  for (int i = 0; i < nd; i++) {
+    ev(R, s, op, dims[i], &d);
+    shape[rank++] = d.v[0].i;
+  }
+  if (!ev(R, s, op, e->args[1], &v)) return val_free(&v), val_free(&d), false;
+  val_shape(out, e->ty, rank, shape);
+  for (int64_t i = 0; i < out->n; i++) out->v[i] = alu_convert(v.dtype, e->ty, v.v[0]), out->def[i] = v.def[0];
+  val_free(&v);
+  val_free(&d);
+  return true;
+}
+
+static bool ev_astype(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value v = {0};
+  if (!ev(R, s, op, e->args[0], &v)) return val_free(&v), false;
+  val_shape(out, e->ty, v.rank, v.shape);
+  for (int64_t i = 0; i < v.n; i++) out->v[i] = alu_convert(v.dtype, e->ty, v.v[i]), out->def[i] = v.def[i];
+  val_free(&v);
+  return true;
+}
+
+/* A call the checker accepted: a value builtin (lowering/builtins.h). */
 static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
-  if (!strcmp(e->name, "iota")) {
-    int64_t n = e->args[0]->ival;
-    if (e->args[0]->kind != EX_INT) {
-      Value t = {0};
-      ev(R, s, op, e->args[0], &t);
-      n = t.v[0].i;
-      val_free(&t);
-    }
-    val_shape(out, DT_INT32, 1, &n);
-    for (int64_t i = 0; i < n; i++) out->v[i].i = i, out->def[i] = 1;
-    return true;
+  switch (e->builtin) {
+  case BI_IOTA: return ev_iota(R, s, op, e, out);
+  case BI_FULL: return ev_full(R, s, op, e, out);
+  case BI_ASTYPE: return ev_astype(R, s, op, e, out);
+  case BI_WHERE: case BI_MIN: case BI_MAX: return ev_select(R, s, op, e, out);
+  case BI_DS: case BI_INDICES: case BI_NONE: break; /* never a value: the checker rejects these */
   }
-  if (!strcmp(e->name, "full")) {
-    Value v = {0}, d = {0};
-    int64_t shape[MAX_RANK];
-    int rank = 0;
-    const Expr *sh = e->args[0];
-    const Expr *const *dims = sh->kind == EX_LIST ? (const Expr *const *)sh->args : &sh;
-    int nd = sh->kind == EX_LIST ? sh->nargs : 1;
-    for (int i = 0; i < nd; i++) {
-      ev(R, s, op, dims[i], &d);
-      shape[rank++] = d.v[0].i;
-    }
-    if (!ev(R, s, op, e->args[1], &v)) return val_free(&v), val_free(&d), false;
-    val_shape(out, e->ty, rank, shape);
-    for (int64_t i = 0; i < out->n; i++) out->v[i] = alu_convert(v.dtype, e->ty, v.v[0]), out->def[i] = v.def[0];
-    val_free(&v);
-    val_free(&d);
-    return true;
-  }
-  if (!strcmp(e->name, "astype")) {
-    Value v = {0};
-    if (!ev(R, s, op, e->args[0], &v)) return val_free(&v), false;
-    val_shape(out, e->ty, v.rank, v.shape);
-    for (int64_t i = 0; i < v.n; i++) out->v[i] = alu_convert(v.dtype, e->ty, v.v[i]), out->def[i] = v.def[i];
-    val_free(&v);
-    return true;
-  }
-  return ev_select(R, s, op, e, out);
+  abort();
 }
 
 static bool ev_list(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
@@ -962,10 +973,46 @@ static int push(Ref_ *R, Sub *s, const Op *op, const Body *b) {
   return ST_OK;
 }
 
+/* Binds a loop's carries to vals (initial or next values): all are
+ * evaluated before any is bound, so a next value reads the carries' old
+ * values; a weakly typed initial value the checker promoted is converted
+ * to the carry's dtype (as astype would). */
+static bool set_carries(Ref_ *R, Sub *s, const Op *op, Expr *const *vals, bool init) {
+  Value *v = calloc((size_t)op->ncarry + 1, sizeof *v);
+  if (!v) abort();
+  bool ok = true;
+  for (int k = 0; k < op->ncarry && ok; k++) {
+    ok = ev(R, s, op, vals[k], &v[k]);
+    Dtype t = op->carry_ty[k];
+    if (!ok || !init || vals[k]->ty == t) continue;
+    Value c = {0};
+    val_shape(&c, t, v[k].rank, v[k].shape);
+    for (int64_t i = 0; i < c.n; i++) c.v[i] = alu_convert(v[k].dtype, t, v[k].v[i]), c.def[i] = v[k].def[i];
+    val_free(&v[k]);
+    v[k] = c;
+  }
+  for (int k = 0; k < op->ncarry && ok; k++) env_set(s, op->carry[k], &v[k]);
+  for (int k = 0; k < op->ncarry; k++) val_free(&v[k]);
+  free(v);
+  return ok;
+}
+
+/* The bounds are computed, then the carries' initial values, and only
+ * then are the bounds tested defined, in the lowering's order. */
 static int do_loop(Ref_ *R, Sub *s, const Op *op) {
-  int64_t lo, hi, step = 1;
-  if (!ev_int(R, s, op, op->list[FLD_RANGE][0], &lo) || !ev_int(R, s, op, op->list[FLD_RANGE][1], &hi)) return ST_FAULT;
-  if (op->nlist[FLD_RANGE] == 3 && !ev_int(R, s, op, op->list[FLD_RANGE][2], &step)) return ST_FAULT;
+  int64_t b[3] = {0, 0, 1};
+  Value bv[3] = {{0}};
+  int nb = op->nlist[FLD_RANGE];
+  bool ok = true;
+  for (int i = 0; i < nb && ok; i++) ok = ev(R, s, op, op->list[FLD_RANGE][i], &bv[i]);
+  if (ok && op->ncarry) ok = set_carries(R, s, op, op->list[FLD_CARRY], true);
+  for (int i = 0; i < nb && ok; i++) {
+    if (!bv[i].def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", op->list[FLD_RANGE][i]->text ? op->list[FLD_RANGE][i]->text : "a loop bound", "");
+    else b[i] = dtype_is_float(bv[i].dtype) ? (int64_t)bv[i].v[0].f : bv[i].v[0].i;
+  }
+  for (int i = 0; i < nb; i++) val_free(&bv[i]);
+  if (!ok) return ST_FAULT;
+  int64_t lo = b[0], hi = b[1], step = b[2];
   if (step == 0) return fault(R, s, op, FAULT_LIMIT, "loop step is zero%s%s", "", ""), ST_FAULT;
   if (step > 0 ? lo >= hi : lo <= hi) return ST_OK;
   if (push(R, s, op, &op->body) != ST_OK) return ST_FAULT;
@@ -978,6 +1025,41 @@ static int do_loop(Ref_ *R, Sub *s, const Op *op) {
   val_scalar(&v, DT_INT32, (Cell){.i = lo});
   env_set(s, op->name[FLD_VAR], &v);
   val_free(&v);
+  return ST_OK;
+}
+
+/* while: the carries, then the condition before every iteration. */
+static int do_while(Ref_ *R, Sub *s, const Op *op) {
+  int64_t go;
+  if (!set_carries(R, s, op, op->list[FLD_CARRY], true) || !ev_int(R, s, op, op->e[FLD_COND], &go)) return ST_FAULT;
+  if (!go) return ST_OK;
+  if (push(R, s, op, &op->body) != ST_OK) return ST_FAULT;
+  s->fr[s->depth - 1].loop = op;
+  return ST_OK;
+}
+
+/* The end of an iteration of a loop with carries or of a while: the next
+ * values, then the test.  Counted as an operation, so that an endless
+ * while meets --max-ops.  Returns ST_OK (continue or leave) or ST_FAULT. */
+static int next_iteration(Ref_ *R, Sub *s, Frame *f) {
+  const Op *op = f->loop;
+  int64_t next, go;
+  R->r->ops++;
+  if (!set_carries(R, s, op, op->list[FLD_NEXT], false)) return ST_FAULT;
+  if (op->kind == OPK_WHILE) {
+    if (!ev_int(R, s, op, op->e[FLD_COND], &go)) return ST_FAULT;
+  } else {
+    go = !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi);
+    if (go) {
+      f->i = next;
+      Value v = {0};
+      val_scalar(&v, DT_INT32, (Cell){.i = f->i});
+      env_set(s, op->name[FLD_VAR], &v);
+      val_free(&v);
+    }
+  }
+  if (go) f->pc = 0;
+  else s->depth--;
   return ST_OK;
 }
 
@@ -1020,6 +1102,7 @@ static int exec_op(Ref_ *R, Sub *s, const Op *op) {
   case OPK_BARRIER: return do_barrier(R, s);
   case OPK_LET: return do_let(R, s, op);
   case OPK_LOOP: return do_loop(R, s, op);
+  case OPK_WHILE: return do_while(R, s, op);
   case OPK_WHEN: return do_when(R, s, op);
   case OPK_EXPECT: return do_expect(R, s, op);
   case OPK_COUNT: break;
@@ -1032,6 +1115,7 @@ static int step(Ref_ *R, Sub *s) {
   while (s->depth) {
     Frame *f = &s->fr[s->depth - 1];
     if (f->pc < f->body->n) break;
+    if (f->loop && (f->loop->kind == OPK_WHILE || f->loop->ncarry)) return next_iteration(R, s, f);
     int64_t next;
     if (f->loop && !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi)) {
       f->i = next;

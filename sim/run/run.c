@@ -25,9 +25,10 @@ RegionSpec *run_region_specs(const Program *p) {
     s[i].scope = r->space == SP_HBM ? INST_GLOBAL : r->space == SP_VMEM_SHARED ? INST_PER_CORE : INST_PER_SUBCORE;
     s[i].dtype = r->dtype;
     s[i].nelems = r->nelems;
-    s[i].init = r->space == SP_SEMAPHORE ? 1 : (int)r->init;
+    s[i].init = r->space == SP_SEMAPHORE ? INIT_ZEROS : r->init;
     s[i].fill = r->fill;
     s[i].data = r->init_data;
+    s[i].bytes = r->init_bytes;
     s[i].seed = r->seed;
     s[i].low = r->low;
     s[i].high = r->high;

@@ -3,7 +3,8 @@
 #
 # Every program of the golden suite (tests/golden/**/*.yaml, which includes
 # the robust regressions of tests/golden/robust), every example
-# (examples/*.yaml) and the hand-written hostile inputs of tests/fuzz/hostile/
+# (examples/*.yaml), the programs of tests/golden/npy with their .npy file
+# and the hand-written hostile inputs of tests/fuzz/hostile/
 # become files of OUTDIR named by the SHA-1 of their contents (so copies
 # collapse).  Comment-only lines are removed first: the fuzzers' -max_len is
 # 4096 bytes, and the examples' comments would waste most of it.
@@ -26,6 +27,16 @@ add() { # add FILE: the bytes in $tmp/.f become a seed
 for f in $(find "$root/tests/golden" "$root/examples" "$root/tests/fuzz/hostile" -type f -name '*.yaml' 2>/dev/null | sort); do
   grep -av '^[[:space:]]*#' "$f" > "$tmp/.f" || true
   [ -s "$tmp/.f" ] || cp "$f" "$tmp/.f"   # all comments (or empty): keep as is
+  add
+done
+# a program of tests/golden/npy naming one .npy file, the file's bytes
+# after the "#--npy--" line, as the input harness splits them (its PATH
+# becomes in.npy, the name the harness gives the file)
+for f in $(find "$root/tests/golden/npy" -type f -name '*.yaml' 2>/dev/null | sort); do
+  npys=$(grep -o '{npy: [^,}]*' "$f" | sed 's/{npy: //' | sort -u)
+  [ "$(printf '%s\n' "$npys" | grep -c .)" = 1 ] || continue
+  [ -f "$(dirname "$f")/$npys" ] || continue
+  { grep -av '^[[:space:]]*#' "$f" | sed "s|{npy: $npys|{npy: in.npy|"; printf '#--npy--\n'; cat "$(dirname "$f")/$npys"; } > "$tmp/.f"
   add
 done
 # hostile inputs that are not .yaml files (raw bytes)

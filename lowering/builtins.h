@@ -1,0 +1,58 @@
+/* lowering/builtins.h -- the functions an expression can call, declared once.
+ *
+ * The expression parser (sim/front/parse.c) resolves a call's name to its
+ * Builtin when it builds the EX_CALL node (Expr.builtin); the loader, the
+ * indexer, the checker, the lowering and the reference interpreter switch
+ * on that id and never compare the name again.  The checker's messages for
+ * an unknown callee ("did you mean", the list of functions) come from here.
+ *
+ * X(ENUM, name, alias, kind, min args, max args, usage)
+ *   alias     a second spelling the parser also accepts, or NULL
+ *   kind      BK_VALUE: a value function, typed by the checker;
+ *             BK_INDEX: an index of a ref's [...] (lowering/index.c)
+ *   min, max  how many arguments (positional and keyword) it takes; the
+ *             checker enforces them for BK_VALUE; index.c places the
+ *             positional and keyword arguments of BK_INDEX itself
+ *   usage     the message for a call with the wrong arguments */
+#ifndef SC_BUILTINS_H
+#define SC_BUILTINS_H
+
+#include <stddef.h>
+
+typedef enum { BK_VALUE, BK_INDEX } BuiltinKind;
+
+#define BUILTINS(X)                                                                               \
+  X(IOTA, "iota", NULL, BK_VALUE, 1, 1, "iota takes one argument, the length: iota(16)")           \
+  X(FULL, "full", NULL, BK_VALUE, 2, 2, "full takes (shape, value): full([16], 0)")                \
+  X(WHERE, "where", NULL, BK_VALUE, 3, 3, "where takes (mask, a, b)")                              \
+  X(MIN, "min", NULL, BK_VALUE, 2, 2, "min and max take two arguments")                            \
+  X(MAX, "max", NULL, BK_VALUE, 2, 2, "min and max take two arguments")                            \
+  X(ASTYPE, "astype", NULL, BK_VALUE, 2, 2, "astype takes (value, dtype)")                         \
+  X(DS, "pl.ds", "pl.dslice", BK_INDEX, 0, 3, "pl.ds takes (start, size, stride)")                 \
+  X(INDICES, "plsc.Indices", "Indices", BK_INDEX, 1, 2, "plsc.Indices(indices, ignored_value=k) needs the indices first")
+
+typedef enum {
+  BI_NONE, /* not a builtin: the checker reports the unknown function */
+#define X(e, name, alias, kind, lo, hi, usage) BI_##e,
+  BUILTINS(X)
+#undef X
+} Builtin;
+/* BI_NONE and every builtin; not a Builtin, so switches need no case for it. */
+#define X(e, name, alias, kind, lo, hi, usage) +1
+enum { BUILTIN_COUNT = 1 BUILTINS(X) };
+#undef X
+
+/* The builtin spelled `name` (or its alias); BI_NONE when none is. */
+Builtin builtin_lookup(const char *name);
+const char *builtin_name(Builtin b);
+BuiltinKind builtin_kind(Builtin b);
+int builtin_min_args(Builtin b);
+int builtin_max_args(Builtin b);
+const char *builtin_usage(Builtin b);
+/* Every builtin's name, in table order, into out[BUILTIN_COUNT - 1]; the
+ * count.  For "did you mean". */
+int builtin_names(const char **out);
+/* The names of the builtins of kind k joined by sep ("iota, full, ..."). */
+void builtin_list(BuiltinKind k, const char *sep, char *buf, size_t n);
+
+#endif
