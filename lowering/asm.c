@@ -96,13 +96,21 @@ static void print_flags(FILE *f, unsigned flags) {
     if (flags & (1u << b)) fprintf(f, "%s%s", first ? " flags=" : ",", isa_flag_key(b)), first = 0;
 }
 
+/* A float constant's value: the shortest float64 text, which reads back exactly. */
+static void print_fimm(FILE *f, const Instr *in) {
+  if (in->op != I_CONST || in->ty != DT_FLOAT64) return;
+  char t[64];
+  dtype_format_float(in->fimm, true, t, sizeof t);
+  fprintf(f, " fimm=%s", t);
+}
+
 static void print_field(FILE *f, const Instr *in, int k) {
   const char *key = fields[k].key;
   switch (fields[k].kind) {
   case AK_REG: if (*reg_at(in, k) >= 0) fprintf(f, " %s=%%%d", key, *reg_at(in, k)); break;
   case AK_VIEW: if (*reg_at(in, k) >= 0) fprintf(f, " %s=v%d", key, *reg_at(in, k)); break;
   case AK_INT: if (*int_at(in, k)) fprintf(f, " %s=%lld", key, (long long)*int_at(in, k)); break;
-  case AK_FIMM: if (in->op == I_CONST && in->ty == DT_FLOAT64) fprintf(f, " fimm=%.17g", in->fimm); break;
+  case AK_FIMM: print_fimm(f, in); break;
   case AK_OP: print_op(f, in->sub); break;
   case AK_DTYPE: fprintf(f, " %s=%s", key, dtype_name(*dtype_at(in, k))); break;
   case AK_TARGET: fprintf(f, " target=%d", in->target); break;

@@ -900,7 +900,7 @@ static bool prepare_indexed(Checker *c, Loc at, const View *idx, const View *oth
     pl->indirect = true;
     pl->off = &idx->tr[f]->idx->e[0];
     pl->off_tr = f;
-    pl->flat = index_without_offsets(c->ix.arena, idx, f);
+    pl->flat = index_without_offsets(c->ix.arena, idx, f, &pl->off_e);
   }
   return apply_transforms(c, at, idx, f);
 }

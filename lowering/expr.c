@@ -52,7 +52,7 @@ static void print_rec(const Expr *e, Out *o) {
   if (!e) return;
   switch (e->kind) {
   case EX_INT: snprintf(t, sizeof t, "%lld", (long long)e->ival); put(o, t); break;
-  case EX_FLOAT: snprintf(t, sizeof t, "%.17g", e->fval); put(o, t); break;
+  case EX_FLOAT: dtype_format_float(e->fval, true, t, sizeof t); put(o, t); break;
   case EX_BOOL: put(o, e->ival ? "True" : "False"); break;
   case EX_NAME: put(o, e->name); break;
   case EX_NONE: put(o, "None"); break;

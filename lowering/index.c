@@ -209,12 +209,10 @@ static bool eval_ds(IndexCtx *c, Expr *e, RawEntry *r) {
     if (!st_static) return index_fire(c, D_A5, stride->loc), false;
     r->e.stride = st;
   }
-  if (!size) { /* pl.ds(n) is Slice(0, n) */
-    bool st;
-    if (!static_int(c, start, &r->e.size, &st, NULL)) return false;
-    if (!st) return index_fire(c, D_IN_EXPR, start->loc, "pl.ds(n) needs a static n; write pl.ds(0, n) for a dynamic size"), false;
+  if (!size) { /* pl.ds(n) is pl.ds(0, n), a dynamic n included (SPEC §10.4) */
+    if (!static_int(c, start, &r->e.size, &r->e.size_static, &r->e.size_e)) return false;
     r->e.start = 0;
-    r->e.start_static = r->e.size_static = true;
+    r->e.start_static = true;
   } else {
     if (!static_int(c, start, &r->e.start, &r->e.start_static, &r->e.start_e)) return false;
     if (!static_int(c, size, &r->e.size, &r->e.size_static, &r->e.size_e)) return false;
@@ -573,27 +571,85 @@ bool index_view(IndexCtx *c, Expr *e, View **out, bool *is_ref) {
   return ok;
 }
 
-View *index_without_offsets(Arena *a, const View *v, int off_tr) {
+static Expr *int_node(Arena *a, Expr *proto, ExprKind k, ExprOp op, Expr *x, Expr *y, int64_t ival) {
+  Expr *e = arena_alloc(a, sizeof *e);
+  memset(e, 0, sizeof *e);
+  e->kind = k;
+  e->loc = proto->loc;
+  e->op = op;
+  e->a = x, e->b = y, e->ival = ival;
+  e->ty = e->oty = DT_INT32;
+  e->weak = k == EX_INT;
+  return e;
+}
+
+/* How many leading entries of ix are advanced indices (an index array, or
+ * the integer in first place broadcast beside them) to be merged into one
+ * offset dimension; 1 when only the first entry is. */
+static int merged_dims(const NDIndexer *ix) {
+  int k = 1;
+  for (int d = 1; d < ix->n; d++)
+    if (ix->e[d].kind == IX_ARRAY) k = d + 1;
+  for (int d = 1; d < k; d++)
+    if (ix->e[d].kind != IX_ARRAY || ix->shape[d] == DYN) return 1; /* not contiguous: no merge */
+  return k;
+}
+
+/* x.at[1, v] (SPEC §8.7): the integer is broadcast to v's shape and is the
+ * DMA's offsets; v indexes the next dimension lane by lane, as NumPy's
+ * advanced indexing pairs them.  The k leading dims are merged into one
+ * (a reshape after the indexer), and the offsets become
+ * e0 * (d1 * ... * dk-1) + e1 * (...) + ... + ek-1. */
+static Expr *merge_offsets(Arena *a, View *w, Transform *t, const NDIndexer *orig, int k) {
+  Expr *sum = NULL;
+  int64_t stride = 1;
+  for (int d = k - 1; d >= 0; d--) {
+    Expr *e = orig->e[d].e;
+    Expr *term = stride == 1 ? e : int_node(a, e, EX_BINARY, OP_MUL, e, int_node(a, e, EX_INT, OP_NONE, NULL, NULL, stride), 0);
+    sum = sum ? int_node(a, e, EX_BINARY, OP_ADD, term, sum, 0) : term;
+    stride *= orig->shape[d];
+  }
+  Transform *r = arena_alloc(a, sizeof *r);
+  memset(r, 0, sizeof *r);
+  r->kind = TR_RESHAPE;
+  r->loc = t->loc;
+  r->in_dtype = r->dtype = t->dtype;
+  r->in_rank = t->rank;
+  memcpy(r->in_shape, t->shape, sizeof r->in_shape);
+  r->rank = t->rank - k + 1;
+  r->shape[0] = stride;
+  for (int d = 1; d < r->rank; d++) r->shape[d] = t->shape[d + k - 1];
+  w->tr[w->ntr++] = r;
+  w->rank = r->rank;
+  memcpy(w->shape, r->shape, sizeof w->shape);
+  return sum;
+}
+
+View *index_without_offsets(Arena *a, const View *v, int off_tr, Expr **off_e) {
   View *w = arena_alloc(a, sizeof *w);
   *w = *v;
   Transform *t = arena_alloc(a, sizeof *t);
   *t = *v->tr[off_tr];
   NDIndexer *ix = arena_alloc(a, sizeof *ix);
   *ix = *t->idx;
-  ix->e[0].kind = IX_SLICE;
-  ix->e[0].start = 0;
-  ix->e[0].start_e = ix->e[0].size_e = NULL;
-  ix->e[0].size = ix->shape[0];
-  ix->e[0].stride = 1;
-  ix->e[0].start_static = ix->e[0].size_static = true;
-  for (int d = 1; d < ix->n; d++)
-    if (ix->e[d].kind == IX_INT && ix->int_rank) ix->e[d].kind = IX_INT;
+  int k = off_tr == v->ntr - 1 && v->ntr < MAX_TRANSFORMS && ix->int_rank ? merged_dims(ix) : 1;
+  for (int d = 0; d < v->rank; d++)
+    if (v->shape[d] == DYN) k = 1; /* a reshape needs static sizes */
+  for (int d = 0; d < k; d++) {
+    ix->e[d].kind = IX_SLICE;
+    ix->e[d].start = 0;
+    ix->e[d].start_e = ix->e[d].size_e = NULL;
+    ix->e[d].size = ix->shape[d];
+    ix->e[d].stride = 1;
+    ix->e[d].start_static = ix->e[d].size_static = true;
+  }
   ix->int_rank = 0;
   t->idx = ix;
   t->rank = index_result_shape(ix, t->shape);
   w->tr[off_tr] = t;
   w->rank = t->rank;
   memcpy(w->shape, t->shape, sizeof w->shape);
+  *off_e = k > 1 ? merge_offsets(a, w, t, v->tr[off_tr]->idx, k) : NULL;
   return w;
 }
 

@@ -96,6 +96,7 @@ typedef struct {
   const IxEntry *off;    /* the offsets entry */
   int off_tr;            /* index of the transform carrying it */
   View *flat;            /* the indexed view with the offsets taken as a full dim-0 slice */
+  Expr *off_e;           /* merged offsets (index_without_offsets), or NULL */
   int src_rank, dst_rank;
   int64_t src_shape[MAX_RANK], dst_shape[MAX_RANK]; /* after transforms, offsets as full slice */
 } DmaPlan;
@@ -117,8 +118,11 @@ struct IndexCtx {
  * not a ref view (then *is_ref is false and nothing is recorded). */
 bool index_view(IndexCtx *c, Expr *e, View **out, bool *is_ref);
 /* The view with the offsets entry of transform off_tr taken as a full
- * slice of dimension 0 (what an indirect DMA's offsets index). */
-View *index_without_offsets(Arena *a, const View *v, int off_tr);
+ * slice of dimension 0 (what an indirect DMA's offsets index).  When index
+ * arrays follow the offsets (x.at[1, v], SPEC §8.7) their dimensions are
+ * merged with dimension 0 and *off_e is the merged offsets' expression;
+ * otherwise *off_e is NULL and the offsets entry's own expression holds. */
+View *index_without_offsets(Arena *a, const View *v, int off_tr, Expr **off_e);
 /* Records rule `id` when it belongs to the phase being checked. */
 bool index_fire(IndexCtx *c, DiagId id, Loc at, ...);
 

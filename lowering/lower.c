@@ -320,6 +320,20 @@ static void lower_gather_scatter(L *l, const Op *op) {
 
 /* An indirect copy: the indexed side is its offsets-free view; offsets come
  * from an index view (view4) or a value register (a, of shape rank/shape). */
+/* A register's offsets' shape: an integer beside index arrays is broadcast
+ * to their shape (SPEC §8.7), so x.at[1, v] has v's shape of offsets. */
+static void offsets_shape(const DmaPlan *pl, const View *indexed, int *rank, int64_t *shape) {
+  const IxEntry *e = pl->off;
+  if (e->kind == IX_INT) {
+    const NDIndexer *ix = indexed->tr[pl->off_tr]->idx;
+    *rank = ix->int_rank;
+    memcpy(shape, ix->int_shape, sizeof(int64_t) * MAX_RANK);
+  } else {
+    *rank = e->idx.rank ? e->idx.rank : 1;
+    memcpy(shape, e->idx.shape, sizeof(int64_t) * MAX_RANK);
+  }
+}
+
 static void dma_operands(L *l, Instr *in, const View *src, const View *dst, const DmaPlan *pl) {
   in->view = lower_view(l, pl->indirect && pl->gather ? pl->flat : src);
   in->view2 = lower_view(l, pl->indirect && !pl->gather ? pl->flat : dst);
@@ -328,9 +342,8 @@ static void dma_operands(L *l, Instr *in, const View *src, const View *dst, cons
   if (pl->off->kind == IX_REF) {
     in->view4 = lower_view(l, pl->off->idx.view);
   } else { /* the verifier needs the register's shape (mosaic.h) */
-    in->a = lower_expr(l, pl->off->e);
-    in->rank = pl->off->idx.rank ? pl->off->idx.rank : 1;
-    memcpy(in->shape, pl->off->idx.shape, sizeof in->shape);
+    in->a = lower_expr(l, pl->off_e ? pl->off_e : pl->off->e);
+    offsets_shape(pl, pl->gather ? src : dst, &in->rank, in->shape);
   }
   if (pl->off->filtered && pl->off->ignored_e) in->c = lower_expr(l, pl->off->ignored_e);
 }
@@ -458,6 +471,23 @@ static void lower_while(L *l, const Op *op) {
   l->c->code[br].target = l->c->n;
 }
 
+/* Whether some operation of b (nested bodies included) binds `name`. */
+static bool body_binds(const Body *b, const char *name) {
+  for (int i = 0; i < b->n; i++) {
+    const Op *op = b->ops[i];
+    for (int f = 0; f < FLD_COUNT; f++)
+      if (field_kind((FieldId)f) == FK_NAME && op->name[f] && !strcmp(op->name[f], name)) return true;
+    for (int k = 0; k < op->ncarry; k++)
+      if (!strcmp(op->carry[k], name)) return true;
+    if (body_binds(&op->body, name) || body_binds(&op->els, name)) return true;
+  }
+  return false;
+}
+
+/* A body that rebinds its loop variable gets a counter register of its own
+ * (SPEC §10.3: the rebinding holds for the rest of the iteration, the next
+ * one takes its value from the range); the variable is moved from it at the
+ * top of each iteration.  Other loops count in the variable itself. */
 static void lower_loop(L *l, const Op *op) {
   int lo = lower_expr(l, op->list[FLD_RANGE][0]), hi = lower_expr(l, op->list[FLD_RANGE][1]);
   int step;
@@ -470,14 +500,20 @@ static void lower_loop(L *l, const Op *op) {
   }
   lower_carries(l, op, op->list[FLD_CARRY], true);
   int var = name_reg(l, op->name[FLD_VAR]);
+  int ctr = body_binds(&op->body, op->name[FLD_VAR]) ? new_reg(l) : var;
   int head = l->c->n;
   Instr *f = emit(l, I_FOR);
-  f->d = var, f->a = lo, f->b = hi, f->c = step;
+  f->d = ctr, f->a = lo, f->b = hi, f->c = step;
+  if (ctr != var) {
+    Instr *mv = emit(l, I_MOV);
+    mv->a = ctr;
+    mv->d = var;
+  }
   lower_body(l, &op->body);
   l->op = op;
   lower_carries(l, op, op->list[FLD_NEXT], false);
   Instr *e = emit(l, I_ENDFOR);
-  e->d = var, e->b = hi, e->c = step, e->target = head + 1;
+  e->d = ctr, e->b = hi, e->c = step, e->target = head + 1;
   l->c->code[head].target = l->c->n;
 }
 

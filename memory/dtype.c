@@ -228,19 +228,48 @@ void dtype_load_n(Dtype t, const uint8_t *b, int64_t n, Cell *out) {
   }
 }
 
+/* The shortest "%.*e" text of x that reads back to x (as a float32 unless
+ * f64); returns the significant digits in dig (no trailing zeros) and the
+ * decimal exponent of the first one. */
+static int shortest_digits(double x, bool f64, char *dig, int *exp10) {
+  char t[40];
+  for (int p = 1; p <= 17; p++) {
+    snprintf(t, sizeof t, "%.*e", p - 1, x);
+    if (f64 ? strtod(t, NULL) == x : strtof(t, NULL) == (float)x) break;
+  }
+  int nd = 0;
+  const char *q = t;
+  for (; *q && *q != 'e'; q++)
+    if (*q >= '0' && *q <= '9') dig[nd++] = *q;
+  while (nd > 1 && dig[nd - 1] == '0') nd--;
+  dig[nd] = 0;
+  *exp10 = atoi(q + 1);
+  return nd;
+}
+
+int dtype_format_float(double x, bool f64, char *buf, size_t n) {
+  if (isnan(x)) return snprintf(buf, n, "nan");
+  if (isinf(x)) return snprintf(buf, n, x > 0 ? "inf" : "-inf");
+  char dig[40], out[64];
+  int e, nd = shortest_digits(fabs(x), f64, dig, &e), decpt = e + 1, k = 0;
+  if (signbit(x)) out[k++] = '-';
+  if (decpt <= -4 || decpt > 16) { /* Python's repr: d.ddde-XX outside [1e-4, 1e16) */
+    out[k++] = dig[0];
+    if (nd > 1) k += snprintf(out + k, sizeof out - (size_t)k, ".%s", dig + 1);
+    k += snprintf(out + k, sizeof out - (size_t)k, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+  } else if (decpt <= 0) {
+    k += snprintf(out + k, sizeof out - (size_t)k, "0.%.*s%s", -decpt, "0000", dig);
+  } else if (decpt >= nd) {
+    k += snprintf(out + k, sizeof out - (size_t)k, "%s%.*s.0", dig, decpt - nd, "0000000000000000");
+  } else {
+    k += snprintf(out + k, sizeof out - (size_t)k, "%.*s.%s", decpt, dig, dig + decpt);
+  }
+  return snprintf(buf, n, "%s", out);
+}
+
 int dtype_format(Dtype t, Cell c, char *buf, size_t n) {
   if (info[t].kind == DK_BOOL) return snprintf(buf, n, "%s", c.i ? "true" : "false");
   if (info[t].kind == DK_UINT) return snprintf(buf, n, "%llu", (unsigned long long)c.i);
   if (info[t].kind == DK_INT) return snprintf(buf, n, "%lld", (long long)c.i);
-  if (isnan(c.f)) return snprintf(buf, n, "nan");
-  if (isinf(c.f)) return snprintf(buf, n, c.f > 0 ? "inf" : "-inf");
-  for (int prec = 1; prec < 18; prec++) { /* shortest text that reads back */
-    snprintf(buf, n, "%.*g", prec, c.f);
-    if (fit_float(t, strtod(buf, NULL)) == c.f) break;
-  }
-  if (!strpbrk(buf, ".eEn")) {
-    size_t len = strlen(buf);
-    if (len + 2 < n) memcpy(buf + len, ".0", 3);
-  }
-  return (int)strlen(buf);
+  return dtype_format_float(c.f, info[t].size == 8, buf, n);
 }

@@ -70,8 +70,13 @@ uint16_t dtype_f32_to_bf16(float f);
 float dtype_bf16_to_f32(uint16_t h);
 uint16_t dtype_f32_to_f16(float f);
 float dtype_f16_to_f32(uint16_t h);
-/* Prints a cell as Python would print the numpy scalar (ints plainly,
- * floats with repr-like shortest form, nan/inf as "nan"/"inf"). */
+/* Prints a cell: ints plainly, bool as true/false, floats with
+ * dtype_format_float (64-bit dtypes as float64, the others as the float32
+ * they convert to exactly). */
 int dtype_format(Dtype t, Cell c, char *buf, size_t n);
+/* Every float sc-sim writes (SPEC §10.5): the shortest text that reads back
+ * to x as a float32 (as a float64 when f64), in Python's repr layout:
+ * 528.0, 1.0078125, 65504.0, 10.0, 1e-05, 1e+16, -0.0; nan, inf, -inf. */
+int dtype_format_float(double x, bool f64, char *buf, size_t n);
 
 #endif

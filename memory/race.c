@@ -9,6 +9,8 @@
 typedef struct {
   uint32_t w;  /* access tag of the last write, 0 none */
   uint32_t r;  /* a read tag, or READSET | index of a read set, 0 none */
+  uint8_t wv;  /* the byte the last write left, and whether it was defined: */
+  uint8_t wd;  /* a write-write race storing the same bytes is benign */
 } Shadow;
 #define READSET 0x80000000u
 
@@ -45,6 +47,10 @@ struct RaceDetector {
   int64_t npages, cappages;
   TagSet *sets;
   int nsets, capsets;
+  RaceReport *benign;  /* benign races not yet taken (race_benign_next) */
+  int nbenign, capbenign, takenbenign;
+  uint64_t *pairs;     /* the pairs of operations already reported benign */
+  int npairs, cappairs;
 };
 
 static void *grow(void *p, int *cap, int need, size_t size) {
@@ -78,6 +84,8 @@ void race_free(RaceDetector *r) {
   for (int i = 0; i < r->nsets; i++) free(r->sets[i].v);
   for (int64_t i = 0; i < r->cappages; i++) free(r->pages ? r->pages[i].sh : NULL);
   free(r->pages);
+  free(r->benign);
+  free(r->pairs);
   free(r->sets);
   free(r->dma);
   free(r->slots);
@@ -263,9 +271,31 @@ static void add_read(RaceDetector *r, Shadow *s, uint32_t tag, int sub, int dma)
   t->v[t->n++] = tag;
 }
 
+/* Whether the write just made at byte `at` left what the last write did
+ * (both undefined counts as the same). */
+static bool same_byte(const Shadow *s, const Region *g, int64_t at) {
+  bool d = mem_defined(g, at);
+  return s->wd == d && (!d || s->wv == g->bytes[at]);
+}
+
+/* Records a benign race once per pair of operations. */
+static void benign(RaceDetector *r, uint32_t tag, const RaceAccess *now, const Region *g, int64_t at) {
+  int a = r->acc[tag - 1].op, b = now->op;
+  uint64_t key = (uint64_t)(uint32_t)(a < b ? a : b) << 32 | (uint32_t)(a < b ? b : a);
+  for (int i = r->npairs - 1; i >= 0; i--)
+    if (r->pairs[i] == key) return;
+  r->pairs = grow(r->pairs, &r->cappairs, r->npairs + 1, sizeof *r->pairs);
+  r->pairs[r->npairs++] = key;
+  r->benign = grow(r->benign, &r->capbenign, r->nbenign + 1, sizeof *r->benign);
+  report(r, tag, now, g, at, &r->benign[r->nbenign++]);
+}
+
 static bool access_byte(RaceDetector *r, Shadow *s, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t at,
                         RaceReport *rep) {
-  if (s->w && conflict(r, s->w, a, sub)) return report(r, s->w, a, g, at, rep);
+  if (s->w && conflict(r, s->w, a, sub)) {
+    if (!a->write || !same_byte(s, g, at)) return report(r, s->w, a, g, at, rep);
+    benign(r, s->w, a, g, at);
+  }
   if (!a->write) {
     add_read(r, s, tag, sub, a->dma);
     return true;
@@ -276,8 +306,16 @@ static bool access_byte(RaceDetector *r, Shadow *s, uint32_t tag, const RaceAcce
   for (int i = 0; i < n; i++)
     if (conflict(r, reads[i], a, sub)) return report(r, reads[i], a, g, at, rep);
   s->w = tag;
+  s->wv = g->bytes[at];
+  s->wd = mem_defined(g, at);
   if (s->r & READSET) r->sets[s->r & ~READSET].n = 0;
   else s->r = 0;
+  return true;
+}
+
+bool race_benign_next(RaceDetector *r, RaceReport *rep) {
+  if (!r || r->takenbenign == r->nbenign) return false;
+  *rep = r->benign[r->takenbenign++];
   return true;
 }
 

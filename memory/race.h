@@ -11,7 +11,12 @@
  * the detector is exact for any mesh, with no sampling.
  * A NULL detector (races not checked) accepts every call and does nothing.
  * Atomic read-modify-writes (fetch_and_add, add DMAs) do not race with
- * each other. */
+ * each other.
+ * A write-write race in which the second write leaves every overlapping
+ * byte as the first left it (both undefined counts as the same) is benign
+ * (SPEC §10.2): race_bytes accepts it and queues one report per pair of
+ * operations for race_benign_next.  So that the detector sees the bytes, a
+ * write's bytes are given to race_bytes after they are stored. */
 #ifndef SC_RACE_H
 #define SC_RACE_H
 
@@ -54,5 +59,7 @@ void race_barrier_leave(RaceDetector *r, int sub, int gen, int first, int n);
  * which returns false with *rep filled when they race. */
 uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub);
 bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n, RaceReport *rep);
+/* Takes the oldest queued benign race; false when none is left. */
+bool race_benign_next(RaceDetector *r, RaceReport *rep);
 
 #endif

@@ -192,6 +192,32 @@ static void test_narrow_floats(void) {
   CU_ASSERT(dtype_f16_to_f32(0x3555) == 0.333251953125f);
 }
 
+/* SPEC §10.5: shortest text reading back to the float32 (float64), in
+ * Python's repr layout; expected texts are Python's repr of those floats. */
+static void test_float_format(void) {
+  static const struct {
+    double x;
+    bool f64;
+    const char *want;
+  } rows[] = {
+      {528.0, false, "528.0"},          {1.0078125, false, "1.0078125"},  {65504.0, false, "65504.0"},
+      {10.0, false, "10.0"},            {(float)1e-05, false, "1e-05"},   {(float)0.1, false, "0.1"},
+      {(float)1e16, false, "1e+16"},    {(float)123456789.0, false, "123456790.0"},
+      {-0.0, false, "-0.0"},            {(float)0.0001, false, "0.0001"}, {3.4028234663852886e38, false, "3.4028235e+38"},
+      {1.401298464324817e-45, false, "1e-45"}, {-2.5, false, "-2.5"},     {0.1, true, "0.1"},
+      {1.0 / 3.0, true, "0.3333333333333333"}, {1e22, true, "1e+22"},   {123456789.0, true, "123456789.0"},
+      {1e15, true, "1000000000000000.0"}, {0.00012, true, "0.00012"},   {1.5e-7, true, "1.5e-07"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    char buf[64];
+    dtype_format_float(rows[i].x, rows[i].f64, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, rows[i].want);
+  }
+  char buf[64];
+  dtype_format(DT_BFLOAT16, (Cell){.f = 528.0}, buf, sizeof buf);
+  CU_ASSERT_STRING_EQUAL(buf, "528.0"); /* was 5.3e+02: the shortest that reads back to the bfloat16 */
+}
+
 static void test_int_wrap_and_convert(void) {
   Cell r;
   alu_binary(OP_ADD, DT_INT16, DT_INT16, (Cell){.i = 32767}, (Cell){.i = 1}, &r);
@@ -575,6 +601,7 @@ int main(void) {
   CU_add_test(s, "expression parser", test_expr_parse);
   CU_add_test(s, "expression depth bound", test_expr_depth);
   CU_add_test(s, "bfloat16 and float16 rounding", test_narrow_floats);
+  CU_add_test(s, "float printing", test_float_format);
   CU_add_test(s, "integer wrap and conversions", test_int_wrap_and_convert);
   CU_add_test(s, "store/load round trip", test_store_load_roundtrip);
   CU_add_test(s, "name index", test_name_index);

@@ -21,7 +21,7 @@ enum { EXIT_OK = 0, EXIT_REJECTED = 1, EXIT_INVALID = 2, EXIT_MISMATCH = 3, EXIT
 typedef struct {
   const char *cmd; /* run, check, lower, diff */
   const char *path;
-  bool json, no_verify, no_races;
+  bool json, no_verify, no_races, strict_races;
   Mutant mutant;
   uint64_t max_ops, max_cycles, max_log_mb, max_mismatches, trace_max_bytes;
   const char *stats, *trace, *trace_format, *trace_window, *trace_filter, *mutate;
@@ -40,6 +40,7 @@ static const struct {
     {"--json", OPT_FLAG, offsetof(Options, json), "the outcome as one JSON object on standard output"},
     {"--no-verify", OPT_FLAG, offsetof(Options, no_verify), "run the engine only: no reference run, no comparison (expectations still hold)"},
     {"--no-races", OPT_FLAG, offsetof(Options, no_races), "skip race detection"},
+    {"--strict-races", OPT_FLAG, offsetof(Options, strict_races), "benign races (identical writes) are faults too"},
     {"--mutate", OPT_TEXT, offsetof(Options, mutate), "NAME: run a deliberately wrong lowering (--list-mutants)"},
     {"--max-ops", OPT_COUNT, offsetof(Options, max_ops), "N: stop a run after N operations (fault limit)"},
     {"--max-cycles", OPT_COUNT, offsetof(Options, max_cycles), "N: stop a run after N simulated cycles (fault limit)"},
@@ -289,9 +290,27 @@ static void json_region(const Ref *ref, Region *g) {
   val_free(&v);
 }
 
-/* {"status": "ok", "exit": 0, "cycles": N, "refs": {...}, "values": {...}} */
+/* "warnings": [{"kind", "file", "line", "column", "message"}, ...] */
+static void json_warnings(const RunResult *r) {
+  printf("\"warnings\": [");
+  for (int i = 0; i < r->nwarnings; i++) {
+    const RunWarning *w = &r->warnings[i];
+    printf("%s{\"kind\": ", i ? ", " : "");
+    json_str(stdout, w->kind);
+    printf(", \"file\": ");
+    json_str(stdout, w->loc.file);
+    printf(", \"line\": %d, \"column\": %d, \"message\": ", w->loc.line, w->loc.col);
+    json_str(stdout, w->text);
+    printf("}");
+  }
+  printf("], ");
+}
+
+/* {"status": "ok", "exit": 0, "cycles": N, "warnings": [...], "refs": {...}, "values": {...}} */
 static void json_run(const Program *p, RunResult *r) {
-  printf("{\"status\": \"ok\", \"exit\": 0, \"cycles\": %llu, \"refs\": {", (unsigned long long)r->cycles);
+  printf("{\"status\": \"ok\", \"exit\": 0, \"cycles\": %llu, ", (unsigned long long)r->cycles);
+  json_warnings(r);
+  printf("\"refs\": {");
   bool first = true;
   for (int k = 0; k < p->nrefs; k++)
     for (int i = 0; i < mem_instance_count(&r->mem, k); i++) {
@@ -324,10 +343,11 @@ static void print_warnings(const RunResult *r) {
   for (int i = 0; i < r->nwarnings; i++) {
     const RunWarning *w = &r->warnings[i];
     fprintf(stderr, "%s:%d:%d: warning: %s\n", w->loc.file, w->loc.line, w->loc.col, w->text);
-    fprintf(stderr, "%s:%d:%d: note: first on subcore %d.%d\n", w->loc.file, w->loc.line, w->loc.col, w->core, w->subcore);
+    if (w->core >= 0)
+      fprintf(stderr, "%s:%d:%d: note: first on subcore %d.%d\n", w->loc.file, w->loc.line, w->loc.col, w->core, w->subcore);
   }
   if (r->more_warnings)
-    fprintf(stderr, "sc-sim: warning: %llu more operations scatter to one element twice (only the first %d are listed)\n",
+    fprintf(stderr, "sc-sim: warning: %llu more warnings (only the first %d are listed)\n",
             (unsigned long long)r->more_warnings, RUN_MAX_WARNINGS);
 }
 
@@ -343,6 +363,7 @@ static void pipe_options(const Options *o, PipeOptions *po) {
   po->limits.max_ops = o->max_ops;
   po->limits.max_cycles = o->max_cycles;
   po->limits.no_races = o->no_races;
+  po->limits.strict_races = o->strict_races;
   if (o->max_log_mb) po->limits.max_log_bytes = o->max_log_mb > UINT64_MAX >> 20 ? UINT64_MAX : o->max_log_mb << 20;
   po->max_list = o->max_mismatches > VERIFY_MAX_LIST ? VERIFY_MAX_LIST : (int)o->max_mismatches;
   po->stats_path = o->stats;

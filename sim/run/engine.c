@@ -82,7 +82,7 @@ typedef struct {
   int dma_thread;    /* its race-detector thread */
   struct EV *cache;  /* per view: its resolution, when it has no register operands */
   uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached */
-  bool no_log, no_races;
+  bool no_log, no_races, strict_races;
   bool woke;         /* a blocked subcore was released: rescan */
   uint8_t *warned;   /* per operation id: its duplicate-scatter warning was given */
   int nwarned;
@@ -431,6 +431,11 @@ static void ev_write(EV *ev, const Part *pt, int np, Cell c) {
     }
 }
 
+/* An element left undefined by a store of an undefined lane. */
+static void ev_undef(EV *ev, const Part *pt, int np) {
+  for (int i = 0; i < np; i++) mem_set_defined(ev->reg, pt[i].off, pt[i].n, false);
+}
+
 static bool ev_oob(Eng *E, Sc *s, const Instr *in, EV *ev) { return efault(E, s, in, FAULT_OOB, ev->why); }
 
 /* ---- race detection (memory/race.h) ------------------------------------- */
@@ -470,16 +475,81 @@ static void describe(const RaceAccess *a, char *buf, size_t n) {
              (unsigned long long)a->cycle);
 }
 
-static bool race_fault(Eng *E, const RaceReport *rep) {
+/* The race report's detail, the same for a fault and a benign race. */
+static void race_text(Eng *E, const RaceReport *rep, char *buf, size_t n) {
   char a[200], b[200], name[160];
   describe(&rep->first, a, sizeof a);
   describe(&rep->second, b, sizeof b);
   const Ref *ref = program_ref(E->p, rep->region->name);
   run_instance_name(ref, rep->region, name, sizeof name);
+  snprintf(buf, n, "%s of bytes [%lld, %lld) of %s '%s' races with %s: no wait, barrier or semaphore orders them", b,
+           (long long)rep->lo, (long long)rep->hi, space_key(ref->space), name, a);
+}
+
+static bool race_fault(Eng *E, const RaceReport *rep) {
+  char text[700];
+  race_text(E, rep, text, sizeof text);
   run_fault(E->r, FAULT_RACE, (Loc){E->p->file, rep->second.line, rep->second.col}, rep->second.core, rep->second.subcore,
-            rep->second.op, "%s of bytes [%lld, %lld) of %s '%s' races with %s: no wait, barrier or semaphore orders them", b,
-            (long long)rep->lo, (long long)rep->hi, space_key(ref->space), name, a);
+            rep->second.op, "%s", text);
   return false;
+}
+
+/* Benign races (SPEC §10.2) fault at once under --strict-races; otherwise
+ * they become warnings when the run ends (race_benign_warn), so that a
+ * write whose later bytes differ reports only its fault. */
+static bool race_benign(Eng *E) {
+  RaceReport rep;
+  if (!E->strict_races) return true;
+  if (race_benign_next(E->rd, &rep)) return race_fault(E, &rep);
+  return true;
+}
+
+/* The flat index ranges of the undefined elements of g, as text. */
+static int64_t undefined_ranges(const Ref *ref, const Region *g, char *buf, size_t n) {
+  int sz = dtype_size(ref->dtype), shown = 0;
+  int64_t count = 0;
+  size_t len = 0;
+  buf[0] = 0;
+  for (int64_t e = 0; e < ref->nelems; e++) {
+    if (mem_range_defined(g, e * sz, sz)) continue;
+    int64_t lo = e;
+    while (e + 1 < ref->nelems && !mem_range_defined(g, (e + 1) * sz, sz)) e++;
+    count += e + 1 - lo;
+    if (shown++ < 8 && len < n) len += (size_t)snprintf(buf + len, n - len, "%s[%lld, %lld)", shown > 1 ? ", " : "", (long long)lo, (long long)e + 1);
+    else if (shown == 9 && len < n) len += (size_t)snprintf(buf + len, n - len, ", ...");
+  }
+  return count;
+}
+
+/* SPEC §10.1: a warning names each HBM ref (the kernel's inputs and
+ * outputs) left holding undefined elements when the run ends. */
+static void undefined_outputs(Eng *E) {
+  for (int k = 0; k < E->p->nrefs; k++) {
+    const Ref *ref = E->p->refs[k];
+    if (ref->space != SP_HBM) continue;
+    char ranges[400];
+    int64_t count = undefined_ranges(ref, mem_region(&E->r->mem, k, 0, 0), ranges, sizeof ranges);
+    if (!count) continue;
+    RunWarning *w = run_warning(E->r, "undefined-output", ref->loc, -1, -1);
+    if (w)
+      snprintf(w->text, sizeof w->text, "hbm ref '%s' holds %lld undefined element(s) of %lld at the end of the run, at flat indices %s",
+               ref->name, (long long)count, (long long)ref->nelems, ranges);
+  }
+}
+
+static void race_benign_warn(Eng *E) {
+  RaceReport rep;
+  const Fault *f = &E->r->fault;
+  while (race_benign_next(E->rd, &rep)) {
+    if (E->r->faulted && f->kind == FAULT_RACE && f->op == rep.second.op && f->core == rep.second.core && f->subcore == rep.second.subcore)
+      continue; /* the same access turned out to differ further on */
+    RunWarning *w = run_warning(E->r, "benign-race", (Loc){E->p->file, rep.second.line, rep.second.col}, rep.second.core,
+                                rep.second.subcore);
+    if (!w) continue;
+    char text[700];
+    race_text(E, &rep, text, sizeof text);
+    snprintf(w->text, sizeof w->text, "benign race: %s; both writes store the same bytes (SPEC §10.2)", text);
+  }
 }
 
 static bool race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, int np) {
@@ -487,7 +557,7 @@ static bool race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, in
   RaceReport rep;
   for (int i = 0; i < np; i++)
     if (!race_bytes(E->rd, tag, g, pt[i].off, pt[i].n, &rep)) return race_fault(E, &rep);
-  return true;
+  return race_benign(E);
 }
 
 static int sem_slot(Eng *E, const Region *g, int64_t off) {
@@ -879,13 +949,15 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     k++;
     int64_t xi = x->n == 1 ? 0 : lane;
     if (!ev_parts(&ev, elem, pt, &np)) return ev_oob(E, s, in, &ev);
-    if (!race_parts(E, tag, ev.reg, pt, np)) return false;
     uint8_t cdef;
     Cell cur = ev_read(&ev, pt, np, &cdef);
-    if (!x->def[xi] || (in->add && !cdef)) return efault(E, s, in, FAULT_UNINIT, "a stored lane (or the memory it adds to) is undefined");
-    Cell c = alu_convert(x->dtype, t, x->v[xi]);
-    if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
-    ev_write(&ev, pt, np, c);
+    if (!x->def[xi] || (in->add && !cdef)) ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
+    else {
+      Cell c = alu_convert(x->dtype, t, x->v[xi]);
+      if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
+      ev_write(&ev, pt, np, c);
+    }
+    if (!race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write: the detector compares the bytes */
   }
   Value after = {0};
   if ((in->log && !E->no_log) || E->trace) {
@@ -931,14 +1003,8 @@ static void dup_warn(Eng *E, Sc *s, const Instr *in, Hit *h, int64_t n, bool row
     if (h[i].at == h[i - 1].at && (i < 2 || h[i - 1].at != h[i - 2].at)) dups++, first = first < 0 ? i - 1 : first;
   if (!dups) return;
   E->warned[in->op_id] = 1;
-  RunResult *r = E->r;
-  if (r->nwarnings == RUN_MAX_WARNINGS) {
-    r->more_warnings++;
-    return;
-  }
-  if (!r->warnings && !(r->warnings = calloc(RUN_MAX_WARNINGS, sizeof *r->warnings))) return;
-  RunWarning *w = &r->warnings[r->nwarnings++];
-  w->loc = in->loc, w->core = s->core, w->subcore = s->subcore;
+  RunWarning *w = run_warning(E->r, "duplicate-offsets", in->loc, s->core, s->subcore);
+  if (!w) return;
   int64_t last = first;
   while (last + 1 < n && h[last + 1].at == h[first].at) last++;
   char where[200];
@@ -1008,7 +1074,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     int64_t flat = to_flat(ev.rank[ev.top], ev.lvl[ev.top], at);
     if (hit) hit[nhit++] = (Hit){flat, k};
     if (!ev_parts(&ev, flat, pt, &np)) return val_free(&out), ev_oob(E, s, in, &ev);
-    if (!race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false;
+    if (gather && !race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false;
     if (E->trace) span_add(E, pt, np);
     int64_t bank = (pt[0].off / (cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4)) % banks;
     if (++hits[bank] > maxhit) maxhit = hits[bank];
@@ -1018,10 +1084,13 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
       out.v[k] = cur, out.def[k] = cdef;
       continue;
     }
-    if (!x->def[k] || (in->add && !cdef)) return efault(E, s, in, FAULT_UNINIT, "a scattered lane (or the memory it adds to) is undefined");
-    Cell c = alu_convert(x->dtype, t, x->v[k]);
-    if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
-    ev_write(&ev, pt, np, c);
+    if (!x->def[k] || (in->add && !cdef)) ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
+    else {
+      Cell c = alu_convert(x->dtype, t, x->v[k]);
+      if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
+      ev_write(&ev, pt, np, c);
+    }
+    if (!race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false; /* after the write, as in x_store */
   }
   if (hit) dup_warn(E, s, in, hit, nhit, false, &ev);
   uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
@@ -1098,7 +1167,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
   int ns, nd;
   if (!ev_parts(src, se, sp, &ns)) return ev_oob(E, s, in, src);
   if (!ev_parts(dst, de, dp, &nd)) return ev_oob(E, s, in, dst);
-  if (!race_parts(E, E->dma_read_tag, src->reg, sp, ns) || !race_parts(E, E->dma_write_tag, dst->reg, dp, nd)) return false;
+  if (!race_parts(E, E->dma_read_tag, src->reg, sp, ns)) return false;
   uint8_t sdef, ddef;
   Cell c = ev_read(src, sp, ns, &sdef);
   if (in->add) {
@@ -1112,7 +1181,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
   } else {
     for (int i = 0; i < nd; i++) mem_set_defined(dst->reg, dp[i].off, dp[i].n, false);
   }
-  return true;
+  return race_parts(E, E->dma_write_tag, dst->reg, dp, nd); /* after the write, as in x_store */
 }
 
 static bool dma_offsets(Eng *E, Sc *s, const Instr *in, Value *o) {
@@ -1325,6 +1394,8 @@ static int x_sem(Eng *E, Sc *s, const Instr *in) {
   int64_t off;
   if (!sem_addr(E, s, in, in->view, (int)core, (int)sub, &g, &off)) return X_FAULT;
   if (in->op == I_SEM_SIGNAL) {
+    if (!run_sem_signal_fits(E->r, E->c->views[in->view].ref, g, sem_read(g, off), amount, in->loc, s->core, s->subcore, in->op_id))
+      return X_FAULT;
     sem_write(g, off, sem_read(g, off) + amount);
     race_release(E->rd, s->idx, sem_slot(E, g, off));
     for (int i = 0; i < E->nsemslots; i++)
@@ -1367,12 +1438,16 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   Part pt[MAX_PARTS];
   int np;
   if (!ev_parts(&ev, 0, pt, &np)) return ev_oob(E, s, in, &ev), X_FAULT;
-  if (!race_parts(E, race_open(E, s, in, true, true, -1, NULL), ev.reg, pt, np)) return X_FAULT;
+  uint32_t tag = race_open(E, s, in, true, true, -1, NULL);
   uint8_t def;
   Cell old = ev_read(&ev, pt, np, &def), c;
-  if (!def || !x->def[0]) return efault(E, s, in, FAULT_UNINIT, "fetch_and_add on an undefined value"), X_FAULT;
-  alu_binary(OP_ADD, DT_INT32, DT_INT32, old, alu_convert(x->dtype, DT_INT32, x->v[0]), &c);
-  ev_write(&ev, pt, np, c);
+  if (def && x->def[0]) { /* an undefined operand leaves the sum undefined (SPEC §10.1) */
+    alu_binary(OP_ADD, DT_INT32, DT_INT32, old, alu_convert(x->dtype, DT_INT32, x->v[0]), &c);
+    ev_write(&ev, pt, np, c);
+  } else {
+    ev_undef(&ev, pt, np);
+  }
+  if (!race_parts(E, tag, ev.reg, pt, np)) return X_FAULT; /* after the write, as in x_store */
   RunResult *r = E->r; /* the order of atomics, for the reference to replay */
   if (r->natomics == r->capatomics) {
     r->capatomics = r->capatomics ? r->capatomics * 2 : 64;
@@ -1381,6 +1456,7 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   }
   r->atomics[r->natomics++] = s->idx;
   val_scalar(&s->reg[in->d], DT_INT32, old);
+  s->reg[in->d].def[0] = def;
   set_reg(s, in->d);
   log_value(E, s, in, in->log, &s->reg[in->d]);
   return X_OK;
@@ -1777,13 +1853,16 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   E.trace = lim ? lim->trace : NULL;
   E.no_log = lim && lim->no_log;
   E.no_races = lim && lim->no_races;
+  E.strict_races = lim && lim->strict_races;
   out->nsub = E.nsub;
   if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
   else {
     engine_schedule(&E);
     if (!out->faulted) engine_semaphores(&E);
+    if (!out->faulted) undefined_outputs(&E);
     engine_stats(&E);
   }
+  race_benign_warn(&E);
   keep_values(&E);
   for (int i = 0; i < E.nsub && E.sc; i++) {
     for (int r = 0; r < c->nregs && E.sc[i].reg; r++) val_free(&E.sc[i].reg[r]);

@@ -464,6 +464,12 @@ static void write_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell c) {
     }
 }
 
+/* Storing an undefined lane leaves its element undefined (SPEC §10.1:
+ * not a fault; only its definedness travels, its bytes mean nothing). */
+static void undef_pieces(Region *g, const Piece *pc, int np) {
+  for (int i = 0; i < np; i++) mem_set_defined(g, pc[i].off, pc[i].n, false);
+}
+
 static bool view_oob(Ref_ *R, Sub *s, RV *rv) {
   return fault(R, s, rv->op, FAULT_OOB, "%s%s", rv->oob, "");
 }
@@ -480,11 +486,12 @@ static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
   return true;
 }
 
-static bool view_write_lane(Ref_ *R, Sub *s, RV *rv, int64_t i, Cell c) {
+static bool view_write_lane(Ref_ *R, Sub *s, RV *rv, int64_t i, Cell c, bool def) {
   Piece pc[MAX_PIECES];
   int np;
   if (!rv_element(rv, i, pc, &np)) return view_oob(R, s, rv);
-  write_pieces(rv->reg, rv->dt[rv->v->ntr], pc, np, c);
+  if (def) write_pieces(rv->reg, rv->dt[rv->v->ntr], pc, np, c);
+  else undef_pieces(rv->reg, pc, np);
   return true;
 }
 
@@ -493,22 +500,16 @@ static bool resolve_field(Ref_ *R, Sub *s, const Op *op, FieldId f, RV *rv) {
   return rv_resolve(R, s, op, (const View *)op->e[f]->view, s->core, s->subcore, rv);
 }
 
-static bool store_value(Ref_ *R, Sub *s, const Op *op, RV *rv, const Value *x, bool add) {
+static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add) {
   Dtype t = rv->dt[rv->v->ntr];
   Value old = {0};
   bool ok = view_read(R, s, rv, &old);
   for (int64_t i = 0; ok && i < rv->n; i++) {
     int64_t xi = val_lane(x, i);
     bool def = x->def[xi] && (!add || old.def[i]);
-    if (!def) {
-      char lane[32];
-      snprintf(lane, sizeof lane, "%lld", (long long)i);
-      ok = fault(R, s, op, FAULT_UNINIT, "lane %s of the stored value is undefined%s", lane, add ? " (or the memory it adds to)" : "");
-      break;
-    }
     Cell c = alu_convert(x->dtype, t, x->v[xi]);
-    if (add) alu_binary(OP_ADD, t, t, old.v[i], c, &c);
-    ok = view_write_lane(R, s, rv, i, c);
+    if (add && def) alu_binary(OP_ADD, t, t, old.v[i], c, &c);
+    ok = view_write_lane(R, s, rv, i, c, def);
   }
   val_free(&old);
   return ok;
@@ -540,7 +541,7 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   bool add = op->kind == OPK_ADDUPDATE;
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && ev(R, s, op, op->e[FLD_VALUE], &x) && view_read(R, s, &rv, &old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, &old);
-  ok = ok && store_value(R, s, op, &rv, &x, add) && log_new(R, s, op, &rv);
+  ok = ok && store_value(R, s, &rv, &x, add) && log_new(R, s, op, &rv);
   if (ok && op->kind == OPK_SWAP) env_set(s, op->name[FLD_OUT], &old);
   val_free(&x);
   val_free(&old);
@@ -570,19 +571,10 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
       out.v[i] = mem.v[k];
       out.def[i] = mem.def[k];
       if (!load) {
-        if (!x.def[i]) {
-          ok = fault(R, s, op, FAULT_UNINIT, "lane %s of the stored value is undefined%s", "selected", "");
-          break;
-        }
+        bool def = x.def[i] && (!add || mem.def[k]);
         Cell c = alu_convert(x.dtype, mem.dtype, x.v[i]);
-        if (add) {
-          if (!mem.def[k]) {
-            ok = fault(R, s, op, FAULT_UNINIT, "the memory an add updates is undefined%s%s", "", "");
-            break;
-          }
-          alu_binary(OP_ADD, mem.dtype, mem.dtype, mem.v[k], c, &c);
-        }
-        if (!(ok = view_write_lane(R, s, &rv, k, c))) break;
+        if (add && def) alu_binary(OP_ADD, mem.dtype, mem.dtype, mem.v[k], c, &c);
+        if (!(ok = view_write_lane(R, s, &rv, k, c, def))) break;
       }
       k++;
     }
@@ -644,9 +636,9 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
       out.v[k] = cur, out.def[k] = def;
       continue;
     }
-    if (!x.def[k] || (add && !def)) {
-      ok = fault(R, s, op, FAULT_UNINIT, "a scattered lane (or the memory it adds to) is undefined%s%s", "", "");
-      break;
+    if (!x.def[k] || (add && !def)) { /* the element becomes undefined (SPEC §10.1) */
+      undef_pieces(rv.reg, pc, np);
+      continue;
     }
     Cell c = alu_convert(x.dtype, t, x.v[k]);
     if (add) alu_binary(OP_ADD, t, t, cur, c, &c);
@@ -666,12 +658,13 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
 /* ---- DMAs (SPEC §5.5, §5.6, §7.5, §7.10) -------------------------------- */
 enum { ST_FAULT = 0, ST_OK = 1, ST_BLOCKED = 2 };
 
-static bool read_offsets(Ref_ *R, Sub *s, const Op *op, const IxEntry *e, Value *o) {
+static bool read_offsets(Ref_ *R, Sub *s, const Op *op, const DmaPlan *pl, Value *o) {
+  const IxEntry *e = pl->off;
   if (e->kind == IX_REF) {
     RV rv;
     return rv_resolve(R, s, op, e->idx.view, s->core, s->subcore, &rv) && view_read(R, s, &rv, o);
   }
-  return ev(R, s, op, e->e, o);
+  return ev(R, s, op, pl->off_e ? pl->off_e : e->e, o);
 }
 
 static int64_t view_bytes(const RV *rv) { return rv->n * dtype_size(rv->dt[rv->v->ntr]); }
@@ -706,7 +699,7 @@ static bool pend_indirect(Ref_ *R, Sub *s, const Op *op, Pending *pd, const DmaP
   Value o = {0};
   int64_t ignored = 0;
   bool filtered = pl->off->filtered && pl->off->ignored_e;
-  if (!read_offsets(R, s, op, pl->off, &o) || (filtered && !ev_int(R, s, op, pl->off->ignored_e, &ignored)))
+  if (!read_offsets(R, s, op, pl, &o) || (filtered && !ev_int(R, s, op, pl->off->ignored_e, &ignored)))
     return val_free(&o), false;
   RV *iv = pl->gather ? sv : dv, *pv = pl->gather ? dv : sv;
   int64_t rows = pv->rank[pv->v->ntr] ? pv->lvl[pv->v->ntr][0] : 1, z = iv->lvl[iv->v->ntr][0];
@@ -887,6 +880,9 @@ static int do_semaphore(Ref_ *R, Sub *s, const Op *op) {
   }
   if (!sem_locate(R, s, op, op->e[FLD_SEM]->view, core, sub, &g, &off)) return ST_FAULT;
   if (op->kind == OPK_SEMAPHORE_SIGNAL) {
+    if (!run_sem_signal_fits(R->r, ((const View *)op->e[FLD_SEM]->view)->ref, g, sem_get(g, off), amount,
+                             op->loc, s->core, s->subcore, op->id))
+      return ST_FAULT;
     sem_add(g, off, amount);
     return ST_OK;
   }
@@ -904,11 +900,11 @@ static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
   Value x = {0}, old = {0};
   bool ok = rv_resolve(R, s, op, op->e[FLD_REF]->view, s->core, target, &rv) && ev(R, s, op, op->e[FLD_VALUE], &x) &&
             view_read(R, s, &rv, &old);
-  if (ok && (!old.def[0] || !x.def[0])) ok = fault(R, s, op, FAULT_UNINIT, "fetch_and_add on an undefined value%s%s", "", "");
-  if (ok) {
-    Cell c;
-    alu_binary(OP_ADD, DT_INT32, DT_INT32, old.v[0], alu_convert(x.dtype, DT_INT32, x.v[0]), &c);
-    ok = view_write_lane(R, s, &rv, 0, c);
+  if (ok) { /* an undefined operand leaves the sum undefined (SPEC §10.1) */
+    Cell c = {0};
+    bool def = old.def[0] && x.def[0];
+    if (def) alu_binary(OP_ADD, DT_INT32, DT_INT32, old.v[0], alu_convert(x.dtype, DT_INT32, x.v[0]), &c);
+    ok = view_write_lane(R, s, &rv, 0, c, def);
     run_log(R->r, s->idx, op->id, EV_OLD, &old);
     env_set(s, op->name[FLD_OUT], &old);
     if (R->next_atomic < R->natomics) R->next_atomic++;

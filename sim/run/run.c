@@ -100,3 +100,27 @@ void run_instance_name(const Ref *ref, const Region *g, char *buf, size_t n) {
   else if (ref->space == SP_VMEM_SHARED) snprintf(buf, n, "%s@%d", ref->name, g->core);
   else snprintf(buf, n, "%s@%d.%d", ref->name, g->core, g->subcore);
 }
+
+bool run_sem_signal_fits(RunResult *r, const Ref *ref, const Region *g, int64_t count, int64_t inc, Loc at, int core,
+                         int subcore, int op) {
+  int64_t sum;
+  if (!__builtin_add_overflow(count, inc, &sum) && sum >= INT32_MIN && sum <= INT32_MAX) return true;
+  char name[200];
+  run_instance_name(ref, g, name, sizeof name);
+  run_fault(r, FAULT_SEMAPHORE, at, core, subcore, op,
+            "semaphore_signal takes the count of '%s' past int32's range (2**31 - 1): count %lld, increment %lld", name,
+            (long long)count, (long long)inc);
+  return false;
+}
+
+RunWarning *run_warning(RunResult *r, const char *kind, Loc at, int core, int subcore) {
+  if (r->nwarnings == RUN_MAX_WARNINGS) {
+    r->more_warnings++;
+    return NULL;
+  }
+  if (!r->warnings && !(r->warnings = calloc(RUN_MAX_WARNINGS, sizeof *r->warnings))) return NULL;
+  RunWarning *w = &r->warnings[r->nwarnings++];
+  w->kind = kind, w->loc = at, w->core = core, w->subcore = subcore;
+  w->text[0] = 0;
+  return w;
+}

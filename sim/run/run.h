@@ -53,12 +53,14 @@ typedef struct {
   int n, cap;
 } EventLog;
 
-/* A warning of the run (SPEC §7.7: duplicate offsets of a non-add scatter),
- * one per operation at most: the first time it happens. */
+/* A warning of the run: duplicate offsets of a non-add scatter (SPEC §7.7,
+ * the first time an operation does it), a benign race (§10.2, once per
+ * pair of operations), an output ref left partly undefined (§10.1). */
 typedef struct {
+  const char *kind;  /* "duplicate-offsets", "benign-race", "undefined-output" */
   Loc loc;
   int core, subcore;
-  char text[300];
+  char text[900];
 } RunWarning;
 #define RUN_MAX_WARNINGS 100
 
@@ -97,6 +99,7 @@ typedef struct {
   const int *atomics; /* reference only: replay fetch_and_adds in this order (SPEC §9.10) */
   int natomics;
   uint64_t max_log_bytes; /* per run; 0: the default */
+  bool strict_races; /* engine only: benign races are faults too (SPEC §10.2) */
 } RunLimits;
 
 #define RUN_DEFAULT_MAX_OPS 50000000ULL
@@ -115,8 +118,16 @@ void run_log(RunResult *r, int sub, int op, EventKind k, const Value *v);
 void run_result_free(RunResult *r);
 void run_fault(RunResult *r, FaultKind k, Loc at, int core, int subcore, int op, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
+/* A new warning of kind `kind` at `at` (its text for the caller to fill),
+ * or NULL past RUN_MAX_WARNINGS (then counted in more_warnings). */
+RunWarning *run_warning(RunResult *r, const char *kind, Loc at, int core, int subcore);
 /* Instance name as PROGRAM_FORMAT.md gives it: x, shared@0, buf@0.1. */
 void run_instance_name(const Ref *ref, const Region *g, char *buf, size_t n);
+/* Whether a semaphore_signal adding inc to count stays within int32 (a
+ * semaphore is an int32 counter: past its range the signal faults
+ * `semaphore` rather than wrap); false with the fault recorded. */
+bool run_sem_signal_fits(RunResult *r, const Ref *ref, const Region *g, int64_t count, int64_t inc, Loc at, int core,
+                         int subcore, int op);
 /* The instance of a ref seen from a subcore. */
 Region *run_region(RunResult *r, const Ref *ref, int core, int subcore);
 

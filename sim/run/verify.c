@@ -78,9 +78,8 @@ static bool compare_logs(const Program *p, const RunResult *ref, const RunResult
         if (ok) ok = mismatch_event(p, s, x, y, -1, d);
         continue;
       }
-      for (int64_t i = 0; i < x->val.n; i++) {
-        if (!x->val.def[i]) continue;
-        if (y->val.def[i] && same_lane(x->val.dtype, x->val.v[i], y->val.dtype, y->val.v[i])) {
+      for (int64_t i = 0; i < x->val.n; i++) { /* definedness is compared too (SPEC §10.1) */
+        if (x->val.def[i] == y->val.def[i] && (!x->val.def[i] || same_lane(x->val.dtype, x->val.v[i], y->val.dtype, y->val.v[i]))) {
           st->matched++;
           continue;
         }
@@ -88,7 +87,7 @@ static bool compare_logs(const Program *p, const RunResult *ref, const RunResult
         if (ok) ok = mismatch_event(p, s, x, y, i, d);
         const Op *op = find_op(&p->body, x->op);
         char ra[64], rb[64], where[32], what[64];
-        cell_text(x->val.dtype, x->val.v[i], true, ra, sizeof ra);
+        cell_text(x->val.dtype, x->val.v[i], x->val.def[i], ra, sizeof ra);
         cell_text(y->val.dtype, y->val.v[i], y->val.def[i], rb, sizeof rb);
         snprintf(where, sizeof where, "lane %lld", (long long)i);
         snprintf(what, sizeof what, "%s %s", op ? op_key(op->kind) : "?", x->kind == EV_LOADED ? "loaded" : x->kind == EV_OLD ? "old" : "new");
@@ -123,15 +122,14 @@ static bool compare_memory(const Program *p, const RunResult *ref, const RunResu
         bool adef = true, bdef = true;
         adef = mem_range_defined(a, e * sz, sz);
         bdef = mem_range_defined(b, e * sz, sz);
-        if (!adef) continue;
-        if (bdef && !memcmp(ab, bb, (size_t)sz)) {
+        if (adef == bdef && (!adef || !memcmp(ab, bb, (size_t)sz))) { /* definedness is compared too (SPEC §10.1) */
           st->matched++;
           continue;
         }
         st->mismatched++;
         char name[160], va[64], vb[64], msg[600], where[40];
         run_instance_name(rf, a, name, sizeof name);
-        cell_text(rf->dtype, dtype_load(rf->dtype, ab), true, va, sizeof va);
+        cell_text(rf->dtype, dtype_load(rf->dtype, ab), adef, va, sizeof va);
         cell_text(rf->dtype, dtype_load(rf->dtype, bb), bdef, vb, sizeof vb);
         snprintf(where, sizeof where, "element %lld", (long long)e);
         keep(st, rf->loc.line, name, a->subcore < 0 ? 0 : a->subcore, where, va, vb);
@@ -156,22 +154,27 @@ bool verify_runs(const Program *p, const RunResult *ref, const RunResult *eng, D
 
 /* ---- expect.refs ---------------------------------------------------------- */
 /* Flattens a literal expectation into cells of dtype t; returns the count
- * or -1 when it is not a literal (*bad: the first element that is not). */
-static int64_t flatten(const Expr *e, Dtype t, Cell *out, int64_t cap, int64_t at, const Expr **bad) {
+ * or -1 when it is not a literal (*bad: the first element that is not).
+ * None expects an undefined element (what --json prints as null). */
+static int64_t flatten(const Expr *e, Dtype t, Cell *out, uint8_t *def, int64_t cap, int64_t at, const Expr **bad) {
   if (e->kind == EX_LIST) {
     for (int i = 0; i < e->nargs; i++) {
-      int64_t n = flatten(e->args[i], t, out, cap, at, bad);
+      int64_t n = flatten(e->args[i], t, out, def, cap, at, bad);
       if (n < 0) return -1;
       at = n;
     }
     return at;
   }
-  Cell c;
+  Cell c = {0};
+  if (e->kind == EX_NONE) {
+    if (at < cap) def[at] = 0;
+    return at + 1;
+  }
   if (e->kind == EX_INT || e->kind == EX_BOOL) c = dtype_convert(DT_INT64, t, (Cell){.i = e->ival});
   else if (e->kind == EX_FLOAT) c = dtype_convert(DT_FLOAT64, t, (Cell){.f = e->fval});
   else if (e->kind == EX_NAME && (!strcmp(e->name, "nan") || !strcmp(e->name, "inf"))) c = dtype_convert(DT_FLOAT64, t, (Cell){.f = e->name[0] == 'n' ? NAN : INFINITY});
   else return *bad = e, -1;
-  if (at < cap) out[at] = c;
+  if (at < cap) out[at] = c, def[at] = 1;
   return at + 1;
 }
 
@@ -182,18 +185,18 @@ static bool instance_matches(const char *want, const Ref *ref, const Region *g) 
   return !strcmp(want, name);
 }
 
-static bool check_instance(const Program *p, int k, const Ref *ref, Region *g, Cell *cells, int64_t n, Diag *d) {
+static bool check_instance(const Program *p, int k, const Ref *ref, Region *g, const Cell *cells, const uint8_t *defs, int64_t n,
+                           Diag *d) {
   int sz = dtype_size(ref->dtype);
   for (int64_t e = 0; e < ref->nelems; e++) {
     Cell want = cells[n == 1 ? 0 : e];
-    bool def = true;
-    def = mem_range_defined(g, e * sz, sz);
+    bool wdef = defs[n == 1 ? 0 : e], def = mem_range_defined(g, e * sz, sz);
     Cell got = dtype_load(ref->dtype, g->bytes + e * sz);
-    if (def && alu_equal(ref->dtype, got, want)) continue;
+    if (def == wdef && (!def || alu_equal(ref->dtype, got, want))) continue;
     char name[160], a[64], b[64], msg[600];
     run_instance_name(ref, g, name, sizeof name);
     cell_text(ref->dtype, got, def, a, sizeof a);
-    dtype_format(ref->dtype, want, b, sizeof b);
+    cell_text(ref->dtype, want, wdef, b, sizeof b);
     snprintf(msg, sizeof msg, "expect.refs: '%s' element %lld is %s, expected %s", name, (long long)e, a, b);
     diag_set(d, D_RUN_EXPECT, p->expect_ref_locs[k], msg);
     return false;
@@ -210,11 +213,12 @@ static const Ref *expect_ref(const Program *p, int k) {
   return program_ref(p, base);
 }
 
-/* The entry's literal as one cell per element, or one for all (*n, into
- * cells unless NULL); false with *d set when it is neither. */
-static bool expect_cells(const Program *p, int k, const Ref *ref, Cell *cells, int64_t *n, Diag *d) {
+/* The entry's literal as one cell (and defined flag) per element, or one
+ * for all (*n, into cells and defs unless NULL); false with *d set when it
+ * is neither. */
+static bool expect_cells(const Program *p, int k, const Ref *ref, Cell *cells, uint8_t *defs, int64_t *n, Diag *d) {
   const Expr *bad = NULL;
-  *n = flatten(p->expect_ref_values[k], ref->dtype, cells, cells ? ref->nelems : 0, 0, &bad);
+  *n = flatten(p->expect_ref_values[k], ref->dtype, cells, defs, cells ? ref->nelems : 0, 0, &bad);
   if (*n == 1 || *n == ref->nelems) return true;
   char msg[300], text[120];
   if (bad) expr_print(bad, text, sizeof text);
@@ -257,7 +261,7 @@ bool verify_expect_static(const Program *p, Diag *d) {
   for (int k = 0; k < p->nexpect_refs; k++) {
     const Ref *ref = expect_ref(p, k);
     int64_t n;
-    if (!expect_cells(p, k, ref, NULL, &n, d)) return false;
+    if (!expect_cells(p, k, ref, NULL, NULL, &n, d)) return false;
     if (!instance_exists(p, k, ref)) return no_instance(p, k, d);
   }
   return true;
@@ -267,9 +271,12 @@ bool verify_expect_refs(const Program *p, RunResult *r, Diag *d) {
   for (int k = 0; k < p->nexpect_refs; k++) {
     const Ref *ref = expect_ref(p, k);
     Cell *cells = calloc((size_t)(ref->nelems ? ref->nelems : 1), sizeof(Cell));
+    uint8_t *defs = calloc((size_t)(ref->nelems ? ref->nelems : 1), 1);
+    if (!cells || !defs) abort();
     int64_t n;
-    if (!expect_cells(p, k, ref, cells, &n, d)) {
+    if (!expect_cells(p, k, ref, cells, defs, &n, d)) {
       free(cells);
+      free(defs);
       return false;
     }
     bool found = false, ok = true;
@@ -277,9 +284,10 @@ bool verify_expect_refs(const Program *p, RunResult *r, Diag *d) {
       Region *g = mem_instance(&r->mem, ref->index, i);
       if (!instance_matches(p->expect_ref_names[k], ref, g)) continue;
       found = true;
-      ok = check_instance(p, k, ref, g, cells, n, d);
+      ok = check_instance(p, k, ref, g, cells, defs, n, d);
     }
     free(cells);
+    free(defs);
     if (!ok) return false;
     if (!found) return no_instance(p, k, d);
   }
