@@ -1,7 +1,8 @@
 # sc-sim -- a simulator of the memory system of TPU SparseCores.
 # make            build build/sc-sim
 # make run        build, then run examples/quickstart.yaml
-# make test       unit tests (CUnit) and golden CLI tests
+# make test       unit tests (CUnit), golden CLI tests, the Python front end's suite
+#                 (creates build/venv with the pinned jax when missing)
 # make asan       the whole suite under AddressSanitizer + UBSan
 # make valgrind   the golden suite under valgrind (memcheck, definite leaks)
 # make deps       install libyaml, CUnit and pkg-config from Debian
@@ -47,6 +48,7 @@ test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim $(BUILD)/trace-check
 	@tests/outputs.sh $(BUILD)/sc-sim
 	@tests/mutants.sh $(BUILD)/sc-sim
 	@tests/fuzz_smoke.sh $(BUILD)/sc-sim
+	@$(MAKE) --no-print-directory test-python
 
 # Benchmarks: simulator speed as a ratio to plain C loops doing the same work.
 bench: all $(BUILD)/bench/baseline
@@ -95,6 +97,7 @@ deps:
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BUILD)/sc-sim $(DESTDIR)$(PREFIX)/bin/sc-sim
+	@$(MAKE) --no-print-directory install-python
 
 clean:
 	rm -rf build
@@ -104,3 +107,4 @@ clean:
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 -include mk/fuzz.mk
 -include mk/traces.mk
+-include mk/python.mk

@@ -14,7 +14,10 @@ PY_INSTALL_PYTHON ?= $(PY_VENV)/bin/python
 PYTEST_FLAGS      ?= -q
 
 $(PY_VENV_STAMP): $(PY_REQUIREMENTS)
-	@test -x $(PY_VENV)/bin/python || $(PYTHON) -m venv $(PY_VENV)
+	@test -x $(PY_VENV)/bin/python || $(PYTHON) -m venv $(PY_VENV) || { \
+	  rm -rf $(PY_VENV); echo "venv: installing python3-venv from Debian"; \
+	  (apt-get install -y python3-venv || (apt-get update && apt-get install -y python3-venv)) >/dev/null && \
+	  $(PYTHON) -m venv $(PY_VENV); }
 	$(PY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(PY_REQUIREMENTS)
 	@touch $@
 

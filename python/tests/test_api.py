@@ -206,9 +206,6 @@ def _same_writes(lanes):
     return same
 
 
-@pytest.mark.xfail(reason="needs SPEC §10.2 benign races in the C core "
-                   "(python/tests/c_reproducers/benign_race.yaml)",
-                   raises=sc_sim.FaultError, strict=False)
 def test_benign_race_warns(chip, lanes):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

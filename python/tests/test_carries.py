@@ -21,10 +21,6 @@ from jax.experimental.pallas import tpu as pltpu
 import sc_sim
 from helpers import lane_iota, sds, sub, vmesh
 
-CARRIES = pytest.mark.xfail(reason="needs loop carries in the C core",
-                            raises=sc_sim.InvalidProgramError, strict=False)
-
-
 def _sum_rows(lanes):
     @pl.kernel(out_type=sds((lanes,)), mesh=vmesh(),
                scratch_types=[pltpu.VMEM((4, lanes), jnp.int32),
@@ -38,7 +34,6 @@ def _sum_rows(lanes):
     return sum_rows
 
 
-@CARRIES
 def test_fori_loop_vector_carry(chip, lanes):
     x = np.arange(4 * lanes, dtype=np.int32).reshape(4, lanes)
     with sc_sim.interpret(chip):
@@ -46,7 +41,6 @@ def test_fori_loop_vector_carry(chip, lanes):
     np.testing.assert_array_equal(np.asarray(out), x.sum(axis=0))
 
 
-@CARRIES
 def test_scan_two_carries(chip, lanes):
     with sc_sim.interpret(chip):
         @pl.kernel(out_type=sds((2, lanes)), mesh=vmesh(),
@@ -67,7 +61,6 @@ def test_scan_two_carries(chip, lanes):
     np.testing.assert_array_equal(np.asarray(out), np.stack([a, b]))
 
 
-@CARRIES
 def test_while_loop_scalar(chip, lanes):
     with sc_sim.interpret(chip):
         @pl.kernel(out_type=sds((lanes,)), mesh=vmesh(),
