@@ -75,7 +75,7 @@ static void one_line(char *dst, size_t n, const char *src) {
 
 /* Writes the shrunk program whole, through the one atomic writer
  * (traces/outfile.h: a temporary file, then a rename); *err gets the
- * errno of a failure (0 when the folder could not be made). */
+ * errno of a failure (of the folder or of the file). */
 static bool write_repro(Fuzz *f, const Plan *pl, const Knobs *k, Verdict v, const Outcome *o, const Meta *orig, char *path, size_t n,
                         int *err) {
   Buf t = {0}, doc = {0};
@@ -105,7 +105,7 @@ static void report_failure(Fuzz *f, const Plan *pl, Verdict v, const Outcome *o,
   memset(&k, 0, sizeof k);
   Sig want = sig_of(v, o);
   shrink(f, pl, &k, &want);
-  char path[4200], msg[800], why[300];
+  char path[4200], msg[800], why[4400];
   int err = 0;
   bool ok = write_repro(f, pl, &k, v, o, meta, path, sizeof path, &err);
   snprintf(why, sizeof why, "(could not write the reproducer %s: %s)", path, strerror(err));
