@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../traces/outfile.h"
 #include "fuzz_priv.h"
 
 /* ---- the campaign ---------------------------------------------------------------- */
@@ -34,8 +35,14 @@ static void tally(Fuzz *f, Verdict v, const Outcome *o) {
   switch (v) {
   case VD_ACCEPTED: f->accepted++; break;
   case VD_REJECTED: tally_reject(f, o->id, false); break;
+  case VD_FAULTED: {
+    char id[40];
+    snprintf(id, sizeof id, "!%s", o->id); /* '!': a planned fault, listed apart */
+    tally_reject(f, id, false), f->faulted++;
+    break;
+  }
   case VD_UNEXPECTED: tally_reject(f, o->id, true), f->unexpected++; break;
-  case VD_MISMATCH: case VD_NOT_REJECTED: f->mismatches++; break;
+  case VD_MISMATCH: case VD_NOT_REJECTED: case VD_NOT_FAULTED: f->mismatches++; break;
   case VD_FAULT: f->faults++; break;
   case VD_CRASH: f->crashes++; break;
   case VD_HANG: f->hangs++; break;
@@ -44,14 +51,17 @@ static void tally(Fuzz *f, Verdict v, const Outcome *o) {
 
 
 /* ---- reproducers ---------------------------------------------------------------- */
-static bool make_dirs(const char *path) {
+static bool make_dirs(const char *path, int *err) {
   char buf[4096];
   snprintf(buf, sizeof buf, "%s", path);
   for (char *p = buf + 1;; p++) {
     if (*p != '/' && *p) continue;
     char c = *p;
     *p = '\0';
-    if (mkdir(buf, 0777) && errno != EEXIST) return false;
+    if (mkdir(buf, 0777) && errno != EEXIST) {
+      *err = errno;
+      return false;
+    }
     if (!c) return true;
     *p = c;
   }
@@ -63,16 +73,19 @@ static void one_line(char *dst, size_t n, const char *src) {
     if (*p == '\n' || *p == '\r') *p = ' ';
 }
 
-/* Writes the shrunk program whole: a temporary file, then a rename. */
-static bool write_repro(Fuzz *f, const Plan *pl, const Knobs *k, Verdict v, const Outcome *o, const Meta *orig, char *path, size_t n) {
+/* Writes the shrunk program whole, through the one atomic writer
+ * (traces/outfile.h: a temporary file, then a rename); *err gets the
+ * errno of a failure (of the folder or of the file). */
+static bool write_repro(Fuzz *f, const Plan *pl, const Knobs *k, Verdict v, const Outcome *o, const Meta *orig, char *path, size_t n,
+                        int *err) {
   Buf t = {0}, doc = {0};
   Meta m;
-  char msg[800], tmp[4200];
+  char msg[800];
   gen_program(pl, k, &t, &m);
   one_line(msg, sizeof msg, o->msg);
   bput(&doc, "# sc-sim fuzz reproducer: seed %llu, program %d\n", (unsigned long long)pl->seed, pl->index);
   bput(&doc, "# failure: %s: %s%s%s\n", verdicts[v].text, o->id[0] ? o->id : oc_names[o->kind], msg[0] ? ": " : "", msg);
-  if (orig->want) bput(&doc, "# expected: rejected with rule %s\n", orig->want);
+  if (orig->want) bput(&doc, "# expected: %s %s\n", orig->want_fault ? "a fault of kind" : "rejected with rule", orig->want);
   else bput(&doc, "# expected: accepted, fault-free, engine and reference agreeing\n");
   bput(&doc, "# original program: %d operations, %zu bytes; shrunk: %d operations, %zu bytes (%d runs)\n", orig->ops, orig->bytes,
        m.ops, m.bytes, f->attempts);
@@ -80,13 +93,8 @@ static bool write_repro(Fuzz *f, const Plan *pl, const Knobs *k, Verdict v, cons
        pl->index + 1);
   bput(&doc, "%s", t.s);
   snprintf(path, n, "%s/fail-%llu-%d.yaml", f->out, (unsigned long long)pl->seed, pl->index);
-  snprintf(tmp, sizeof tmp, "%s/.fail-%llu-%d.yaml.tmp", f->out, (unsigned long long)pl->seed, pl->index);
-  bool ok = make_dirs(f->out);
-  FILE *fp = ok ? fopen(tmp, "w") : NULL;
-  ok = fp && fwrite(doc.s, 1, doc.n, fp) == doc.n;
-  if (fp) ok = !fclose(fp) && ok;
-  ok = ok && !rename(tmp, path);
-  if (!ok) unlink(tmp);
+  *err = 0;
+  bool ok = make_dirs(f->out, err) && outfile_write(path, doc.s, doc.n, err);
   bfree(&t);
   bfree(&doc);
   return ok;
@@ -97,17 +105,32 @@ static void report_failure(Fuzz *f, const Plan *pl, Verdict v, const Outcome *o,
   memset(&k, 0, sizeof k);
   Sig want = sig_of(v, o);
   shrink(f, pl, &k, &want);
-  char path[4200], msg[800];
-  bool ok = write_repro(f, pl, &k, v, o, meta, path, sizeof path);
+  char path[4200], msg[800], why[4400];
+  int err = 0;
+  bool ok = write_repro(f, pl, &k, v, o, meta, path, sizeof path, &err);
+  snprintf(why, sizeof why, "(could not write the reproducer %s: %s)", path, strerror(err));
   f->written += ok;
   one_line(msg, sizeof msg, o->msg);
   const char *m = !strncmp(msg, "mismatch: ", 10) ? msg + 10 : msg;
-  printf("fuzz: program %d: %s (%s): %.300s -> %s\n", pl->index, verdicts[v].text, o->id, m, ok ? path : "(could not write the reproducer)");
+  printf("fuzz: program %d: %s (%s): %.300s -> %s\n", pl->index, verdicts[v].text, o->id, m, ok ? path : why);
+}
+
+/* The tallied ids of planned rejections (faults: false) or planned faults. */
+static void print_ids(const Fuzz *f, bool faults) {
+  const char *sep = "";
+  for (int i = 0; i < f->nrej; i++) {
+    if ((f->rej_id[i][0] == '!') != faults) continue;
+    printf("%s%s%s:%d", sep, f->rej_id[i] + faults, f->rej_bad[i] ? "(unexpected)" : "", f->rej_n[i]);
+    sep = " ";
+  }
 }
 
 static void print_summary(const Fuzz *f) {
-  printf("fuzz: %d programs, %d accepted, %d rejected (", f->programs, f->accepted, f->programs - f->accepted - f->mismatches - f->faults - f->crashes - f->hangs);
-  for (int i = 0; i < f->nrej; i++) printf("%s%s%s:%d", i ? " " : "", f->rej_id[i], f->rej_bad[i] ? "(unexpected)" : "", f->rej_n[i]);
+  int failed = f->mismatches + f->faults + f->crashes + f->hangs;
+  printf("fuzz: %d programs, %d accepted, %d rejected (", f->programs, f->accepted, f->programs - f->accepted - f->faulted - failed);
+  print_ids(f, false);
+  printf("), %d faulted as planned (", f->faulted);
+  print_ids(f, true);
   printf("), %d mismatches, %d faults, %d crashes, %d hangs, %d reproducers written\n", f->mismatches, f->faults, f->crashes, f->hangs,
          f->written);
 }

@@ -94,7 +94,9 @@ typedef void (*UnitGen)(G *g, Unit *u);
   X(EXCH, "exch", unit_exch, K_BOTH, 0)                           \
   X(ARITH, "arith", unit_arith, K_BOTH, W_WHEN)                   \
   X(VIEWS, "views", unit_views, K_VEC, W_LOOP | W_WHEN)         \
-  X(SHADD, "shadd", unit_shadd, K_VEC, 0)
+  X(SHADD, "shadd", unit_shadd, K_VEC, 0)                         \
+  X(UNDEF, "undef", unit_undef, K_VEC, W_LOOP | W_WHEN)           \
+  X(RACE, "race", unit_race, K_BOTH, 0)
 
 typedef enum {
 #define X(e, n, f, k, w) U_##e,
@@ -132,6 +134,7 @@ typedef struct {
   int inject;             /* an INJECTIONS row, -1 for none */
   int inject_pos;         /* the unit it goes before */
   unsigned avoid;         /* 1 << KnownBug: constructs left out */
+  int race_twin;          /* the race unit whose values differ per subcore (a race fault planned), -1 for none */
 } Plan;
 
 /* What the shrinker turns: caps and simplifications, and what to drop. */
@@ -172,6 +175,7 @@ struct G {
   Buf *refs, *out;  /* the unit's ref declarations; the current step */
   int nnames;
   Nm names[MAX_NAMES];
+  const char *want_fault; /* a fault the program is planned to end with (the race twin), or NULL */
 };
 
 struct Unit {
@@ -191,7 +195,9 @@ static inline bool has(const G *g, Feature f) { return (g->pl->feat & (1u << f))
 static inline Rng *R(G *g) { return &g->r; }
 
 /* ---- rule-breaking operations (inject.c) ------------------------------- */
-enum { M_ANY = 0, M_STRICT = 1 };
+/* M_FAULT: the operation is valid but must fault at run time, with the
+ * fault kind named by its id (the engine and the reference alike). */
+enum { M_ANY = 0, M_STRICT = 1, M_FAULT = 2 };
 typedef struct {
   const char *id;
   void (*gen)(G *g);
@@ -209,7 +215,8 @@ typedef struct {
   int nsteps[MAX_UNITS];
   size_t bytes;
   int ops;
-  const char *want; /* the rule the program must be rejected with, or NULL */
+  const char *want; /* the rule the program must be rejected with, or the fault kind it must end with, or NULL */
+  bool want_fault;  /* want is a fault kind (SPEC §9): a run that faults so, in both runs, is the planned outcome */
 } Meta;
 
 /* Draws the swarm configuration of program `index`. */
@@ -241,10 +248,12 @@ typedef struct {
 #define VERDICTS(X)                                      \
   X(ACCEPTED, "accepted and verified", false)            \
   X(REJECTED, "rejected as planned", false)              \
+  X(FAULTED, "faulted as planned", false)                \
   X(MISMATCH, "mismatch", true)                          \
   X(FAULT, "fault in a program meant to be fault-free", true) \
   X(UNEXPECTED, "unexpected rejection", true)            \
   X(NOT_REJECTED, "not rejected", true)                  \
+  X(NOT_FAULTED, "planned fault did not happen", true)   \
   X(CRASH, "crash", true)                                \
   X(HANG, "hang", true)
 
@@ -281,7 +290,7 @@ typedef struct {
   int budget;
   /* tallies for the summary line */
   int programs, accepted, mismatches, faults, crashes, hangs, written, unexpected;
-  int nrej;
+  int nrej, faulted;
   char rej_id[64][32];
   bool rej_bad[64];
   int rej_n[64];

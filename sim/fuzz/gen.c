@@ -43,6 +43,8 @@ static void unit_exch(G *g, Unit *u);
 static void unit_arith(G *g, Unit *u);
 static void unit_views(G *g, Unit *u);
 static void unit_shadd(G *g, Unit *u);
+static void unit_undef(G *g, Unit *u);
+static void unit_race(G *g, Unit *u);
 
 static const struct {
   const char *name;
@@ -1007,9 +1009,14 @@ typedef struct {
 
 /* The offsets: the index ref, a view of it, or a vector value, maybe in a
  * plsc.Indices filter.  off[] gets their values. */
-static void idma_offsets(G *g, const Idma *m, Buf *o, int64_t *off, bool *filtered) {
+/* dn gets the name of a traced count n when the offsets are idx.at[pl.ds(n)]
+ * (empty otherwise): the other side of the copy then takes pl.ds(n) too, as
+ * Mosaic wants the offsets' (dynamic) shape to match it. */
+static void idma_offsets(G *g, const Idma *m, Buf *o, int64_t *off, bool *filtered, bool *vec, char *dn) {
   Buf x = {0};
+  dn[0] = '\0';
   int c = (int)rr(R(g), 0, 2);
+  *vec = m->O == g->L && c == 2;
   if (m->O == g->L && c == 2) {
     int64_t a = rr(R(g), 1, 9), b = rr(R(g), 0, 9);
     bput(&x, "(iota(%d) * %lld + %lld) %% %lld", g->L, (long long)a, (long long)b, (long long)m->Z);
@@ -1019,7 +1026,13 @@ static void idma_offsets(G *g, const Idma *m, Buf *o, int64_t *off, bool *filter
     memcpy(off, m->ixv, sizeof(int64_t) * (size_t)m->O);
   } else {
     int64_t s = rr(R(g), 0, m->ixlen - m->O);
-    bput(&x, "%s.at[pl.ds(%lld, %lld)]", m->ix, (long long)s, (long long)m->O);
+    if (s == 0 && has(g, F_DYN) && rp(R(g), 50)) { /* pl.ds(n), n a traced name: pl.ds(0, n) (SPEC §10.4) */
+      fresh(g, dn, "n");
+      bput(g->out, "- let: {name: %s, value: %lld}\n", dn, (long long)m->O);
+      bput(&x, "%s.at[pl.ds(%s)]", m->ix, dn);
+    } else {
+      bput(&x, "%s.at[pl.ds(%lld, %lld)]", m->ix, (long long)s, (long long)m->O);
+    }
     memcpy(off, m->ixv + s, sizeof(int64_t) * (size_t)m->O);
   }
   *filtered = rp(R(g), 20);
@@ -1047,16 +1060,20 @@ static void idma_minor(G *g, const Idma *m, Buf *o, int64_t *s) {
 static void idma_gather(G *g, const Idma *m) {
   Buf off = {0}, src = {0}, dst = {0};
   int64_t o[24], s;
-  bool filtered, add = rp(R(g), 25);
-  idma_offsets(g, m, &off, o, &filtered);
+  bool filtered, vec, add = rp(R(g), 25);
+  char dn[NAME_LEN];
+  idma_offsets(g, m, &off, o, &filtered, &vec, dn);
   bput(&src, "%s.at[%s", m->t, off.s);
   idma_minor(g, m, &src, &s);
   bput(&src, "]");
-  if (m->dgrows == m->O && rp(R(g), 60)) bput(&dst, "%s", m->dg);
+  if (dn[0]) bput(&dst, "%s.at[pl.ds(%s)]", m->dg, dn);
+  else if (m->dgrows == m->O && rp(R(g), 60)) bput(&dst, "%s", m->dg);
   else bput(&dst, "%s.at[pl.ds(%lld, %lld)]", m->dg, (long long)rr(R(g), 0, m->dgrows - m->O), (long long)m->O);
   idma_copy(g, m, src.s, dst.s, add);
   if (has(g, F_EXPECT) && !filtered && !add && (m->d == DT_INT32 || m->d == DT_FLOAT32)) {
-    bput(g->out, "- expect: {ref: \"%s\", equals: [", dst.s);
+    char sv[NAME_LEN + 32]; /* a static view: expect compares shapes, and pl.ds(n)'s is dynamic */
+    snprintf(sv, sizeof sv, "%s.at[pl.ds(0, %lld)]", m->dg, (long long)m->O);
+    bput(g->out, "- expect: {ref: \"%s\", equals: [", dn[0] ? sv : dst.s);
     for (int64_t i = 0; i < m->O; i++) {
       bput(g->out, "%s[", i ? ", " : "");
       for (int64_t j = 0; j < m->w; j++) bput(g->out, "%s%lld", j ? ", " : "", (long long)(o[i] * m->Wt + s + j));
@@ -1072,13 +1089,18 @@ static void idma_gather(G *g, const Idma *m) {
 static void idma_scatter(G *g, const Idma *m) {
   Buf off = {0}, dst = {0};
   int64_t o[24], s;
-  bool filtered, add = rp(R(g), 30);
-  char row[64];
-  idma_offsets(g, m, &off, o, &filtered);
-  bput(&dst, "%s.at[%s].at[%s", m->hs, own_row(g, m->hhbm, row, sizeof row), off.s);
+  bool filtered, vec, add = rp(R(g), 30);
+  char row[64], dn[NAME_LEN], src[NAME_LEN + 24];
+  idma_offsets(g, m, &off, o, &filtered, &vec, dn);
+  if (dn[0]) snprintf(src, sizeof src, "%s.at[pl.ds(%s)]", m->sv, dn);
+  else snprintf(src, sizeof src, "%s", m->sv);
+  /* x.at[row, v]: the integer beside an index vector, broadcast to its
+   * shape (SPEC §8.7; a ref beside an integer is A8) */
+  bool beside = vec && !filtered && rp(R(g), 50);
+  bput(&dst, beside ? "%s.at[%s, %s" : "%s.at[%s].at[%s", m->hs, own_row(g, m->hhbm, row, sizeof row), off.s);
   idma_minor(g, m, &dst, &s);
   bput(&dst, "]");
-  idma_copy(g, m, m->sv, dst.s, add);
+  idma_copy(g, m, src, dst.s, add);
   bfree(&off);
   bfree(&dst);
 }
@@ -1145,9 +1167,32 @@ static void float_text(char *buf, size_t n, double x) {
   if (!strpbrk(buf, ".en")) snprintf(buf + strlen(buf), n - strlen(buf), ".0");
 }
 
+/* Literals whose text the shortest-repr printer (SPEC §10.5) gets wrong
+ * when it prints for the narrow dtype: k / 2^m, written several ways. */
+static const struct {
+  const char *text;
+  int64_t k;
+  int m;
+} tricky_floats[] = {
+    {"528.0", 528, 0},        {"5.28e2", 528, 0},       {"1.0078125", 129, 7},   {"65504.0", 65504, 0},
+    {"6.5504e+4", 65504, 0},  {"10.0", 10, 0},          {"1e1", 10, 0},          {"0.0001220703125", 1, 13},
+    {"1.220703125e-4", 1, 13}, {"-3.0517578125e-05", -1, 15}, {"2.5e-1", 1, 2}, {"-0.0078125", -1, 7},
+};
+
+/* k / 2^m as d keeps it (k may be negative). */
+static double keep_as(Dtype d, int64_t k, int m) {
+  int64_t a = k < 0 ? -k : k;
+  double x = d == DT_FLOAT32 || d == DT_FLOAT64 ? ldexp((double)a, -m) : round_sig(a, m, d == DT_BFLOAT16 ? 8 : 11);
+  return k < 0 ? -x : x;
+}
+
 static void smem_literal(G *g, Dtype d, const char *view) {
   char v[64], e[64];
-  if (dtype_is_float(d)) {
+  if (dtype_is_float(d) && rp(R(g), 30)) {
+    int i = (int)rr(R(g), 0, (int64_t)(sizeof tricky_floats / sizeof tricky_floats[0]) - 1);
+    snprintf(v, sizeof v, "%s", tricky_floats[i].text);
+    float_text(e, sizeof e, keep_as(d, tricky_floats[i].k, tricky_floats[i].m));
+  } else if (dtype_is_float(d)) {
     int64_t k = rr(R(g), 257, 4095);
     int m = (int)rr(R(g), 8, 11);
     float_text(v, sizeof v, ldexp((double)k, -m));
@@ -1195,6 +1240,10 @@ static void smem_step(G *g, const char *ref, Dtype d, int rank, const int64_t *s
   } else {
     fresh(g, n, "a");
     bput(g->out, "- get: {ref: \"%s\", out: %s}\n", v.s, n);
+    /* Python rebinding (SPEC §10.3): the rest of the iteration sees the new
+     * value (still >= 0, so `i % n` indices stay in range), the next
+     * iteration takes its value from the range again. */
+    if (rp(R(g), 40)) bput(g->out, "- let: {name: %s, value: \"%s + %lld\"}\n", g->lv, g->lv, (long long)rr(R(g), 1, 5));
     bput(g->out, "- set: {ref: \"%s\", value: \"%s + %s\"}\n", v.s, n, g->lv);
   }
   bfree(&v);
@@ -1304,6 +1353,17 @@ static void sem_step(G *g, const char *sem, bool shared) {
   } else if (c == 3 && g->S > 1) {
     bput(g->out, "- semaphore_signal: {sem: \"%s\", subcore: 0}\n", sem);
     bput(g->out, "- when:\n    cond: \"subcore == 0\"\n    body:\n      - semaphore_wait: {sem: \"%s\", value: %d}\n", sem, g->S);
+  } else if (rp(R(g), 20)) { /* up to int32's top exactly: no fault (the injection "semaphore" goes past
+                              * it), on a semaphore of its own: a signal from another step could
+                              * otherwise come in between, and whether it did depends on the schedule */
+    int64_t b = rr(R(g), 1, 1000);
+    char own[NAME_LEN];
+    fresh(g, own, "t");
+    decl_sem(g, own, "regular", 1);
+    sem = own;
+    bput(g->out, "- semaphore_signal: {sem: \"%s\", inc: %lld}\n", sem, (long long)(2147483647 - b));
+    bput(g->out, "- semaphore_signal: {sem: \"%s\", inc: %lld}\n", sem, (long long)b);
+    bput(g->out, "- semaphore_wait: {sem: \"%s\", value: 2147483647}\n", sem);
   } else {
     int64_t b = rr(R(g), 0, a);
     bput(g->out, "- semaphore_signal: {sem: \"%s\", inc: %lld}\n", sem, (long long)a);
@@ -1582,6 +1642,266 @@ static void unit_shadd(G *g, Unit *u) {
   if (has(g, F_EXPECT)) shadd_expect(g, acc, Z, w, O, init, idx);
 }
 
+/* ---- unit undef: partly undefined vectors stored whole (SPEC §10.1) ----- */
+/* What upstream's masked tests do (test_load_gather masked, test_load_expanded):
+ * a masked load_gather or load_expanded leaves the false lanes undefined;
+ * the vector is stored whole (set, swap, store_scatter), maybe after
+ * lane-wise arithmetic, maybe DMAd to HBM and back, into a ref without
+ * init, and only the true lanes are checked (where(m, x, 0)).  The
+ * engine and the reference must agree on the definedness of every lane. */
+typedef struct {
+  int64_t a, b, c, d;
+  int cmp;
+} Pat;
+
+static const char *const pat_cmps[] = {"<", ">=", "==", "!="};
+
+static void pat_make(G *g, Pat *p) {
+  p->a = rr(R(g), 1, 7), p->b = rr(R(g), 0, 9), p->c = rr(R(g), 2, 7), p->d = rr(R(g), 0, 3);
+  p->cmp = (int)rr(R(g), 0, 3);
+}
+
+/* Lane i of the mask, as the generator evaluates it. */
+static bool pat_lane(const Pat *p, int64_t i) {
+  int64_t v = (i * p->a + p->b) % p->c;
+  switch (p->cmp) {
+  case 0: return v < p->d;
+  case 1: return v >= p->d;
+  case 2: return v == p->d;
+  default: return v != p->d;
+  }
+}
+
+typedef struct {
+  char a[NAME_LEN], u[NAME_LEN], h[NAME_LEN], sem[NAME_LEN];
+  Dtype d;
+  int64_t n, rows;
+} Undef;
+
+/* Binds the mask m (an iota pattern) and returns it in p. */
+static void undef_mask(G *g, Pat *p, char *m) {
+  pat_make(g, p);
+  fresh(g, m, "m");
+  bput(g->out, "- let: {name: %s, value: \"(iota(%d) * %lld + %lld) %% %lld %s %lld\"}\n", m, g->L, (long long)p->a, (long long)p->b,
+       (long long)p->c, pat_cmps[p->cmp], (long long)p->d);
+}
+
+/* A masked load_gather from the iota table: lane i is idx[i] where m holds. */
+static void undef_gather(G *g, const Undef *x, const char *m, char *out, char *idx, size_t n) {
+  snprintf(idx, n, "(iota(%d) * %lld + %lld) %% %lld", g->L, (long long)rr(R(g), 1, 9), (long long)rr(R(g), 0, 9), (long long)x->n);
+  fresh(g, out, "g");
+  bput(g->out, "- load_gather: {ref: %s, indices: [\"%s\"], mask: %s, out: %s}\n", x->a, idx, m, out);
+}
+
+/* Maybe lane-wise arithmetic on a partly undefined value: *k1, *k2 of
+ * x * k1 + k2 (1, 0: none). */
+static void undef_arith(G *g, char *v, int64_t *k1, int64_t *k2) {
+  *k1 = 1, *k2 = 0;
+  if (!rp(R(g), 40)) return;
+  *k1 = rr(R(g), 1, 5), *k2 = rr(R(g), -5, 5);
+  char h[NAME_LEN];
+  fresh(g, h, "h");
+  bput(g->out, "- let: {name: %s, value: \"%s * %lld + %lld\"}\n", h, v, (long long)*k1, (long long)*k2);
+  snprintf(v, NAME_LEN, "%s", h);
+}
+
+/* Stores v whole into row `row` of u (set, swap or a store_scatter through
+ * a lane permutation) and reads it back into `back`. */
+static void undef_store(G *g, const Undef *x, const char *row, const char *v, char *back) {
+  int c = (int)rr(R(g), 0, 2);
+  fresh(g, back, "x");
+  if (c == 2) {
+    char p[128];
+    snprintf(p, sizeof p, "(iota(%d) * %lld + %lld) %% %d", g->L, (long long)(2 * rr(R(g), 0, 4) + 1), (long long)rr(R(g), 0, 20), g->L);
+    bput(g->out, "- store_scatter: {ref: \"%s.at[%s]\", indices: [\"%s\"], value: %s}\n", x->u, row, p, v);
+    bput(g->out, "- load_gather: {ref: \"%s.at[%s]\", indices: [\"%s\"], out: %s}\n", x->u, row, p, back);
+    return;
+  }
+  if (c == 1) {
+    char o[NAME_LEN];
+    fresh(g, o, "o");
+    bput(g->out, "- swap: {ref: \"%s.at[%s]\", value: %s, out: %s}\n", x->u, row, v, o);
+  } else {
+    bput(g->out, "- set: {ref: \"%s.at[%s]\", value: %s}\n", x->u, row, v);
+  }
+  bput(g->out, "- get: {ref: \"%s.at[%s]\", out: %s}\n", x->u, row, back);
+}
+
+/* The row partly undefined data goes to: a literal or, with DYN, per subcore. */
+static void undef_row(G *g, const Undef *x, char *row, size_t n) {
+  int64_t v;
+  bool dyn;
+  idx_expr(g, row, n, x->rows, &v, &dyn);
+}
+
+/* Copies row `row` of u to this subcore's row of the hbm ref and back. */
+static void undef_dma(G *g, const Undef *x, const char *row) {
+  char a[96], b[96], r[64];
+  snprintf(a, sizeof a, "%s.at[%s]", x->u, row);
+  snprintf(b, sizeof b, "%s.at[%s]", x->h, own_row(g, true, r, sizeof r));
+  dma_copy(g, a, b, x->sem);
+  dma_copy(g, b, a, x->sem);
+}
+
+/* Checks the true lanes of `back` only: where(m, back, 0) against what the
+ * generator knows (an expression, or a list). */
+static void undef_expect(G *g, const Undef *x, const char *m, const char *back, const char *want) {
+  if (!has(g, F_EXPECT)) return;
+  char w[NAME_LEN];
+  fresh(g, w, "w");
+  const char *zero = x->d == DT_FLOAT32 ? "0.0" : "0";
+  bput(g->out, "- let: {name: %s, value: \"where(%s, %s, %s)\"}\n", w, m, back, zero);
+  bput(g->out, "- expect: {value: %s, equals: \"where(%s, %s, %s)\"}\n", w, m, want, zero);
+}
+
+static void undef_step(G *g, const Undef *x) {
+  char m[NAME_LEN], v[NAME_LEN], back[NAME_LEN], idx[128], row[96], want[400];
+  Pat p;
+  int64_t k1, k2;
+  int c = (int)rr(R(g), 0, 3);
+  undef_row(g, x, row, sizeof row);
+  undef_mask(g, &p, m);
+  if (c == 1) { /* load_expanded: the true lanes take consecutive elements from s */
+    int64_t s = rr(R(g), 0, x->n - g->L), cnt = 0;
+    fresh(g, v, "e");
+    bput(g->out, "- load_expanded: {ref: \"%s.at[pl.ds(%lld, %d)]\", mask: %s, out: %s}\n", x->a, (long long)s, g->L, m, v);
+    undef_arith(g, v, &k1, &k2);
+    int at = snprintf(want, sizeof want, "[");
+    for (int64_t i = 0; i < g->L; i++) {
+      int64_t e = pat_lane(&p, i) ? (s + cnt++) * k1 + k2 : 0;
+      at += snprintf(want + at, sizeof want - (size_t)at, "%s%lld%s", i ? ", " : "", (long long)e, x->d == DT_FLOAT32 ? ".0" : "");
+    }
+    snprintf(want + at, sizeof want - (size_t)at, "]");
+    if (x->d == DT_FLOAT32) {
+      char t[400];
+      snprintf(t, sizeof t, "%s", want);
+      snprintf(want, sizeof want, "astype(%s, float32)", t);
+    }
+  } else {
+    undef_gather(g, x, m, v, idx, sizeof idx);
+    undef_arith(g, v, &k1, &k2);
+    snprintf(want, sizeof want, x->d == DT_FLOAT32 ? "astype(%s, float32) * %lld + %lld" : "(%s) * %lld + %lld", idx, (long long)k1,
+             (long long)k2);
+  }
+  if (c == 2) { /* where(m, g, 0): defined everywhere, checked whole */
+    bput(g->out, "- set: {ref: \"%s.at[%s]\", value: \"where(%s, %s, %s)\"}\n", x->u, row, m, v, x->d == DT_FLOAT32 ? "0.0" : "0");
+    if (has(g, F_EXPECT))
+      bput(g->out, "- expect: {ref: \"%s.at[%s]\", equals: \"where(%s, %s, %s)\"}\n", x->u, row, m, want, x->d == DT_FLOAT32 ? "0.0" : "0");
+    return;
+  }
+  if (c == 3) {
+    bput(g->out, "- set: {ref: \"%s.at[%s]\", value: %s}\n", x->u, row, v);
+    undef_dma(g, x, row);
+    fresh(g, back, "x");
+    bput(g->out, "- get: {ref: \"%s.at[%s]\", out: %s}\n", x->u, row, back);
+  } else {
+    undef_store(g, x, row, v, back);
+  }
+  undef_expect(g, x, m, back, want);
+}
+
+static void unit_undef(G *g, Unit *u) {
+  Undef x;
+  memset(&x, 0, sizeof x);
+  x.d = rp(R(g), 70) ? DT_INT32 : DT_FLOAT32;
+  x.n = g->L + (g->level ? 0 : rr(R(g), 0, g->L));
+  x.rows = g->level ? 1 : rr(R(g), 1, 3);
+  refname(g, x.a, 'a');
+  refname(g, x.u, 'u');
+  refname(g, x.h, 'h');
+  refname(g, x.sem, 's');
+  int64_t ush[2] = {x.rows, g->L}, hsh[2] = {(int64_t)g->C * g->S, g->L};
+  decl(g, x.a, "vmem", x.d, 1, &x.n, "iota");
+  decl(g, x.u, "vmem", x.d, 2, ush, NULL);
+  decl(g, x.h, "hbm", x.d, 2, hsh, rp(R(g), 50) ? NULL : "zeros");
+  decl_sem(g, x.sem, "dma", 1);
+  steps_for(g, u, 1, 4);
+  for (int s = 0; s < u->nsteps; s++) {
+    step_begin(g, u, s);
+    undef_step(g, &x);
+  }
+}
+
+/* ---- unit race: identical concurrent writes (SPEC §10.2) ---------------- */
+/* What upstream's 16-subcore tests do: every subcore DMAs the same values
+ * (maybe partly undefined: a source without init) into the same bytes of
+ * an HBM or VMEM_SHARED ref, unordered.  A benign race: a warning, the run
+ * goes on, and after a barrier the bytes hold the value.  The plan's twin
+ * (race_twin) writes values that depend on the subcore: a race fault in
+ * both runs is then the planned outcome. */
+typedef struct {
+  char x[NAME_LEN], v[NAME_LEN], b[NAME_LEN], sem[NAME_LEN];
+  bool vs, twin;
+  Dtype d;
+  int64_t W, Wd, rows, j, k, c;
+} Race;
+
+/* The value every instance writes: iota(Wd) * k + c, plus its instance
+ * number in the twin. */
+static void race_value(G *g, const Race *x, char *buf, size_t n, const char *lane) {
+  bool f = x->d == DT_FLOAT32;
+  int at = snprintf(buf, n, "%s%s * %lld + %lld", f ? "astype(" : "", lane, (long long)x->k, (long long)x->c);
+  if (x->twin) at += snprintf(buf + at, n - (size_t)at, " + (core * %d + subcore) * 100", g->S);
+  if (f) snprintf(buf + at, n - (size_t)at, ", float32)");
+}
+
+static void race_write(G *g, const Race *x) {
+  char val[160], lane[48], dst[96];
+  if (g->scalar) {
+    for (int64_t i = 0; i < x->Wd; i++) {
+      snprintf(lane, sizeof lane, "%lld", (long long)i);
+      race_value(g, x, val, sizeof val, lane);
+      bput(g->out, "- set: {ref: \"%s[%lld]\", value: \"%s\"}\n", x->v, (long long)i, val);
+    }
+  } else {
+    snprintf(lane, sizeof lane, "iota(%lld)", (long long)x->Wd);
+    race_value(g, x, val, sizeof val, lane);
+    bput(g->out, "- set: {ref: \"%s.at[pl.ds(0, %lld)]\", value: \"%s\"}\n", x->v, (long long)x->Wd, val);
+  }
+  snprintf(dst, sizeof dst, "%s.at[%lld]", x->x, (long long)x->j);
+  dma_copy(g, x->v, dst, x->sem);
+}
+
+/* After a barrier every subcore reads the row back: its defined part is
+ * the value. */
+static void race_check(G *g, const Race *x) {
+  char val[160], lane[48];
+  bput(g->out, "- barrier: {}\n");
+  bput(g->out, "- sync_copy: {src: \"%s.at[%lld]\", dst: %s}\n", x->x, (long long)x->j, x->b);
+  if (!has(g, F_EXPECT)) return;
+  snprintf(lane, sizeof lane, "iota(%lld)", (long long)x->Wd);
+  race_value(g, x, val, sizeof val, lane);
+  bput(g->out, "- expect: {ref: \"%s.at[pl.ds(0, %lld)]\", equals: \"%s\"}\n", x->b, (long long)x->Wd, val);
+}
+
+static void unit_race(G *g, Unit *u) {
+  Race x;
+  memset(&x, 0, sizeof x);
+  Dtype d = x.d = rp(R(g), 70) ? DT_INT32 : DT_FLOAT32;
+  x.vs = !g->scalar && rp(R(g), 50);
+  x.twin = g->pl->race_twin == g->u;
+  x.W = g->scalar ? rr(R(g), 1, 3) : g->L + (g->level ? 0 : rr(R(g), 0, 3));
+  bool partial = rp(R(g), 50); /* a source without init: its tail stays undefined */
+  x.Wd = partial && g->scalar ? rr(R(g), 1, x.W) : g->scalar ? x.W : g->L;
+  x.rows = rr(R(g), 1, 3), x.j = rr(R(g), 0, x.rows - 1), x.k = rr(R(g), 1, 5), x.c = rr(R(g), 0, 9);
+  refname(g, x.x, 'x');
+  refname(g, x.v, 'v');
+  refname(g, x.b, 'b');
+  refname(g, x.sem, 's');
+  int64_t xs[2] = {x.rows, x.W};
+  decl(g, x.x, x.vs ? "vmem_shared" : "hbm", d, 2, xs, rp(R(g), 50) ? "zeros" : NULL);
+  decl(g, x.v, g->scalar ? "smem" : "vmem", d, 1, &x.W, partial ? NULL : "iota");
+  decl_sem(g, x.sem, "dma", 1);
+  bool check = !x.twin && !g->scalar && (x.vs || g->C == 1);
+  if (check) decl(g, x.b, "vmem", d, 1, &x.W, "zeros");
+  u->nsteps = 1; /* one step: the check needs the write */
+  step_begin(g, u, 0);
+  race_write(g, &x);
+  if (check) race_check(g, &x);
+  int writers = x.vs ? g->S : g->C * g->S;
+  if (x.twin && writers > 1 && !(g->kn->drop_unit >> g->u & 1)) g->want_fault = "race";
+}
+
 /* ---- units: generation and wrappers --------------------------------------- */
 static void unit_wrap(G *g, Unit *u) {
   int w = unit_info[u->kind].wraps;
@@ -1690,6 +2010,12 @@ void plan_program(uint64_t seed, int index, int reject_rate, unsigned avoid_bugs
     while (!(kinds >> pl->kind[i] & 1));
   }
   plan_inject(&r, pl, reject_rate);
+  pl->race_twin = -1;
+  for (int i = 0; i < pl->nunits && pl->inject < 0; i++)
+    if (pl->kind[i] == U_RACE) {
+      if (rp(&r, 35)) pl->race_twin = i;
+      break;
+    }
 }
 
 
@@ -1756,6 +2082,10 @@ void gen_program(const Plan *pl, const Knobs *kn, Buf *o, Meta *meta) {
     g.r = rng_at(pl->seed, (uint64_t)pl->index, 99, 0);
     injections[pl->inject].gen(&g);
     meta->want = injections[pl->inject].id;
+    meta->want_fault = injections[pl->inject].mode == M_FAULT;
+  } else if (g.want_fault) {
+    meta->want = g.want_fault;
+    meta->want_fault = true;
   }
   o->n = 0;
   breserve(o, 0);

@@ -123,9 +123,21 @@ const VerdictInfo verdicts[] = {
 #undef X
 };
 
-static Verdict judge(const Outcome *o, const char *want) {
+/* A planned fault is met by a fault of that kind in both runs (the
+ * pipeline's fault verdict); anything else that runs is a miss. */
+static Verdict judge_fault(const Outcome *o, const char *want) {
+  if (o->kind == OC_REJECTED || o->kind == OC_INVALID) return VD_UNEXPECTED;
+  if (o->kind == OC_FAULT && !strcmp(want, o->id)) return VD_FAULTED;
+  return o->kind == OC_FAULT ? VD_FAULT : o->kind == OC_OK ? VD_NOT_FAULTED : VD_MISMATCH;
+}
+
+/* A benign race (and an hbm ref left partly undefined) is a warning of a
+ * run whose verdict is ok: clean, like any accepted program. */
+static Verdict judge(const Outcome *o, const Meta *meta) {
+  const char *want = meta->want;
   if (o->kind == OC_CRASH) return VD_CRASH;
   if (o->kind == OC_HANG) return VD_HANG;
+  if (want && meta->want_fault) return judge_fault(o, want);
   if (o->kind == OC_REJECTED || o->kind == OC_INVALID) return want && !strcmp(want, o->id) ? VD_REJECTED : VD_UNEXPECTED;
   if (want) return VD_NOT_REJECTED;
   if (o->kind == OC_OK) return VD_ACCEPTED;
@@ -133,8 +145,9 @@ static Verdict judge(const Outcome *o, const char *want) {
 }
 
 Sig sig_of(Verdict v, const Outcome *o) {
-  Sig s = {v, v == VD_NOT_REJECTED ? OC_OK : o->kind, ""};
-  snprintf(s.id, sizeof s.id, "%s", v == VD_MISMATCH || v == VD_NOT_REJECTED ? "" : o->id);
+  bool missed = v == VD_NOT_REJECTED || v == VD_NOT_FAULTED;
+  Sig s = {v, missed ? OC_OK : o->kind, ""};
+  snprintf(s.id, sizeof s.id, "%s", v == VD_MISMATCH || missed ? "" : o->id);
   return s;
 }
 
@@ -147,5 +160,5 @@ Verdict try_program(Fuzz *f, const Plan *pl, const Knobs *k, Mutant m, Outcome *
   gen_program(pl, k, &t, meta);
   run_isolated(t.s, t.n, m, f->limit, o);
   bfree(&t);
-  return judge(o, meta->want);
+  return judge(o, meta);
 }
