@@ -10,6 +10,7 @@ typedef struct Xfer {
   DmaReq r;
   double left;       /* bytes still to move */
   double start;      /* cycle the engine starts it (after setup) */
+  double ready;      /* enqueue + setup: the earliest start */
   bool active;
 } Xfer;
 
@@ -70,7 +71,7 @@ void dma_submit(DmaModel *m, const DmaReq *r) {
   if (!x) abort();
   x->r = *r;
   x->left = r->bytes;
-  x->start = (double)(r->t + m->setup);
+  x->start = x->ready = (double)(r->t + m->setup);
   Xfer **tail = &m->queue[r->engine];
   while (*tail) tail = &(*tail)->next;
   *tail = x;
@@ -123,6 +124,15 @@ uint64_t dma_next_event(const DmaModel *m) {
   return (uint64_t)ceil(t - 1e-9);
 }
 
+/* A transfer's residency, counted from its own enqueue (an integral over
+ * the model's steps would count it from the step before it was enqueued). */
+static void landed(DmaEngineStats *s, const Xfer *x, double now, double setup) {
+  s->setup_cycles += setup;
+  s->queue_cycles += x->start - x->ready;
+  s->transfer_cycles += now - x->start;
+  s->occupancy_integral += now - (double)x->r.t;
+}
+
 int dma_advance(DmaModel *m, uint64_t until, int *tags, int max) {
   double *rate = m->rate;
   int done = 0;
@@ -133,7 +143,6 @@ int dma_advance(DmaModel *m, uint64_t until, int *tags, int max) {
     for (int e = 0; e < m->engines; e++) {
       Xfer *x = m->queue[e];
       if (!x) continue;
-      m->st[e].occupancy_integral += dt * queue_len(m, e);
       if (rate[e] > 0) {
         x->left -= rate[e] * dt;
         m->st[e].busy_cycles += dt;
@@ -144,6 +153,7 @@ int dma_advance(DmaModel *m, uint64_t until, int *tags, int max) {
       Xfer *x = m->queue[e];
       if (!x || x->start > m->now || x->left > 1e-6) continue;
       if (done < max) tags[done++] = x->r.tag;
+      landed(&m->st[e], x, m->now, (double)m->setup);
       m->queue[e] = x->next;
       if (m->queue[e] && m->queue[e]->start < m->now) m->queue[e]->start = m->now; /* FIFO: the next starts now */
       free(x);

@@ -24,8 +24,14 @@ typedef struct {
 
 typedef struct {
   uint64_t transfers, bytes;
-  double busy_cycles;       /* time with a transfer active */
-  double occupancy_integral; /* sum over time of queued + active transfers */
+  double busy_cycles;       /* time with a transfer active (moving bytes) */
+  /* Of the transfers that landed, each one's enqueue to last byte split in
+   * three: setup (enqueue + setup), waiting for the engine behind earlier
+   * transfers after its setup (queue), moving (transfer, = busy_cycles
+   * once all landed); their sum is the integral over time of the queued +
+   * active transfers, counted from each one's enqueue. */
+  double setup_cycles, queue_cycles, transfer_cycles;
+  double occupancy_integral;
   uint64_t max_queue;
 } DmaEngineStats;
 

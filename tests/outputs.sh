@@ -5,7 +5,9 @@
 #   1. trace goldens: each tests/outputs/NAME.yaml with a NAME.trace is
 #      traced (JSON and CSV) and compared with the offsets, sizes, spans,
 #      lines and cycles worked out by hand in NAME.trace (check.py);
-#   2. stats goldens: NAME.stats lists --stats values worked out by hand;
+#   2. stats goldens: NAME.stats lists --stats values worked out by hand,
+#      and every stats file adds up (check.py: each subcore's categories
+#      sum to the cycles, the profile's lines to the subcores' cycles);
 #   3. names that need escaping (a file named we"ird.yaml, a `name:` with
 #      quotes, backslashes and control characters, a file name that is not
 #      UTF-8) give valid JSON in --stats, --trace and --json;
@@ -38,9 +40,19 @@ done
 
 for want in "$dir"/*.stats; do
   name=$(basename "$want" .stats)
-  ( cd "$dir" && "$sim" "$name.yaml" --stats "$tmp/s.json" ) >/dev/null 2>"$tmp/out" &&
-    python3 "$dir/check.py" stats "$tmp/s.json" "$want" >>"$tmp/out" 2>&1
+  rm -f "$tmp/s.json" # a run that faults writes its stats too (deadlock.yaml)
+  ( cd "$dir" && "$sim" "$name.yaml" --stats "$tmp/s.json" ) >/dev/null 2>"$tmp/out"
+  python3 "$dir/check.py" stats "$tmp/s.json" "$want" >>"$tmp/out" 2>&1
   result "$name.stats" $? "$tmp/out"
+done
+
+# profile goldens: NAME.profile holds the --profile table (after its
+# '#' comment lines), from its "profile:" line to the end of the output
+for want in "$dir"/*.profile; do
+  name=$(basename "$want" .profile)
+  ( cd "$dir" && "$sim" "$name.yaml" --profile ) 2>"$tmp/out" | sed -n '/^profile: /,$p' > "$tmp/p.txt"
+  grep -v '^#' "$want" | diff -u - "$tmp/p.txt" >>"$tmp/out"
+  result "$name.profile" $? "$tmp/out"
 done
 
 # name_ok KIND FILE NAME: FILE is JSON (python3 -m json.tool) that carries

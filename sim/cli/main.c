@@ -21,7 +21,7 @@ enum { EXIT_OK = 0, EXIT_REJECTED = 1, EXIT_INVALID = 2, EXIT_MISMATCH = 3, EXIT
 typedef struct {
   const char *cmd; /* run, check, lower, diff */
   const char *path;
-  bool json, no_verify, no_races, strict_races;
+  bool json, no_verify, no_races, strict_races, profile;
   Mutant mutant;
   uint64_t max_ops, max_cycles, max_log_mb, max_mismatches, trace_max_bytes;
   const char *stats, *trace, *trace_format, *trace_window, *trace_filter, *mutate;
@@ -46,6 +46,7 @@ static const struct {
     {"--max-cycles", OPT_COUNT, offsetof(Options, max_cycles), "N: stop a run after N simulated cycles (fault limit)"},
     {"--max-log-mb", OPT_COUNT, offsetof(Options, max_log_mb), "N: stop a run whose event log passes N MB (fault limit; default 512)"},
     {"--max-mismatches", OPT_COUNT, offsetof(Options, max_mismatches), "N: diff lists at most N mismatches"},
+    {"--profile", OPT_FLAG, offsetof(Options, profile), "print the cycles, stalls and bytes of each program line, most cycles first"},
     {"--stats", OPT_TEXT, offsetof(Options, stats), "FILE: write the statistics as JSON"},
     {"--trace", OPT_TEXT, offsetof(Options, trace), "FILE: write a trace (Perfetto / chrome://tracing)"},
     {"--trace-format", OPT_TEXT, offsetof(Options, trace_format), "json | csv"},
@@ -364,6 +365,7 @@ static void pipe_options(const Options *o, PipeOptions *po) {
   po->limits.max_cycles = o->max_cycles;
   po->limits.no_races = o->no_races;
   po->limits.strict_races = o->strict_races;
+  po->limits.profile = o->profile;
   if (o->max_log_mb) po->limits.max_log_bytes = o->max_log_mb > UINT64_MAX >> 20 ? UINT64_MAX : o->max_log_mb << 20;
   po->max_list = o->max_mismatches > VERIFY_MAX_LIST ? VERIFY_MAX_LIST : (int)o->max_mismatches;
   po->stats_path = o->stats;
@@ -390,6 +392,7 @@ static void print_ok(const Options *o, PipeOutcome *out) {
     printf("%s: ok: %llu operations on %d subcore(s), %llu values verified against the reference\n", p->name,
            (unsigned long long)out->ref.ops, out->ref.nsub, (unsigned long long)out->verify.matched);
     stats_headline(stdout, p, &out->eng.stats);
+    if (o->profile) stats_profile(stdout, p, &out->eng.stats);
   }
 }
 

@@ -78,6 +78,11 @@ static void count_access(Eng *E, Space sp, int64_t bytes, bool write) {
   else st->bytes_read += (uint64_t)bytes;
 }
 
+/* The bytes an instruction loaded, stored or moved, for the profile. */
+static void prof_bytes(Eng *E, int64_t bytes) {
+  if (E->prof) E->prof[E->cur].bytes += (uint64_t)bytes;
+}
+
 static void val_text(const Value *v, char *buf, size_t n) {
   size_t len = 0;
   buf[0] = '\0';
@@ -90,6 +95,8 @@ static void val_text(const Value *v, char *buf, size_t n) {
   }
   if (v->rank && len < n) snprintf(buf + len, n - len, "%s]", v->n > 8 ? ", ..." : "");
 }
+
+static void wait_done(Eng *E, Sc *s, uint64_t t1);
 
 /* ---- the bytes an access touched, for its trace event -------------------- */
 static void span_add(Eng *E, const Part *pt, int np) {
@@ -144,6 +151,7 @@ static void view_spans(Eng *E, EV *ev) {
 static void trace_access(Eng *E, Sc *s, const Instr *in, EV *ev, const Value *old, const Value *nw, uint64_t cost, bool indexed,
                          int64_t lanes) {
   if (!E->trace) return;
+  if (s->waiting) wait_done(E, s, s->t);
   char o[400] = "", w[400] = "";
   if (old) val_text(old, o, sizeof o);
   if (nw) val_text(nw, w, sizeof w);
@@ -362,6 +370,7 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
   s->cost = scalar ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, ev.n, ev.dt[ev.top]) * (uint64_t)cp(E)->vector_issue_cycles;
   s->ready[in->d] = s->t + (uint64_t)(scalar ? cp(E)->smem_latency_cycles : cp(E)->vmem_latency_cycles);
   count_access(E, ev.vd->ref->space, ev.n * dtype_size(ev.dt[ev.top]), false);
+  prof_bytes(E, ev.n * dtype_size(ev.dt[ev.top]));
   trace_access(E, s, in, &ev, in->log == 'O' ? d : NULL, in->log == 'O' ? NULL : d, s->cost, false, ev.n);
   return true;
 }
@@ -410,6 +419,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   }
   s->cost = in->op == I_STORE ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, ev.n, t) * (uint64_t)cp(E)->vector_issue_cycles;
   count_access(E, ev.vd->ref->space, ev.n * dtype_size(t), true);
+  prof_bytes(E, ev.n * dtype_size(t));
   trace_access(E, s, in, &ev, NULL, after.n ? &after : NULL, s->cost, false, ev.n);
   val_free(&after);
   return true;
@@ -541,6 +551,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
   E->r->stats.space[ev.vd->ref->space].bank_conflicts += conflicts;
   count_access(E, ev.vd->ref->space, n * dtype_size(t), !gather);
+  prof_bytes(E, n * dtype_size(t));
   if (gather) {
     val_copy(&s->reg[in->d], &out);
     set_reg(s, in->d);
@@ -679,6 +690,7 @@ static int new_dma(Eng *E) {
 /* at: the instruction's line for a wait (the DMA's own for its start and end). */
 static void trace_dma(Eng *E, const DmaRec *d, int tag, TraceKind k, uint64_t t, const Loc *at) {
   if (!E->trace) return;
+  if (k == TE_DMA_WAIT && E->sc[d->sub].waiting) wait_done(E, &E->sc[d->sub], t); /* the stall comes first on the thread */
   TraceEvent te;
   memset(&te, 0, sizeof te);
   te.kind = k;
@@ -761,6 +773,9 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   E->r->stats.dma_bytes += (uint64_t)moved;
   count_access(E, ss, bytes, false);
   count_access(E, ds, bytes, true);
+  prof_bytes(E, bytes);
+  E->r->stats.space[ss].dma_bytes += (uint64_t)moved;
+  if (ds != ss) E->r->stats.space[ds].dma_bytes += (uint64_t)moved;
   trace_dma(E, d, tag, TE_DMA_START, s->t, NULL);
   if (E->trace) {
     trace_counter(E, TE_INFLIGHT, -1, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), s->t);
@@ -1004,26 +1019,35 @@ static BlockKind block_kind(Opcode op) {
 
 static bool any_unblocked(const Eng *E) { return E->woke; }
 
+/* n cycles of s blocked at pc, in its category and its line's. */
+static void charge_stall(Eng *E, Sc *s, uint64_t n) {
+  SubStats *st = &E->r->stats.sub[s->idx];
+  ProfLine none, *pl = E->prof ? &E->prof[s->pc] : &none;
+  if (s->blocked == BLOCK_BARRIER) st->stall_barrier += n, pl->stall_barrier += n;
+  else if (s->blocked == BLOCK_SEM) st->stall_sem += n, pl->stall_sem += n;
+  else st->stall_dma += n, pl->stall_dma += n;
+}
+
+/* The wait of the instruction at s's pc ended at t1: one trace slice. */
+static void wait_done(Eng *E, Sc *s, uint64_t t1) {
+  s->waiting = false;
+  if (!E->trace || t1 <= s->wait_start) return;
+  TraceEvent te;
+  memset(&te, 0, sizeof te);
+  te.kind = s->wait_kind == BLOCK_BARRIER ? TE_BARRIER : TE_STALL;
+  te.t0 = s->wait_start, te.t1 = t1, te.core = s->core, te.subcore = s->subcore, te.dma = -1;
+  te.op = s->wait_kind == BLOCK_BARRIER ? "barrier" : s->wait_kind == BLOCK_SEM ? "semaphore" : "dma";
+  te.line = E->c->code[s->pc].loc.line, te.col = E->c->code[s->pc].loc.col; /* the instruction that waited */
+  trace_event(E->trace, &te);
+}
+
 static void unblock_all(Eng *E, uint64_t t) {
   E->woke = true;
   for (int i = 0; i < E->nsub; i++) {
     Sc *s = &E->sc[i];
     if (!s->blocked) continue;
     if (s->t < t) s->t = t;
-    uint64_t stall = s->t - s->block_start;
-    SubStats *st = &E->r->stats.sub[i];
-    if (s->blocked == BLOCK_BARRIER) st->stall_barrier += stall;
-    else if (s->blocked == BLOCK_SEM) st->stall_sem += stall;
-    else st->stall_dma += stall;
-    if (E->trace && stall) {
-      TraceEvent te;
-      memset(&te, 0, sizeof te);
-      te.kind = s->blocked == BLOCK_BARRIER ? TE_BARRIER : TE_STALL;
-      te.t0 = s->block_start, te.t1 = s->t, te.core = s->core, te.subcore = s->subcore, te.dma = -1;
-      te.op = s->blocked == BLOCK_BARRIER ? "barrier" : s->blocked == BLOCK_SEM ? "semaphore" : "dma";
-      te.line = E->c->code[s->pc].loc.line, te.col = E->c->code[s->pc].loc.col; /* the instruction that waited */
-      trace_event(E->trace, &te);
-    }
+    charge_stall(E, s, s->t - s->block_start);
     s->blocked = BLOCK_NONE;
   }
 }
@@ -1116,21 +1140,30 @@ static bool is_load(Opcode op) { return op == I_LOAD || op == I_VLOAD || op == I
 /* Issues s's next instruction at its cycle; false when the run stops. */
 static bool issue(Eng *E, Sc *s) {
   const Instr *in = &E->c->code[s->pc];
-  s->t = operands_ready(E, s, in);
+  uint64_t t0 = s->t;
+  s->t = operands_ready(E, s, in); /* only a load's result is ready after its instruction ends */
+  E->cur = s->pc;
+  if (s->t > t0) {
+    E->r->stats.sub[s->idx].stall_load += s->t - t0;
+    if (E->prof) E->prof[s->pc].stall_load += s->t - t0;
+  }
   s->cost = 0;
   int st = execute(E, s, in);
   if (st == X_FAULT) return false;
   if (st == X_BLOCKED) {
     s->blocked = block_kind(in->op);
     s->block_start = s->t;
+    if (!s->waiting) s->waiting = true, s->wait_kind = s->blocked, s->wait_start = s->t;
     return true;
   }
+  if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps */
   if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
   if (in->d >= 0 && !is_load(in->op)) s->ready[in->d] = s->t + s->cost;
   s->t += s->cost;
   SubStats *ss = &E->r->stats.sub[s->idx];
   ss->busy += s->cost;
   ss->instructions++;
+  if (E->prof) E->prof[E->cur].instructions++, E->prof[E->cur].issue += s->cost;
   if (st == X_OK) s->pc++;
   if (in->op == I_SEM_SIGNAL || in->op == I_BARRIER) unblock_all(E, s->t);
   if (E->op_start[in - E->c->code] && ++E->r->ops > E->max_ops)
@@ -1175,6 +1208,60 @@ static void engine_schedule(Eng *E) {
   }
 }
 
+/* The run stopped (it ended, faulted or deadlocked): a subcore still
+ * blocked stalls until the cycle the last subcore reached, and every
+ * subcore ends where it stands, so a stopped run's figures add up too. */
+static void engine_stop(Eng *E) {
+  uint64_t stop = 0;
+  for (int i = 0; i < E->nsub; i++) {
+    const Sc *s = &E->sc[i];
+    uint64_t t = s->done ? E->r->stats.sub[i].end : s->t;
+    if (t > stop) stop = t;
+  }
+  for (int i = 0; i < E->nsub; i++) {
+    Sc *s = &E->sc[i];
+    if (s->done) continue;
+    if (s->blocked) charge_stall(E, s, stop - s->t), s->t = stop, s->blocked = BLOCK_NONE;
+    if (s->waiting) wait_done(E, s, s->t);
+    E->r->stats.sub[i].end = s->t;
+  }
+}
+
+static int prof_by_line(const void *a, const void *b) {
+  const ProfLine *x = a, *y = b;
+  return (x->line > y->line) - (x->line < y->line);
+}
+
+static uint64_t prof_cost(const ProfLine *l) { return l->issue + l->stall_load + l->stall_dma + l->stall_sem + l->stall_barrier; }
+
+static int prof_by_cost(const void *a, const void *b) {
+  const ProfLine *x = a, *y = b;
+  uint64_t cx = prof_cost(x), cy = prof_cost(y);
+  return cx != cy ? (cx < cy) - (cx > cy) : prof_by_line(a, b);
+}
+
+/* The per-instruction counts summed per program line, most cycles first
+ * (lines that never ran are left out); the array becomes Stats.prof. */
+static void prof_lines(Eng *E) {
+  int n = E->c->n, k = 0;
+  ProfLine *p = E->prof;
+  for (int i = 0; i < n; i++) p[i].line = E->c->code[i].loc.line;
+  qsort(p, (size_t)n, sizeof *p, prof_by_line);
+  for (int i = 0; i < n; i++) {
+    if (!p[i].instructions && !prof_cost(&p[i])) continue;
+    if (k && p[k - 1].line == p[i].line) {
+      ProfLine *d = &p[k - 1];
+      d->instructions += p[i].instructions, d->issue += p[i].issue, d->stall_load += p[i].stall_load;
+      d->stall_dma += p[i].stall_dma, d->stall_sem += p[i].stall_sem, d->stall_barrier += p[i].stall_barrier, d->bytes += p[i].bytes;
+    } else {
+      p[k++] = p[i];
+    }
+  }
+  qsort(p, (size_t)k, sizeof *p, prof_by_cost);
+  E->r->stats.prof = p, E->r->stats.nprof = k;
+  E->prof = NULL;
+}
+
 /* --max-ops counts program operations, as the reference does: an operation
  * is counted when its first instruction in the code runs (a loop's back
  * edge and the rest of its instructions do not count again); an instruction
@@ -1207,6 +1294,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
                   (double)q->vmem_shared_bytes_per_cycle, (uint64_t)q->dma_setup_cycles);
   E->rd = E->no_races ? NULL : race_new(E->nsub);
   E->cache = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cache);
+  if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
@@ -1235,8 +1323,14 @@ static void engine_stats(Eng *E) {
     o->transfers = d->transfers, o->bytes = d->bytes, o->max_queue = d->max_queue, o->busy_cycles = d->busy_cycles;
     if (out->stats.sub[i].end > out->cycles) out->cycles = out->stats.sub[i].end;
   }
-  for (int i = 0; i < E->nsub; i++)
-    out->stats.dma[i].occupancy_avg = out->cycles ? dma_stats(E->dm, i)->occupancy_integral / (double)out->cycles : 0;
+  for (int i = 0; i < E->nsub; i++) {
+    const DmaEngineStats *d = dma_stats(E->dm, i);
+    DmaStats *o = &out->stats.dma[i];
+    o->occupancy_avg = out->cycles ? d->occupancy_integral / (double)out->cycles : 0;
+    o->setup_cycles = d->setup_cycles, o->queue_cycles = d->queue_cycles, o->transfer_cycles = d->transfer_cycles;
+    out->stats.sub[i].finished = out->cycles - out->stats.sub[i].end;
+  }
+  if (E->prof) prof_lines(E);
   out->stats.cycles = out->cycles;
   out->stats.nsub = E->nsub;
 }
@@ -1275,10 +1369,12 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   E.no_log = lim && lim->no_log;
   E.no_races = lim && lim->no_races;
   E.strict_races = lim && lim->strict_races;
+  E.profile = lim && lim->profile;
   out->nsub = E.nsub;
   if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
   else {
     engine_schedule(&E);
+    engine_stop(&E);
     if (!out->faulted) engine_semaphores(&E);
     if (!out->faulted) eng_undefined_outputs(&E);
     engine_stats(&E);
@@ -1300,6 +1396,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.warned);
   free(E.hits);
   free(E.spans);
+  free(E.prof);
   free(E.op_start);
   dma_free(E.dm);
   race_free(E.rd);

@@ -32,6 +32,11 @@ typedef struct {
   BlockKind blocked;
   uint64_t block_start;
   int sync_tag;        /* a sync_copy waiting for its transfer, or -1 */
+  /* The wait the instruction at pc is in, from its first block to its
+   * completion: one trace slice however often it was woken and blocked again. */
+  bool waiting;
+  BlockKind wait_kind;
+  uint64_t wait_start;
   Value tmp;           /* scratch: results are built here, then swapped in */
 } Sc;
 
@@ -71,12 +76,14 @@ typedef struct {
   int dma_thread;    /* its race-detector thread */
   struct EV *cache;  /* per view: its resolution, when it has no register operands */
   uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached */
-  bool no_log, no_races, strict_races;
+  bool no_log, no_races, strict_races, profile;
   bool woke;         /* a blocked subcore was released: rescan */
   uint8_t *warned;   /* per operation id: its duplicate-scatter warning was given */
   int nwarned;
   struct Hit *hits;  /* the scatter being run: element and lane of each write */
   int64_t caphits;
+  ProfLine *prof;    /* per instruction, summed into Stats.prof at the end; NULL unless profiled */
+  int cur;           /* the instruction being executed (its index in the code) */
   int64_t *spans;    /* tracing: the (offset, bytes) pairs the access touched */
   int64_t nspans, capspans;
 } Eng;

@@ -190,6 +190,7 @@ static void run(const PipeOptions *o, PipeOutcome *out) {
   RunLimits lim = o->limits;
   lim.trace = trace;
   lim.no_log = o->no_verify;
+  lim.profile = lim.profile || o->stats_path; /* the stats file has a profile section */
   lim.atomics = NULL, lim.natomics = 0;
   engine_run(p, &out->code, &lim, &out->eng);
   lim.atomics = out->eng.atomics; /* the reference replays the engine's atomics (SPEC §9.10) */

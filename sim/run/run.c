@@ -73,6 +73,7 @@ void run_result_free(RunResult *r) {
   free(r->warnings);
   free(r->stats.sub);
   free(r->stats.dma);
+  free(r->stats.prof);
   mem_free(&r->mem);
   memset(r, 0, sizeof *r);
 }

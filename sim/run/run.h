@@ -100,6 +100,7 @@ typedef struct {
   int natomics;
   uint64_t max_log_bytes; /* per run; 0: the default */
   bool strict_races; /* engine only: benign races are faults too (SPEC §10.2) */
+  bool profile;      /* engine only: account cycles per program line (Stats.prof) */
 } RunLimits;
 
 #define RUN_DEFAULT_MAX_OPS 50000000ULL

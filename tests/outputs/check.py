@@ -194,8 +194,38 @@ def lookup(doc, path):
     return doc
 
 
+CATEGORIES = ("busy_cycles", "stall_load_cycles", "stall_dma_cycles", "stall_semaphore_cycles", "stall_barrier_cycles",
+              "finished_cycles")
+
+
+def adds_up(path, doc):
+    """Every cycle of every subcore in one category; the profile's lines
+    hold every subcore cycle but the finished ones; each engine's setup,
+    queue and transfer cycles are its transfers' time in the queue."""
+    ok = True
+    for s in doc["subcores"]:
+        total = sum(s[k] for k in CATEGORIES)
+        if total != doc["cycles"]:
+            print(f"{path}: subcore {s['core']}.{s['subcore']}: categories sum to {total}, not {doc['cycles']}")
+            ok = False
+    busy = sum(doc["cycles"] - s["finished_cycles"] for s in doc["subcores"])
+    lines = sum(p["cycles"] for p in doc["profile"])
+    parts = sum(p[k] for p in doc["profile"] for k in ("issue_cycles", "stall_load_cycles", "stall_dma_cycles",
+                                                        "stall_semaphore_cycles", "stall_barrier_cycles"))
+    if lines != busy or parts != lines:
+        print(f"{path}: the profile's lines hold {lines} cycles ({parts} by cause), the subcores {busy}")
+        ok = False
+    for e in doc["dma_engines"]:
+        held = e["setup_cycles"] + e["queue_cycles"] + e["transfer_cycles"]
+        if doc["cycles"] and abs(held / doc["cycles"] - e["queue_occupancy_avg"]) > 1e-4:
+            print(f"{path}: engine {e['core']}.{e['subcore']}: occupancy {e['queue_occupancy_avg']}, held {held} cycles")
+            ok = False
+    return ok
+
+
 def check_stats(stats_path, expected):
-    doc, ok = strict_json(stats_path), True
+    doc = strict_json(stats_path)
+    ok = adds_up(stats_path, doc)
     for line in expected_lines(expected):
         path, want = (x.strip() for x in line.split("=", 1))
         got = lookup(doc, path)
