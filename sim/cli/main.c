@@ -61,7 +61,7 @@ static void usage(FILE *f) {
         "       sc-sim lower program.yaml            print the lowered instructions\n"
         "       sc-sim diff  program.yaml            reference against the lowering\n"
         "       sc-sim fuzz  --seed S --count N [--out DIR]\n"
-        "       sc-sim --list-chips | --list-ops | --list-mutants | --version | --help\n"
+        "       sc-sim --list-chips | --list-ops | --list-instructions | --list-mutants | --version | --help\n"
         "options:\n",
         f);
   for (int i = 0; i < NOPTIONS; i++) fprintf(f, "  %-18s %s\n", options[i].name, options[i].help);
@@ -101,13 +101,56 @@ static void list_chips(void) {
            (long long)c->p.num_subcores, (long long)c->p.num_lanes, (long long)c->p.vmem_capacity_bytes,
            (long long)c->p.dma_granule_size_bytes, c->has_sc ? "yes" : "no");
   }
-  printf("\nparameters (override in the program: chip: {preset: NAME, PARAM: VALUE}):\n");
-  for (int i = 0; i < CP_COUNT; i++)
-    printf("  %-24s %-32s %s\n", chip_param_name((ChipParamId)i), chip_param_unit((ChipParamId)i),
-           chip_param_source((ChipParamId)i));
+  printf("\nparameters, each preset's value (override in the program: chip: {preset: NAME, PARAM: VALUE}):\n");
+  printf("  %-28s", "parameter");
+  for (int i = 0; i < chip_count(); i++) printf(" %13s", chip_at(i)->name);
+  printf("  unit; source\n");
+  for (int k = 0; k < CP_COUNT; k++) {
+    printf("  %-28s", chip_param_name((ChipParamId)k));
+    for (int i = 0; i < chip_count(); i++) {
+      ChipParams cp = chip_at(i)->p;
+      printf(" %13lld", (long long)*chip_param_ptr(&cp, (ChipParamId)k));
+    }
+    printf("  %s; %s\n", chip_param_unit((ChipParamId)k), chip_param_source((ChipParamId)k));
+  }
+}
+
+/* The format's operations (lowering/program.h OPS): each key with its
+ * required and optional fields. */
+static void fields_text(unsigned mask, char *buf, size_t n) {
+  static const char *names[] = {
+#define X(e, k, kind) k,
+      FIELDS(X)
+#undef X
+  };
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int f = 0; f < FLD_COUNT && k < n; f++)
+    if (mask & (1u << f)) k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? ", " : "", names[f]);
+  if (!k) snprintf(buf, n, "-");
 }
 
 static void list_ops(void) {
+  static const struct {
+    const char *key;
+    unsigned required, optional;
+  } ops[] = {
+#define X(e, k, req, opt) {k, req, opt},
+      OPS(X)
+#undef X
+  };
+  printf("%-22s %-36s %s\n", "operation", "required fields", "optional fields");
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    char req[200], opt[200];
+    fields_text(ops[i].required, req, sizeof req);
+    fields_text(ops[i].optional, opt, sizeof opt);
+    printf("%-22s %-36s %s\n", ops[i].key, req, opt);
+  }
+  printf("\nthe instructions they lower to: sc-sim --list-instructions\n");
+}
+
+/* The ISA (isa/isa.h ISA_OPS): mnemonic and semantics. */
+static void list_instructions(void) {
   for (int i = 0; i < I_COUNT; i++) printf("%-28s %s\n", isa_mnemonic((Opcode)i), isa_semantics((Opcode)i));
 }
 
@@ -323,6 +366,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--version")) return puts("sc-sim " SC_SIM_VERSION), EXIT_OK;
     if (!strcmp(argv[i], "--list-chips")) return list_chips(), EXIT_OK;
     if (!strcmp(argv[i], "--list-ops")) return list_ops(), EXIT_OK;
+    if (!strcmp(argv[i], "--list-instructions")) return list_instructions(), EXIT_OK;
     if (!strcmp(argv[i], "--list-mutants")) return list_mutants(), EXIT_OK;
   }
   Options o = {0};
