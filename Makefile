@@ -41,6 +41,9 @@ test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim $(BUILD)/trace-check
 	@for t in $(UNIT_TESTS); do $$t || exit 1; done
 	@python3 tests/layers.py $(BUILD)
 	@tests/golden.sh $(BUILD)/sc-sim
+	@$(MAKE) --no-print-directory venv
+	@$(PY_VENV)/bin/python tests/json_schema.py $(BUILD)/sc-sim
+	@tests/cli_texts.sh $(BUILD)/sc-sim
 	@python3 tests/npy_out.py $(BUILD)/sc-sim
 	@python3 tests/verdicts.py $(BUILD)/sc-sim
 	@tests/limits.sh $(BUILD)/sc-sim

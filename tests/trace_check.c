@@ -3,7 +3,7 @@
  * JSON: RFC 8259 exactly (no trailing commas, no leading zeros, no raw
  * control characters, valid escapes and UTF-8, no lone surrogates) plus no
  * duplicate keys.  Structure (Chrome trace-event format as Perfetto reads
- * it): the top level is {"displayTimeUnit": "ns", "traceEvents": [...]};
+ * it): the top level is {"displayTimeUnit": "ns", "version": {...}, "traceEvents": [...]};
  * every event has name, ph, ts, pid, tid; X has dur, b/e/s/f have id; every
  * "b" meets its "e", every "f" (bp "e") follows its "s"; each pid/tid an
  * event uses is named by metadata; the X slices of a thread are in time
@@ -548,6 +548,12 @@ static bool tc_check_json(const char *buf, size_t n, TcResult *r, TcVisit visit,
   if (!tc_key(&j, "displayTimeUnit") || !tj_value(&j, &dtu)) goto out;
   if (dtu.type != TJ_STR || strcmp(dtu.str, "ns") != 0) {
     tj_fail(&j, "displayTimeUnit is not \"ns\"");
+    goto out;
+  }
+  tj_ws(&j);
+  if (j.p >= j.end || *j.p++ != ',' || !tc_key(&j, "version") || !tj_value(&j, &dtu)) goto out;
+  if (dtu.type != TJ_OBJ) {
+    tj_fail(&j, "version is not an object");
     goto out;
   }
   tj_ws(&j);

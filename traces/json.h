@@ -12,6 +12,16 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* sc-sim's version, and the version of the JSON it writes (--json,
+ * --stats, --trace; docs/schema/): the schema's changes when a field
+ * changes meaning or goes away, not when one is added. */
+#define SC_SIM_VERSION "0.1.0"
+#define SC_SCHEMA_VERSION 1
+/* The "version" object every JSON output carries, as a literal. */
+#define SC_JSON_VERSION "{\"sc_sim\": \"" SC_SIM_VERSION "\", \"schema\": " SC_STR(SC_SCHEMA_VERSION) "}"
+#define SC_STR(x) SC_STR_(x)
+#define SC_STR_(x) #x
+
 /* Receives n bytes of JSON text. */
 typedef void (*JsonPut)(void *ctx, const char *s, size_t n);
 

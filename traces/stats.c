@@ -234,7 +234,7 @@ static void write_dma(FILE *f, const Program *p, const Stats *r) {
 
 static void write_all(FILE *f, const Program *p, const Stats *r) {
   double clock = p->params.clock_hz > 0 ? (double)p->params.clock_hz : 1e9;
-  fprintf(f, "{\n  \"program\": ");
+  fprintf(f, "{\n  \"version\": " SC_JSON_VERSION ",\n  \"program\": ");
   json_str(f, p->name);
   fprintf(f, ",\n  \"chip\": ");
   json_str(f, p->chip->name);

@@ -64,7 +64,7 @@
  * %P byte spans (const int64_t * pairs, int64_t count) as a JSON array of
  * [offset, bytes] or null, %Q the same as a CSV field "OFFSET:BYTES ...".
  * Add fields only at the end of a record (R13). */
-#define JSON_HEADER "{\"displayTimeUnit\": \"ns\", \"traceEvents\": ["
+#define JSON_HEADER "{\"displayTimeUnit\": \"ns\", \"version\": " SC_JSON_VERSION ", \"traceEvents\": ["
 #define JSON_FOOTER "\n]}\n"
 #define R_PROCESS_NAME "{\"ts\":0,\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"process_name\",\"args\":{\"name\":%s}}"
 #define R_PROCESS_SORT "{\"ts\":0,\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}"

@@ -7,7 +7,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import re
 import shutil
 import tempfile
 import warnings
@@ -117,25 +116,20 @@ def _raise_for(outcome: dict[str, Any], line_map: dict[int, Source],
         _annotate(exc, err, line_map, path, name)
         raise exc
     if status == "fault":
-        f = dict(outcome.get("fault") or {})
-        if not f.get("kind"):
-            # sc-sim (2026-12) reports faults in "error": "fault: KIND: details"
-            err = outcome.get("error", {})
-            m = re.match(r"fault: (\w+): (.*)", err.get("message", ""), re.S)
-            f = {**err, "kind": m.group(1) if m else "",
-                 "message": m.group(2) if m else err.get("message", "")}
+        f = outcome.get("fault") or {}
         loc = _py_location(line_map, f.get("line"))
-        exc = FaultError(f"{f.get('kind', 'fault')}: {f.get('message', '')}"
+        exc = FaultError(f"{f.get('kind', 'fault')}: {f.get('details') or f.get('message', '')}"
                          + (f" (at {loc} in kernel {name})" if loc else ""),
                          kind=f.get("kind", ""), details=f.get("details"))
         exc.add_note(f"sc-sim program: {path}:{f.get('line')}:{f.get('column')}")
         raise exc
     if status in ("mismatch", "expect-failed"):
         what = outcome.get("mismatch") or outcome.get("expect") or {}
-        loc = _py_location(line_map, what.get("line")) if isinstance(what, dict) else None
-        exc = VerificationError(
-            f"sc-sim's lowering of kernel {name} differs from its reference: {what}"
-            + (f" (at {loc})" if loc else ""))
+        loc = _py_location(line_map, what.get("line"))
+        head = (f"sc-sim's lowering of kernel {name} differs from its reference"
+                if status == "mismatch" else f"an expectation of kernel {name} failed")
+        exc = VerificationError(f"{head}: {what.get('message', what)}" + (f" (at {loc})" if loc else ""))
+        exc.add_note(f"sc-sim program: {path}:{what.get('line')}:{what.get('column')}")
         raise exc
     raise ScSimError(f"sc-sim ended with status {status!r}: {outcome}")
 

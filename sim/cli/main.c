@@ -13,8 +13,7 @@
 #include "../run/pipeline.h"
 #include "../../traces/json.h"
 #include "../../traces/stats.h"
-
-#define SC_SIM_VERSION "0.1.0"
+#include "outcome_json.h"
 
 enum { EXIT_OK = 0, EXIT_REJECTED = 1, EXIT_INVALID = 2, EXIT_MISMATCH = 3, EXIT_FAULT = 4 };
 
@@ -63,7 +62,7 @@ static void usage(FILE *f) {
         "       sc-sim lower program.yaml            print the lowered instructions\n"
         "       sc-sim diff  program.yaml            reference against the lowering\n"
         "       sc-sim fuzz  --seed S --count N [--out DIR]\n"
-        "       sc-sim --list-chips | --list-ops | --list-mutants | --version | --help\n"
+        "       sc-sim --list-chips | --list-ops | --list-instructions | --list-mutants | --version | --help\n"
         "options:\n",
         f);
   for (int i = 0; i < NOPTIONS; i++) fprintf(f, "  %-18s %s\n", options[i].name, options[i].help);
@@ -88,28 +87,9 @@ static void print_diag(const Diag *d) {
   }
 }
 
-static void json_diag(const Diag *d, const char *status, int code) {
-  printf("{\"status\": \"%s\", \"exit\": %d, \"error\": {\"id\": ", status, code);
-  json_str(stdout, diag_id_name(d->id));
-  printf(", \"type\": ");
-  json_str(stdout, diag_class(d->id) == DC_RULE ? diag_type(d->id) : "InputError");
-  printf(", \"message\": ");
-  json_str(stdout, d->message);
-  printf(", \"file\": ");
-  json_str(stdout, d->loc.file);
-  printf(", \"line\": %d, \"column\": %d, \"notes\": [", d->loc.line, d->loc.col);
-  for (int i = 0; i < d->nnotes; i++) {
-    if (i) printf(", ");
-    json_str(stdout, d->notes[i]);
-  }
-  printf("]}}\n");
-}
-
-/* The outcome's diagnostic, on standard error (or as JSON); its exit status. */
-static int report(const Options *o, const PipeOutcome *out) {
-  static const char *status[] = {"ok", "rejected", "invalid", "mismatch", "fault"};
-  if (o->json) json_diag(&out->diag, status[out->exit], out->exit);
-  else print_diag(&out->diag);
+/* The outcome's diagnostic on standard error; its exit status. */
+static int report(const PipeOutcome *out) {
+  print_diag(&out->diag);
   return out->exit;
 }
 
@@ -122,13 +102,56 @@ static void list_chips(void) {
            (long long)c->p.num_subcores, (long long)c->p.num_lanes, (long long)c->p.vmem_capacity_bytes,
            (long long)c->p.dma_granule_size_bytes, c->has_sc ? "yes" : "no");
   }
-  printf("\nparameters (override in the program: chip: {preset: NAME, PARAM: VALUE}):\n");
-  for (int i = 0; i < CP_COUNT; i++)
-    printf("  %-24s %-32s %s\n", chip_param_name((ChipParamId)i), chip_param_unit((ChipParamId)i),
-           chip_param_source((ChipParamId)i));
+  printf("\nparameters, each preset's value (override in the program: chip: {preset: NAME, PARAM: VALUE}):\n");
+  printf("  %-28s", "parameter");
+  for (int i = 0; i < chip_count(); i++) printf(" %13s", chip_at(i)->name);
+  printf("  unit; source\n");
+  for (int k = 0; k < CP_COUNT; k++) {
+    printf("  %-28s", chip_param_name((ChipParamId)k));
+    for (int i = 0; i < chip_count(); i++) {
+      ChipParams cp = chip_at(i)->p;
+      printf(" %13lld", (long long)*chip_param_ptr(&cp, (ChipParamId)k));
+    }
+    printf("  %s; %s\n", chip_param_unit((ChipParamId)k), chip_param_source((ChipParamId)k));
+  }
+}
+
+/* The format's operations (lowering/program.h OPS): each key with its
+ * required and optional fields. */
+static void fields_text(unsigned mask, char *buf, size_t n) {
+  static const char *names[] = {
+#define X(e, k, kind) k,
+      FIELDS(X)
+#undef X
+  };
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int f = 0; f < FLD_COUNT && k < n; f++)
+    if (mask & (1u << f)) k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? ", " : "", names[f]);
+  if (!k) snprintf(buf, n, "-");
 }
 
 static void list_ops(void) {
+  static const struct {
+    const char *key;
+    unsigned required, optional;
+  } ops[] = {
+#define X(e, k, req, opt) {k, req, opt},
+      OPS(X)
+#undef X
+  };
+  printf("%-22s %-36s %s\n", "operation", "required fields", "optional fields");
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    char req[200], opt[200];
+    fields_text(ops[i].required, req, sizeof req);
+    fields_text(ops[i].optional, opt, sizeof opt);
+    printf("%-22s %-36s %s\n", ops[i].key, req, opt);
+  }
+  printf("\nthe instructions they lower to: sc-sim --list-instructions\n");
+}
+
+/* The ISA (isa/isa.h ISA_OPS): mnemonic and semantics. */
+static void list_instructions(void) {
   for (int i = 0; i < I_COUNT; i++) printf("%-28s %s\n", isa_mnemonic((Opcode)i), isa_semantics((Opcode)i));
 }
 
@@ -251,93 +274,6 @@ static void summary(const Program *p) {
   }
 }
 
-static void json_cell(Dtype t, Cell c, bool def) {
-  char b[64];
-  if (!def) {
-    printf("null");
-    return;
-  }
-  dtype_format(t, c, b, sizeof b);
-  if (dtype_is_float(t)) json_number_text(stdout, b); /* nan, inf: strings */
-  else printf("%s", b);
-}
-
-/* Nested JSON lists of `shape` over lanes v/def starting at *i. */
-static void json_array(Dtype t, const Cell *v, const uint8_t *def, int rank, const int64_t *shape, int64_t *i) {
-  if (!rank) {
-    json_cell(t, v[*i], def[*i]);
-    ++*i;
-    return;
-  }
-  printf("[");
-  for (int64_t k = 0; k < shape[0]; k++) {
-    if (k) printf(", ");
-    json_array(t, v, def, rank - 1, shape + 1, i);
-  }
-  printf("]");
-}
-
-static void json_region(const Ref *ref, Region *g) {
-  int sz = dtype_size(ref->dtype);
-  Value v = {0};
-  val_shape(&v, ref->dtype, ref->rank, ref->shape);
-  for (int64_t e = 0; e < ref->nelems; e++) {
-    v.v[e] = dtype_load(ref->dtype, g->bytes + e * sz);
-    v.def[e] = 1;
-    v.def[e] = mem_range_defined(g, e * sz, sz);
-  }
-  int64_t i = 0;
-  json_array(ref->dtype, v.v, v.def, ref->rank, ref->shape, &i);
-  val_free(&v);
-}
-
-/* "warnings": [{"kind", "file", "line", "column", "message"}, ...] */
-static void json_warnings(const RunResult *r) {
-  printf("\"warnings\": [");
-  for (int i = 0; i < r->nwarnings; i++) {
-    const RunWarning *w = &r->warnings[i];
-    printf("%s{\"kind\": ", i ? ", " : "");
-    json_str(stdout, w->kind);
-    printf(", \"file\": ");
-    json_str(stdout, w->loc.file);
-    printf(", \"line\": %d, \"column\": %d, \"message\": ", w->loc.line, w->loc.col);
-    json_str(stdout, w->text);
-    printf("}");
-  }
-  printf("], ");
-}
-
-/* {"status": "ok", "exit": 0, "cycles": N, "warnings": [...], "refs": {...}, "values": {...}} */
-static void json_run(const Program *p, RunResult *r) {
-  printf("{\"status\": \"ok\", \"exit\": 0, \"cycles\": %llu, ", (unsigned long long)r->cycles);
-  json_warnings(r);
-  printf("\"refs\": {");
-  bool first = true;
-  for (int k = 0; k < p->nrefs; k++)
-    for (int i = 0; i < mem_instance_count(&r->mem, k); i++) {
-      Region *g = mem_instance(&r->mem, k, i);
-      char name[200];
-      run_instance_name(p->refs[k], g, name, sizeof name);
-      printf("%s", first ? "" : ", ");
-      first = false;
-      json_str(stdout, name);
-      printf(": ");
-      json_region(p->refs[k], g);
-    }
-  printf("}, \"values\": {");
-  for (int i = 0; i < r->nvalues; i++) {
-    const NamedValue *nv = &r->values[i];
-    char name[200];
-    snprintf(name, sizeof name, "%s@%d.%d", nv->name, nv->core, nv->subcore);
-    printf("%s", i ? ", " : "");
-    json_str(stdout, name);
-    printf(": ");
-    int64_t j = 0;
-    json_array(nv->val.dtype, nv->val.v, nv->val.def, nv->val.rank, nv->val.shape, &j);
-  }
-  printf("}}\n");
-}
-
 /* The run's warnings (SPEC §7.7), on standard error as diagnostics are;
  * they do not change the exit status. */
 static void print_warnings(const RunResult *r) {
@@ -381,13 +317,16 @@ static void print_diff(const VerifyStats *st) {
 /* What a command prints when its program got through. */
 static void print_ok(const Options *o, PipeOutcome *out) {
   const Program *p = &out->program;
-  if (out->expected_rejection && !o->json)
+  if (out->expected_rejection)
     printf("%s: rejected as expected: %s: %s\n", p->name, diag_type(out->diag.id), out->diag.message);
-  else if (out->expected_rejection || (!out->ran && o->json && strcmp(o->cmd, "lower"))) printf("{\"status\": \"ok\", \"exit\": 0}\n");
   else if (!strcmp(o->cmd, "lower")) asm_print(&out->code, stdout);
   else if (!out->ran || !strcmp(o->cmd, "diff")) return;
-  else if (o->json) json_run(p, &out->eng);
-  else {
+  else if (o->no_verify) { /* nothing was compared: say what ran instead */
+    summary(p);
+    printf("%s: ok: %llu operations on %d subcore(s) on the engine only (--no-verify: no reference run, nothing compared)\n",
+           p->name, (unsigned long long)out->eng.ops, out->eng.nsub);
+    stats_headline(stdout, p, &out->eng.stats);
+  } else {
     summary(p);
     printf("%s: ok: %llu operations on %d subcore(s), %llu values verified against the reference\n", p->name,
            (unsigned long long)out->ref.ops, out->ref.nsub, (unsigned long long)out->verify.matched);
@@ -414,8 +353,11 @@ static int run_command(const Options *o) {
   pipeline_file(o->path, &po, &out);
   if (out.ran) print_warnings(&out.eng);
   if (out.ran && o->out) write_out(o, &out);
-  int code = out.verdict == PV_OK ? (print_ok(o, &out), EXIT_OK) : report(o, &out);
-  if (out.ran && !strcmp(o->cmd, "diff")) print_diff(&out.verify);
+  int code = out.exit;
+  if (o->json) outcome_json(stdout, o->cmd, &out);
+  else if (out.verdict == PV_OK) print_ok(o, &out);
+  else report(&out);
+  if (out.ran && !strcmp(o->cmd, "diff") && !o->json) print_diff(&out.verify);
   pipeline_free(&out);
   return code;
 }
@@ -427,6 +369,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--version")) return puts("sc-sim " SC_SIM_VERSION), EXIT_OK;
     if (!strcmp(argv[i], "--list-chips")) return list_chips(), EXIT_OK;
     if (!strcmp(argv[i], "--list-ops")) return list_ops(), EXIT_OK;
+    if (!strcmp(argv[i], "--list-instructions")) return list_instructions(), EXIT_OK;
     if (!strcmp(argv[i], "--list-mutants")) return list_mutants(), EXIT_OK;
   }
   Options o = {0};

@@ -319,5 +319,8 @@ int fuzz_main(int argc, char **argv) {
     return 2;
   }
   if (f.show >= 0) return show_program(&f);
+  bool seeded = false; /* a campaign is reproducible only from its seed: name it when the user did not */
+  for (int i = 1; i < argc; i += 2) seeded |= !strcmp(argv[i], "--seed");
+  if (!seeded) printf("fuzz: seed %llu (the default; --seed S picks another)\n", (unsigned long long)f.seed);
   return f.mutate ? mutate_campaign(&f) : campaign(&f);
 }

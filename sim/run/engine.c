@@ -329,6 +329,21 @@ static void log_value(Eng *E, Sc *s, const Instr *in, char kind, const Value *v)
   if (kind && !E->no_log) run_log(E->r, s->idx, in->op_id, (EventKind)kind, v);
 }
 
+/* An undefined lane i of v (what: "mask", "indices", "DMA offsets"), named
+ * in the message and as data. */
+static bool uninit_lane(Eng *E, Sc *s, const Instr *in, const char *what, const Value *v, int64_t i) {
+  RunElement at = {0};
+  char where[120], msg[300];
+  run_element(&at, v->rank, v->shape, i);
+  run_element_text(&at, where, sizeof where);
+  snprintf(at.got, sizeof at.got, "undefined");
+  snprintf(msg, sizeof msg, "%s of the %s is undefined", where, what);
+  bool first = !E->r->faulted;
+  eng_efault(E, s, in, FAULT_UNINIT, msg);
+  if (first) E->r->fault.at = at;
+  return false;
+}
+
 static bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
   bool ok = true;
   *m = NULL;
@@ -336,7 +351,7 @@ static bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
   *m = eng_rd(E, s, in, in->mask, &ok);
   if (!ok) return false;
   for (int64_t i = 0; i < (*m)->n; i++)
-    if (!(*m)->def[i]) return eng_efault(E, s, in, FAULT_UNINIT, "a mask lane is undefined");
+    if (!(*m)->def[i]) return uninit_lane(E, s, in, "mask", *m, i);
   return true;
 }
 
@@ -512,7 +527,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     if (m && !alu_truthy(m->dtype, m->v[k])) continue;
     int64_t at[MAX_RANK];
     for (int d = 0; d < in->imm; d++) {
-      if (!idx[d]->def[k]) return val_free(&out), eng_efault(E, s, in, FAULT_UNINIT, "an index lane is undefined");
+      if (!idx[d]->def[k]) return val_free(&out), uninit_lane(E, s, in, "indices", idx[d], k);
       at[d] = idx[d]->v[k].i;
       if (at[d] < 0 || at[d] >= ev.lvl[ev.top][d]) {
         char msg[300];
@@ -645,7 +660,7 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
   Hit *hit = gather ? NULL : dup_hits(E, in, rows < o.n ? rows : o.n);
   int64_t nhit = 0;
   for (int64_t r = 0; r < rows && r < o.n; r++) {
-    if (!o.def[r]) return val_free(&o), eng_efault(E, s, in, FAULT_UNINIT, "a DMA offset is undefined");
+    if (!o.def[r]) return uninit_lane(E, s, in, "DMA offsets", &o, r), val_free(&o), false;
     int64_t at = o.v[r].i;
     if (filter && at == ignored) continue;
     if (at < 0 || at >= z) {
@@ -930,6 +945,23 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
   return X_FAULT;
 }
 
+/* A failed expect: names the element in the checked value's shape (got
+ * NULL: it is undefined); frees got. */
+static void expect_fault(Eng *E, Sc *s, const Instr *in, Value *got, int64_t i, FaultKind k, const char *g, const char *w) {
+  RunElement at = {0};
+  char where[120], msg[300];
+  run_element(&at, got->rank, got->shape, i);
+  run_element_text(&at, where, sizeof where);
+  snprintf(at.got, sizeof at.got, "%s", g ? g : "undefined");
+  snprintf(at.wanted, sizeof at.wanted, "%s", w ? w : "");
+  if (g) snprintf(msg, sizeof msg, "%s is %s, expected %s", where, g, w);
+  else snprintf(msg, sizeof msg, "expect checks %s, which is undefined", where);
+  val_free(got);
+  bool first = !E->r->faulted;
+  eng_efault(E, s, in, k, msg);
+  if (first) E->r->fault.at = at;
+}
+
 static int x_expect(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   Value got = {0}, *b = eng_rd(E, s, in, in->b, &ok);
@@ -946,19 +978,13 @@ static int x_expect(Eng *E, Sc *s, const Instr *in) {
   if (!eng_fits1(E, s, in, "expected value", b->n, "the checked value", got.n)) return val_free(&got), X_FAULT;
   for (int64_t i = 0; i < got.n; i++) {
     int64_t ib = b->n == 1 ? 0 : i;
-    char msg[200], g[64], w[64];
-    if (!got.def[i] || !b->def[ib]) {
-      snprintf(msg, sizeof msg, "expect checks lane %lld, which is undefined", (long long)i);
-      val_free(&got);
-      return eng_efault(E, s, in, FAULT_UNINIT, msg), X_FAULT;
-    }
+    if (!got.def[i] || !b->def[ib]) return expect_fault(E, s, in, &got, i, FAULT_UNINIT, NULL, NULL), X_FAULT;
     Cell want = alu_convert(b->dtype, got.dtype, b->v[ib]);
     if (alu_equal(got.dtype, got.v[i], want)) continue;
+    char g[64], w[64];
     dtype_format(got.dtype, got.v[i], g, sizeof g);
     dtype_format(got.dtype, want, w, sizeof w);
-    snprintf(msg, sizeof msg, "lane %lld is %s, expected %s", (long long)i, g, w);
-    val_free(&got);
-    return eng_efault(E, s, in, FAULT_EXPECT, msg), X_FAULT;
+    return expect_fault(E, s, in, &got, i, FAULT_EXPECT, g, w), X_FAULT;
   }
   val_free(&got);
   return X_OK;

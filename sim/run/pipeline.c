@@ -64,10 +64,23 @@ static bool lower(const PipeOptions *o, PipeOutcome *out) {
   return out->lowered;
 }
 
+/* The failed check as data. */
+static void expect_failed(PipeOutcome *out, const char *check, const VerifyFirst *x, const char *got, const char *wanted) {
+  out->expect_check = check;
+  out->expect = x ? *x : (VerifyFirst){.core = -1, .subcore = -1};
+  snprintf(out->expect_got, sizeof out->expect_got, "%s", got);
+  snprintf(out->expect_wanted, sizeof out->expect_wanted, "%s", wanted);
+}
+
 /* expect: error: the first rejection must match it (type and message). */
 static bool expected_error(PipeOutcome *out, bool accepted) {
   const Program *p = &out->program;
-  const Diag *d = &out->diag;
+  Diag *d = &out->diag;
+  char want[1100], got[1100];
+  snprintf(want, sizeof want, "%s%s%s", p->expect_error_type ? p->expect_error_type : "", p->expect_error_type ? ": " : "",
+           p->expect_error_message);
+  snprintf(got, sizeof got, "%s: %s", diag_type(d->id), d->message);
+  expect_failed(out, "error", NULL, accepted ? "" : got, want);
   if (accepted) {
     char msg[800];
     snprintf(msg, sizeof msg, "expected a rejection (%s), but the program was accepted", p->expect_error_message);
@@ -75,7 +88,11 @@ static bool expected_error(PipeOutcome *out, bool accepted) {
     return fail(out);
   }
   bool type_ok = !p->expect_error_type || !strcmp(p->expect_error_type, diag_type(d->id));
-  if (diag_class(d->id) != DC_RULE || !type_ok || strcmp(p->expect_error_message, d->message)) return fail(out);
+  if (diag_class(d->id) != DC_RULE || !type_ok || strcmp(p->expect_error_message, d->message)) {
+    diag_note(d, "expect.error (line %d) wants %s", p->expect_loc.line, want);
+    return fail(out);
+  }
+  out->expect_check = NULL;
   out->expected_rejection = true;
   set_verdict(out, PV_OK);
   return false;
@@ -107,6 +124,8 @@ static bool within_bounds(const PipeOptions *o, const Program *p) {
 static bool fault_diag(PipeOutcome *out, const RunResult *r) {
   verify_fault_diag(r, &out->diag);
   out->fault = r->fault;
+  VerifyFirst x = {.set = true, .core = r->fault.core, .subcore = r->fault.subcore, .at = r->fault.at};
+  if (r->fault.kind == FAULT_EXPECT) expect_failed(out, "expect", &x, r->fault.at.got, r->fault.at.wanted);
   return fail(out);
 }
 
@@ -134,17 +153,33 @@ static void fault_outcome(const PipeOptions *o, PipeOutcome *out) {
              ref->faulted ? "reference" : "lowering", fault_name(f->fault.kind), f->fault.details,
              ref->faulted ? "lowering" : "reference");
     diag_set(&out->diag, D_RUN_MISMATCH, f->fault.loc, msg);
+    VerifyFirst *x = &out->verify.first;
+    *x = (VerifyFirst){.set = true, .core = f->fault.core, .subcore = f->fault.subcore};
+    snprintf(x->what, sizeof x->what, "fault %s in the %s only", fault_name(f->fault.kind), ref->faulted ? "reference" : "lowering");
     fail(out);
   }
 }
 
 /* expect: cycles: {max: N} bounds the timing model's result. */
-static bool cycles_ok(const Program *p, const RunResult *eng, Diag *d) {
+static bool cycles_ok(PipeOutcome *out) {
+  const Program *p = &out->program;
+  const RunResult *eng = &out->eng;
+  Diag *d = &out->diag;
   if (!p->expect_cycles || eng->cycles <= (uint64_t)p->expect_cycles_max) return true;
-  char msg[200];
+  char msg[200], got[32], want[32];
+  snprintf(got, sizeof got, "%llu", (unsigned long long)eng->cycles);
+  snprintf(want, sizeof want, "%lld", (long long)p->expect_cycles_max);
+  expect_failed(out, "cycles", NULL, got, want);
   snprintf(msg, sizeof msg, "the run took %llu cycles, more than expect.cycles.max = %lld", (unsigned long long)eng->cycles,
            (long long)p->expect_cycles_max);
   diag_set(d, D_RUN_EXPECT, p->expect_loc, msg);
+  return false;
+}
+
+static bool refs_ok(PipeOutcome *out) {
+  VerifyFirst x = {0};
+  if (verify_expect_refs(&out->program, &out->eng, &out->diag, &x)) return true;
+  if (x.set) expect_failed(out, "refs", &x, x.at.got, x.at.wanted);
   return false;
 }
 
@@ -152,8 +187,12 @@ static void judge(const PipeOptions *o, PipeOutcome *out) {
   const Program *p = &out->program;
   if (out->ref.faulted || out->eng.faulted) fault_outcome(o, out);
   else if (!o->no_verify && !verify_runs(p, &out->ref, &out->eng, &out->diag, &out->verify)) fail(out);
-  else if (!verify_expect_refs(p, &out->eng, &out->diag) || !cycles_ok(p, &out->eng, &out->diag)) fail(out);
+  else if (!refs_ok(out) || !cycles_ok(out)) fail(out);
   else set_verdict(out, PV_OK);
+  /* Without race detection a racy program's runs may differ: say so where
+   * the user would otherwise look for a lowering bug. */
+  if (out->verdict == PV_MISMATCH && o->limits.no_races)
+    diag_note(&out->diag, "race detection is off (--no-races): the difference may come from a race between subcores or DMAs");
 }
 
 static TraceSink *open_trace(const PipeOptions *o, const Program *p, Diag *d, bool *bad) {

@@ -71,6 +71,13 @@ typedef struct {
   Diag diag;             /* why, unless ok; for an expected rejection, the rejection */
   bool expected_rejection; /* ok: the program's expect.error matched diag */
   Fault fault;           /* the run's fault behind a fault or expect-failed verdict (kind FAULT_NONE: none) */
+  /* expect-failed, or a rejection other than the one expect.error names:
+   * which check ("expect": an expect operation, "refs", "cycles", "error"),
+   * the element it names (expect, refs) and what was found and wanted, as
+   * text ("" for nothing: an accepted program's rejection). */
+  const char *expect_check;
+  VerifyFirst expect;    /* what, instance, subcore and element (expect, refs) */
+  char expect_got[1100], expect_wanted[1100];
   bool loaded, lowered, ran;
   Program program;       /* valid when loaded */
   Code code;             /* valid when lowered */

@@ -106,6 +106,15 @@ static bool fault(Ref_ *R, Sub *s, const Op *op, FaultKind k, const char *fmt, c
   return false;
 }
 
+/* An undefined lane i of v, named as the engine names it. */
+static bool uninit_lane(Ref_ *R, Sub *s, const Op *op, const char *what, const Value *v, int64_t i) {
+  RunElement at = {0};
+  char where[120];
+  run_element(&at, v->rank, v->shape, i);
+  run_element_text(&at, where, sizeof where);
+  return fault(R, s, op, FAULT_UNINIT, "%s of the %s is undefined", where, what);
+}
+
 /* ---- expressions ----------------------------------------------------- */
 static bool ev(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out);
 
@@ -551,7 +560,7 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
 static bool eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *m) {
   if (!ev(R, s, op, e, m)) return false;
   for (int64_t i = 0; i < m->n; i++)
-    if (!m->def[i]) return fault(R, s, op, FAULT_UNINIT, "lane %s of the mask is undefined%s", "?", "");
+    if (!m->def[i]) return uninit_lane(R, s, op, "mask", m, i);
   return true;
 }
 
@@ -609,7 +618,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
     int64_t at[MAX_RANK], flat = 0;
     for (int d = 0; d < ni; d++) {
       if (!idx[d].def[k]) {
-        ok = fault(R, s, op, FAULT_UNINIT, "an index lane is undefined%s%s", "", "");
+        ok = uninit_lane(R, s, op, "indices", &idx[d], k);
         break;
       }
       at[d] = idx[d].v[k].i;
@@ -707,7 +716,7 @@ static bool pend_indirect(Ref_ *R, Sub *s, const Op *op, Pending *pd, const DmaP
   bool ok = pend_alloc(pd, pv->n);
   for (int64_t r = 0; ok && r < rows && r < o.n; r++) {
     if (!o.def[r]) {
-      ok = fault(R, s, op, FAULT_UNINIT, "offset %s of the DMA is undefined%s", "lane", "");
+      ok = uninit_lane(R, s, op, "DMA offsets", &o, r);
       break;
     }
     int64_t at = o.v[r].i;
@@ -944,18 +953,20 @@ static int do_expect(Ref_ *R, Sub *s, const Op *op) {
   ok = ok && ev(R, s, op, op->e[FLD_EQUALS], &e);
   for (int64_t i = 0; ok && i < a.n; i++) {
     int64_t ie = val_lane(&e, i);
+    RunElement at = {0};
+    char where[120], got[64], exp[64], msg[300];
+    run_element(&at, a.rank, a.shape, i);
+    run_element_text(&at, where, sizeof where);
     if (!a.def[i] || !e.def[ie]) {
-      char lane[32];
-      snprintf(lane, sizeof lane, "%lld", (long long)i);
-      ok = fault(R, s, op, FAULT_UNINIT, "expect checks lane %s, which is undefined%s", lane, "");
+      snprintf(msg, sizeof msg, "expect checks %s, which is undefined", where);
+      ok = fault(R, s, op, FAULT_UNINIT, "%s%s", msg, "");
       break;
     }
     Cell want = alu_convert(e.dtype, a.dtype, e.v[ie]);
     if (!alu_equal(a.dtype, a.v[i], want)) {
-      char got[64], exp[64], msg[200];
       dtype_format(a.dtype, a.v[i], got, sizeof got);
       dtype_format(a.dtype, want, exp, sizeof exp);
-      snprintf(msg, sizeof msg, "lane %lld is %s, expected %s", (long long)i, got, exp);
+      snprintf(msg, sizeof msg, "%s is %s, expected %s", where, got, exp);
       ok = fault(R, s, op, FAULT_EXPECT, "%s%s", msg, "");
     }
   }

@@ -92,6 +92,25 @@ void run_fault(RunResult *r, FaultKind k, Loc at, int core, int subcore, int op,
   va_end(ap);
 }
 
+void run_element(RunElement *e, int rank, const int64_t *shape, int64_t flat) {
+  e->set = true;
+  e->rank = rank;
+  for (int d = rank - 1; d >= 0; d--) {
+    e->index[d] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+}
+
+void run_element_text(const RunElement *e, char *buf, size_t n) {
+  if (e->rank <= 1) {
+    snprintf(buf, n, "lane %lld", (long long)(e->rank ? e->index[0] : 0));
+    return;
+  }
+  size_t k = (size_t)snprintf(buf, n, "element [");
+  for (int d = 0; d < e->rank && k < n; d++) k += (size_t)snprintf(buf + k, n - k, "%s%lld", d ? ", " : "", (long long)e->index[d]);
+  if (k < n) snprintf(buf + k, n - k, "]");
+}
+
 Region *run_region(RunResult *r, const Ref *ref, int core, int subcore) {
   return mem_region(&r->mem, ref->index, core, subcore);
 }

@@ -30,12 +30,28 @@ typedef enum {
 } FaultKind;
 const char *fault_name(FaultKind k);
 
+/* The element a fault or a failed check names, as an index in its value's
+ * or ref's shape, with the values found and wanted as text ("undefined"
+ * for an undefined one): data for --json, so that no one parses messages. */
+typedef struct {
+  bool set;
+  int rank;
+  int64_t index[MAX_RANK];
+  char got[64], wanted[64];
+} RunElement;
+
+/* Sets e to flat element `flat` of `shape` (rank 0: a scalar), the values left as they are. */
+void run_element(RunElement *e, int rank, const int64_t *shape, int64_t flat);
+/* "lane 3" for rank 1 (and 0), "element [1, 1]" above: how messages name it. */
+void run_element_text(const RunElement *e, char *buf, size_t n);
+
 typedef struct {
   FaultKind kind;
   Loc loc;
   int core, subcore;
   int op;            /* the operation's id, -1 when none */
   char details[768];
+  RunElement at;     /* the lane or element, when the fault names one */
 } Fault;
 
 /* What an event records: a loaded value, the old value of a swap, or the

@@ -34,9 +34,21 @@ static const char *kind_text(EventKind k) {
   return k == EV_LOADED ? "loaded value" : k == EV_OLD ? "old value" : "memory after the store";
 }
 
-static bool mismatch_event(const Program *p, int sub, const Event *a, const Event *b, int64_t lane, Diag *d) {
+/* The first difference as data: a is the reference's, b the lowering's. */
+static void first_event(const Program *p, int sub, const Op *op, const Event *a, const Event *b, int64_t lane, VerifyFirst *f) {
+  f->set = true;
+  snprintf(f->what, sizeof f->what, "%s of '%s'", kind_text(a->kind), op ? op_key(op->kind) : "?");
+  f->core = sub / (int)p->mesh_subcores, f->subcore = sub % (int)p->mesh_subcores;
+  if (lane < 0) return;
+  run_element(&f->at, a->val.rank, a->val.shape, lane);
+  cell_text(b->val.dtype, b->val.v[lane], b->val.def[lane], f->at.got, sizeof f->at.got);
+  cell_text(a->val.dtype, a->val.v[lane], a->val.def[lane], f->at.wanted, sizeof f->at.wanted);
+}
+
+static bool mismatch_event(const Program *p, int sub, const Event *a, const Event *b, int64_t lane, Diag *d, VerifyFirst *f) {
   const Op *op = find_op(&p->body, a->op);
   char ra[64], rb[64], msg[700];
+  first_event(p, sub, op, a, b, lane, f);
   if (lane < 0) {
     snprintf(msg, sizeof msg, "the lowering's %s of '%s' differs in shape from the reference on subcore %d.%d",
              kind_text(a->kind), op ? op_key(op->kind) : "?", sub / (int)p->mesh_subcores, sub % (int)p->mesh_subcores);
@@ -75,7 +87,7 @@ static bool compare_logs(const Program *p, const RunResult *ref, const RunResult
       const Event *x = &a->ev[k], *y = &b->ev[k];
       if (x->op != y->op || x->kind != y->kind || x->val.n != y->val.n) {
         st->mismatched++;
-        if (ok) ok = mismatch_event(p, s, x, y, -1, d);
+        if (ok) ok = mismatch_event(p, s, x, y, -1, d, &st->first);
         continue;
       }
       for (int64_t i = 0; i < x->val.n; i++) { /* definedness is compared too (SPEC §10.1) */
@@ -84,7 +96,7 @@ static bool compare_logs(const Program *p, const RunResult *ref, const RunResult
           continue;
         }
         st->mismatched++;
-        if (ok) ok = mismatch_event(p, s, x, y, i, d);
+        if (ok) ok = mismatch_event(p, s, x, y, i, d, &st->first);
         const Op *op = find_op(&p->body, x->op);
         char ra[64], rb[64], where[32], what[64];
         cell_text(x->val.dtype, x->val.v[i], x->val.def[i], ra, sizeof ra);
@@ -103,11 +115,24 @@ static bool compare_logs(const Program *p, const RunResult *ref, const RunResult
         snprintf(msg, sizeof msg, "subcore %d.%d logged %d memory results in the reference and %d in the lowering",
                  s / (int)p->mesh_subcores, s % (int)p->mesh_subcores, a->n, b->n);
         diag_set(d, D_RUN_MISMATCH, op ? op->loc : (Loc){p->file, 0, 0}, msg);
+        st->first = (VerifyFirst){.set = true, .core = s / (int)p->mesh_subcores, .subcore = s % (int)p->mesh_subcores};
+        snprintf(st->first.what, sizeof st->first.what, "number of memory results");
         ok = false;
       }
     }
   }
   return ok;
+}
+
+/* The first differing element of a ref instance as data. */
+static void first_element(const Ref *rf, const char *name, int64_t e, const char *got, const char *wanted, const char *what,
+                          VerifyFirst *f) {
+  *f = (VerifyFirst){.set = true, .core = -1, .subcore = -1};
+  snprintf(f->what, sizeof f->what, "%s of '%s'", what, name);
+  snprintf(f->instance, sizeof f->instance, "%s", name);
+  run_element(&f->at, rf->rank, rf->shape, e);
+  snprintf(f->at.got, sizeof f->at.got, "%s", got);
+  snprintf(f->at.wanted, sizeof f->at.wanted, "%s", wanted);
 }
 
 static bool compare_memory(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st) {
@@ -136,6 +161,7 @@ static bool compare_memory(const Program *p, const RunResult *ref, const RunResu
         if (!ok) continue;
         snprintf(msg, sizeof msg, "final contents of '%s', element %lld: reference %s, lowering %s", name, (long long)e, va, vb);
         diag_set(d, D_RUN_MISMATCH, rf->loc, msg);
+        first_element(rf, name, e, vb, va, "final contents", &st->first);
         ok = false;
       }
     }
@@ -144,7 +170,7 @@ static bool compare_memory(const Program *p, const RunResult *ref, const RunResu
 }
 
 bool verify_runs(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st) {
-  VerifyStats local = {0, 0, 0, 0, NULL};
+  VerifyStats local = {0};
   if (!st) st = &local;
   bool a = compare_logs(p, ref, eng, d, st);
   Diag d2;
@@ -186,7 +212,7 @@ static bool instance_matches(const char *want, const Ref *ref, const Region *g) 
 }
 
 static bool check_instance(const Program *p, int k, const Ref *ref, Region *g, const Cell *cells, const uint8_t *defs, int64_t n,
-                           Diag *d) {
+                           Diag *d, VerifyFirst *x) {
   int sz = dtype_size(ref->dtype);
   for (int64_t e = 0; e < ref->nelems; e++) {
     Cell want = cells[n == 1 ? 0 : e];
@@ -197,7 +223,11 @@ static bool check_instance(const Program *p, int k, const Ref *ref, Region *g, c
     run_instance_name(ref, g, name, sizeof name);
     cell_text(ref->dtype, got, def, a, sizeof a);
     cell_text(ref->dtype, want, wdef, b, sizeof b);
-    snprintf(msg, sizeof msg, "expect.refs: '%s' element %lld is %s, expected %s", name, (long long)e, a, b);
+    char where[120];
+    first_element(ref, name, e, a, b, "expect.refs", x);
+    run_element_text(&x->at, where, sizeof where);
+    if (ref->rank <= 1) snprintf(where, sizeof where, "element %lld", (long long)e); /* a rank-1 ref has elements, not lanes */
+    snprintf(msg, sizeof msg, "expect.refs: '%s' %s is %s, expected %s", name, where, a, b);
     diag_set(d, D_RUN_EXPECT, p->expect_ref_locs[k], msg);
     return false;
   }
@@ -267,7 +297,7 @@ bool verify_expect_static(const Program *p, Diag *d) {
   return true;
 }
 
-bool verify_expect_refs(const Program *p, RunResult *r, Diag *d) {
+bool verify_expect_refs(const Program *p, RunResult *r, Diag *d, VerifyFirst *x) {
   for (int k = 0; k < p->nexpect_refs; k++) {
     const Ref *ref = expect_ref(p, k);
     Cell *cells = calloc((size_t)(ref->nelems ? ref->nelems : 1), sizeof(Cell));
@@ -284,7 +314,7 @@ bool verify_expect_refs(const Program *p, RunResult *r, Diag *d) {
       Region *g = mem_instance(&r->mem, ref->index, i);
       if (!instance_matches(p->expect_ref_names[k], ref, g)) continue;
       found = true;
-      ok = check_instance(p, k, ref, g, cells, defs, n, d);
+      ok = check_instance(p, k, ref, g, cells, defs, n, d, x);
     }
     free(cells);
     free(defs);

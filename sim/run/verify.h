@@ -15,7 +15,17 @@
 /* Counts of compared elements, for sc-sim diff's verdict line. */
 #define VERIFY_MAX_LIST 1000
 
+/* The first difference, or the failed expect.refs check, as data (--json). */
 typedef struct {
+  bool set;
+  char what[96];      /* "loaded value of 'load'", "final contents of 'x@0.1'", "expect.refs of 'x'" */
+  char instance[160]; /* the ref instance (final contents, expect.refs), else "" */
+  int core, subcore;  /* the subcore whose log differs; -1 for memory */
+  RunElement at;      /* got: the lowering's (or the run's) value; wanted: the reference's (or expected) */
+} VerifyFirst;
+
+typedef struct {
+  VerifyFirst first;
   uint64_t matched, mismatched;
   int max_list;              /* how many mismatches to keep (sc-sim diff) */
   int nlist;
@@ -26,7 +36,7 @@ typedef struct {
  * difference.  When max_report > 0 keeps counting past the first. */
 bool verify_runs(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st);
 /* Checks expect.refs against a run's final memory (RUN_EXPECT on failure). */
-bool verify_expect_refs(const Program *p, RunResult *r, Diag *d);
+bool verify_expect_refs(const Program *p, RunResult *r, Diag *d, VerifyFirst *x);
 /* The checks of expect.refs that need no run (each entry a literal of the
  * ref's shape or one scalar, naming an instance of the mesh): a program that
  * fails them is invalid input, found by check and lower as by run. */
