@@ -107,6 +107,9 @@ def main(argv: list[str]) -> int:
     bad = 0
     for path in argv:
         want = direct(path)
+        if want[0] == -1:
+            print(f"{path}: cannot express: command-line options (.args)")
+            continue
         try:
             got = through_pallas(emit(path))
         except CannotExpress as exc:

@@ -29,7 +29,9 @@ typedef struct {
 static void fail(Em *m, Loc at, const char *what) {
   if (m->failed) return;
   m->failed = true;
-  diag_set(m->d, D_IN_VALUE, at, "emit-pallas cannot express %s in Pallas", what);
+  char msg[160];
+  snprintf(msg, sizeof msg, "emit-pallas cannot express %s in Pallas", what);
+  diag_set(m->d, D_IN_VALUE, at, msg);
 }
 
 static void line(Em *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
