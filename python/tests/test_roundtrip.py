@@ -23,7 +23,6 @@ LITERAL = "a let-bound literal is a dynamic value in the format, a static Python
 CHIP = "the front end runs only tpu7x, tpu_v5p, tpu_v6e"
 REPR = "a tracer's / transform's repr differs (validate=, weak_type=)"
 UNANNOTATED = "a ref without a memory space is emitted as HBM"
-UPSTREAM = "the pinned jax's tracing gives another message (docs/jax-versions.md)"
 KNOWN = {
     "A5_dynamic_ds_stride": LITERAL, "prec_16_A5_before_A2": LITERAL,
     "prec_20_A_left_to_right_A12_then_A10": LITERAL, "prec_25_A12_before_B2": LITERAL,
@@ -34,7 +33,6 @@ KNOWN = {
     "B2_int_index_transform_repr": REPR, "B2_slice_transform_repr": REPR, "FA7_array_index": REPR,
     "D4_add_unannotated_source": UNANNOTATED, "GL1_gather_unannotated": UNANNOTATED,
     "SL2_scatter_unannotated": UNANNOTATED,
-    "GS1_addupdate_scatter_on_python_int": UPSTREAM, "GS5_index_sizes_differ": UPSTREAM,
     "B3_float32_array_into_bfloat16": "the front end converts the value (accepted)",
     "U1_dynamic_element_access": "the front end raises UnsupportedError for upstream's NotImplementedError",
     "U1_iota_on_scalar_subcore": "the front end raises UnsupportedError for upstream's NotImplementedError",

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "../../traces/outfile.h"
@@ -12,7 +13,8 @@
 #include "../front/load.h"
 
 static int usage(void) {
-  fputs("usage: sc-sim emit-pallas program.yaml [-o FILE.py]\n", stderr);
+  fputs("usage: sc-sim emit-pallas program.yaml [-o FILE.py] [--legality]\n"
+        "  --legality   drop the refs' inits (no legality rule reads them): for comparing verdicts\n", stderr);
   return 2;
 }
 
@@ -23,8 +25,10 @@ static int fail(const Diag *d) {
 
 int emit_main(int argc, char **argv) {
   const char *path = NULL, *out = NULL;
+  bool legality = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
+    else if (!strcmp(argv[i], "--legality")) legality = true;
     else if (argv[i][0] == '-' || path) return usage();
     else path = argv[i];
   }
@@ -33,7 +37,7 @@ int emit_main(int argc, char **argv) {
   Diag d;
   memset(&d, 0, sizeof d);
   if (!load_program(path, &p, &d)) return fail(&d);
-  char *text = emit_pallas(&p, &d);
+  char *text = emit_pallas(&p, legality, &d);
   int code = text ? 0 : fail(&d);
   if (text && !out) fputs(text, stdout);
   int err = 0;

@@ -24,6 +24,7 @@ typedef struct {
   Diag *d;
   bool failed;
   const Program *p;
+  bool legality; /* inits dropped: for verdicts only */
 } Em;
 
 static void fail(Em *m, Loc at, const char *what) {
@@ -111,11 +112,13 @@ static void ex_op(Em *m, const Expr *e) {
   fputc(')', m->f);
 }
 
+/* core and subcore are the mesh's axis indices; a scalar-subcore mesh has
+ * no subcore axis and its one subcore is 0, still a dynamic int32 there. */
 static void ex_name(Em *m, const Expr *e) {
-  bool axis = !program_ref(m->p, e->name) &&
-              (!strcmp(e->name, "core") || (!strcmp(e->name, "subcore") && m->p->kernel == KERNEL_VECTOR));
-  if (axis) fprintf(m->f, "jax.lax.axis_index(\"%s\")", e->name);
-  else fputs(e->name, m->f);
+  bool builtin = !program_ref(m->p, e->name) && (!strcmp(e->name, "core") || !strcmp(e->name, "subcore"));
+  if (!builtin) fputs(e->name, m->f);
+  else if (!strcmp(e->name, "subcore") && m->p->kernel == KERNEL_SCALAR) fputs("(jax.lax.axis_index(\"core\") * 0)", m->f);
+  else fprintf(m->f, "jax.lax.axis_index(\"%s\")", e->name);
 }
 
 static void ex(Em *m, const Expr *e) {
@@ -228,7 +231,9 @@ static void e_sync_copy(Em *m, const Op *op) {
 static void e_signal(Em *m, const Op *op) {
   begin(m, op), fputs("pl.semaphore_signal(", m->f), view(m, op->e[FLD_SEM]);
   if (op->has & F(INC)) fputs(", ", m->f), ex(m, op->e[FLD_INC]);
-  if (op->has & F(SUBCORE)) fputs(", device_id={\"subcore\": ", m->f), ex(m, op->e[FLD_SUBCORE]), fputc('}', m->f);
+  /* a scalar-subcore mesh has no subcore axis to name (its one subcore is 0) */
+  if ((op->has & F(SUBCORE)) && m->p->kernel == KERNEL_VECTOR)
+    fputs(", device_id={\"subcore\": ", m->f), ex(m, op->e[FLD_SUBCORE]), fputc('}', m->f);
   kwarg(m, op, FLD_CORE, "core_index"), fputc(')', m->f), end(m);
 }
 
@@ -325,7 +330,7 @@ static void e_when(Em *m, const Op *op) {
 
 /* An expectation is sc-sim's, not Pallas's: kept as a comment. */
 static void e_expect(Em *m, const Op *op) {
-  fprintf(m->f, "%*s# expect: ", 4 * m->depth, ""), ex(m, op->e[FLD_VALUE] ? op->e[FLD_VALUE] : op->e[FLD_REF]);
+  fprintf(m->f, "%*spass  # expect: ", 4 * m->depth, ""), ex(m, op->e[FLD_VALUE] ? op->e[FLD_VALUE] : op->e[FLD_REF]);
   fputs(" == ", m->f), ex(m, op->e[FLD_EQUALS]), end(m);
 }
 
@@ -370,7 +375,7 @@ static void scratch_type(Em *m, const Ref *r) {
     if (r->rank) fputc('(', m->f), shape(m, r), fputc(')', m->f);
     return;
   }
-  if (r->init != INIT_UNDEF) fail(m, r->loc, "an initialised scratch ref");
+  if (r->init != INIT_UNDEF && !m->legality) fail(m, r->loc, "an initialised scratch ref");
   fprintf(m->f, "pltpu.%s(", space[r->space]), shape(m, r), fprintf(m->f, ", jnp.%s)", jnp_dtype(r->dtype));
 }
 
@@ -424,7 +429,8 @@ static void input(Em *m, const Ref *r) {
   snprintf(np, sizeof np, "np.%s", dtype_name(r->dtype));
   if (!dt) dt = np;
   fprintf(m->f, "np.asarray(");
-  switch (r->init) {
+  InitKind init = m->legality && r->init != INIT_IOTA ? INIT_ZEROS : r->init;
+  switch (init) {
   case INIT_ZEROS: fputs("np.zeros(", m->f), shape(m, r), fputc(')', m->f); break;
   case INIT_IOTA: fprintf(m->f, "np.arange(%lld).reshape(", (long long)r->nelems), shape(m, r), fputc(')', m->f); break;
   case INIT_FILL: fputs("np.full(", m->f), shape(m, r), fputs(", ", m->f), cell(m, r->dtype, r->fill), fputc(')', m->f); break;
@@ -462,10 +468,10 @@ static void trailer(Em *m) {
         "        print(build()(*inputs()))\n", m->f);
 }
 
-char *emit_pallas(const Program *p, Diag *d) {
+char *emit_pallas(const Program *p, bool legality, Diag *d) {
   char *buf = NULL;
   size_t n = 0;
-  Em m = {.f = open_memstream(&buf, &n), .d = d, .p = p};
+  Em m = {.f = open_memstream(&buf, &n), .d = d, .p = p, .legality = legality};
   if (!m.f) return NULL;
   header(&m), kernel(&m), fputs("\n\n", m.f), inputs(&m), trailer(&m);
   fclose(m.f);

@@ -10,7 +10,9 @@
 /* The Python text of `p` as a Pallas module (malloc'd; the caller frees
  * it), or NULL with d set (D_IN_UNSUPPORTED-like input error naming the
  * construct Pallas cannot express: an initialised scratch ref, a user
- * lowering, chip overrides, ...). */
-char *emit_pallas(const Program *p, Diag *d);
+ * lowering, chip overrides, ...).  With `legality`, for comparing verdicts
+ * only (python -m sc_sim.jaxdiff --fuzz): the inits of refs, which no legality
+ * rule reads, are dropped (scratch) or emitted as zeros (HBM). */
+char *emit_pallas(const Program *p, bool legality, Diag *d);
 
 #endif
