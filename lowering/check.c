@@ -765,7 +765,7 @@ static bool gs_indices(Checker *c, Op *op, const View *v, AVal *idx, int64_t *n)
 static bool check_gather_scatter(Checker *c, Op *op) {
   bool gather = op->kind == OPK_LOAD_GATHER;
   /* addupdate_scatter names store_scatter: jax 0.10.2 passes "store_scatter" to
-   * get_ref_and_transforms in both (sc_primitives.py:411-412) */
+   * get_ref_and_transforms in both (sc_primitives.py:410) */
   const char *fn = gather ? "load_gather" : "store_scatter";
   if (op->nlist[FLD_INDICES] > MAX_RANK) return input_error(c, op->floc[FLD_INDICES], "at most 8 index vectors");
   if (!gather && op->nlist[FLD_INDICES] == 0 && fire(c, D_GS0, op->loc)) return false;
