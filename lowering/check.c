@@ -1316,6 +1316,14 @@ static bool check_let(Checker *c, Op *op) {
   return true;
 }
 
+/* A jaxpr primitive that has no lowering rule for the kernel's core type
+ * (the Python front end writes one where a kernel uses it): upstream's
+ * lowering rejects it when it reaches the equation (U1, phase L). */
+static bool check_unimplemented(Checker *c, const Op *op) {
+  const char *kt = c->p->kernel == KERNEL_SCALAR ? "sc_scalar_subcore" : "sc_vector_subcore";
+  return !fire(c, D_U1, op->loc, kt, op->name[FLD_PRIMITIVE]);
+}
+
 static bool check_op(Checker *c, Op *op) {
   switch (op->kind) {
   case OPK_GET: return check_get(c, op);
@@ -1340,6 +1348,7 @@ static bool check_op(Checker *c, Op *op) {
   case OPK_WHILE: return check_while(c, op);
   case OPK_WHEN: return check_when(c, op);
   case OPK_EXPECT: return check_expect(c, op);
+  case OPK_UNIMPLEMENTED: return check_unimplemented(c, op);
   case OPK_COUNT: break;
   }
   return false;

@@ -577,6 +577,7 @@ static void lower_op(L *l, const Op *op) {
   case OPK_WHILE: lower_while(l, op); break;
   case OPK_WHEN: lower_when(l, op); break;
   case OPK_EXPECT: lower_expect(l, op); break;
+  case OPK_UNIMPLEMENTED: /* rejected by the checker (U1) */
   case OPK_COUNT: break;
   }
 }

@@ -120,12 +120,14 @@ typedef struct {
   X(LOOP, "loop", F(VAR) | F(RANGE) | F(BODY), F(CARRY) | F(NEXT))              \
   X(WHILE, "while", F(COND) | F(BODY), F(CARRY) | F(NEXT))                      \
   X(WHEN, "when", F(COND) | F(BODY), F(ELSE))                                   \
-  X(EXPECT, "expect", F(EQUALS), F(VALUE) | F(REF))
+  X(EXPECT, "expect", F(EQUALS), F(VALUE) | F(REF))                            \
+  X(UNIMPLEMENTED, "unimplemented", F(PRIMITIVE), 0)
 
 /* X(ENUM, key, kind) -- the fields an operation can have */
 #define FIELDS(X)                 \
   X(REF, "ref", FK_EXPR)          \
   X(VALUE, "value", FK_EXPR)      \
+  X(PRIMITIVE, "primitive", FK_NAME) \
   X(OUT, "out", FK_NAME)          \
   X(MASK, "mask", FK_EXPR)        \
   X(INDICES, "indices", FK_LIST)  \

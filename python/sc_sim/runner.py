@@ -167,8 +167,9 @@ def _unique_path(directory: str, name: str) -> str:
 
 
 def check_unimplemented(prep: Prepared, opts: Options) -> None:
-    """A primitive upstream cannot lower: the operations before it are
-    checked first (upstream lowers in order), then upstream's error."""
+    """A primitive upstream cannot lower: the program ends with an
+    `unimplemented` operation, which sc-sim's checker rejects with
+    upstream's message (U1) after checking the operations before it."""
     un = prep.info.unimplemented
     if un is None:
         return
@@ -180,13 +181,8 @@ def check_unimplemented(prep: Prepared, opts: Options) -> None:
         outcome, _ = binary.run_json(["check", path])
         if outcome.get("status") == "rejected":
             _raise_for(outcome, line_map, path, prep.name)
-    exc = UnsupportedError(str(un))
-    exc.upstream = True  # type: ignore[attr-defined]
-    exc.add_note(f"{format_source(un.src)}: in SparseCore kernel {prep.name}")
-    exc.add_note("sc_sim: sc-sim's program format has no operation for a "
-                 "primitive without a SparseCore lowering rule yet; this is "
-                 "upstream's message, raised by the front end")
-    raise exc
+    raise UnsupportedError(f"{un} (sc-sim's checker accepted the kernel's "
+                           f"`unimplemented` operation: an sc-sim bug)")
 
 
 def check_only(prep: Prepared, opts: Options) -> None:

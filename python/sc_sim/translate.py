@@ -222,7 +222,10 @@ class Translator:
         try:
             self.eqns(jaxpr.eqns, body)
         except UpstreamUnimplemented as exc:
+            # The C checker rejects it with upstream's message (U1) after
+            # the operations before it, as upstream lowers in order.
             self.unimplemented = exc
+            body.append(Op("unimplemented", [("primitive", exc.primitive)], exc.src))
         prog = Program(name=self.name, chip=self.chip, kernel=self.kernel,
                        mesh=self.mesh_spec, refs=self.refs, body=body,
                        layout_passes=self.layout_passes)

@@ -20,3 +20,9 @@ def test_quickstart_runs():
         exec(compile(code, str(DOC), "exec"), {})
     numbers = [int(v) for v in re.findall(r"-?\d+", out.getvalue())]
     np.testing.assert_array_equal(numbers, np.arange(256) + 1)
+
+
+def test_readme_quickstart_is_the_documented_one():
+    readme = (DOC.parents[1] / "README.md").read_text()
+    pattern = r"```python\n(.*?)```"
+    assert re.search(pattern, readme, re.S).group(1) == re.search(pattern, DOC.read_text(), re.S).group(1)

@@ -334,6 +334,12 @@ static void e_expect(Em *m, const Op *op) {
   fputs(" == ", m->f), ex(m, op->e[FLD_EQUALS]), end(m);
 }
 
+/* The kernel that bound a primitive without a SparseCore rule is not
+ * known from its name alone. */
+static void e_unimplemented(Em *m, const Op *op) {
+  fail(m, op->loc, "an operation of a primitive without a SparseCore rule (unimplemented:)");
+}
+
 typedef void (*EmitFn)(Em *, const Op *);
 /* One emitter per operation of the OPS table (lowering/program.h). */
 static const EmitFn EMITTERS[OPK_COUNT] = {
@@ -344,12 +350,14 @@ static const EmitFn EMITTERS[OPK_COUNT] = {
     [OPK_ASYNC_COPY] = e_async_copy, [OPK_WAIT] = e_wait, [OPK_SYNC_COPY] = e_sync_copy,
     [OPK_SEMAPHORE_SIGNAL] = e_signal, [OPK_SEMAPHORE_WAIT] = e_sem_wait,
     [OPK_FETCH_AND_ADD] = e_fetch_and_add, [OPK_BARRIER] = e_barrier, [OPK_LET] = e_let,
-    [OPK_LOOP] = e_loop, [OPK_WHILE] = e_while, [OPK_WHEN] = e_when, [OPK_EXPECT] = e_expect};
+    [OPK_LOOP] = e_loop, [OPK_WHILE] = e_while, [OPK_WHEN] = e_when, [OPK_EXPECT] = e_expect,
+    [OPK_UNIMPLEMENTED] = e_unimplemented};
 
 static void body(Em *m, const Body *b) {
   for (int i = 0; i < b->n; i++) {
     line(m, "# line %d", b->ops[i]->loc.line);
-    EMITTERS[b->ops[i]->kind](m, b->ops[i]);
+    if (EMITTERS[b->ops[i]->kind]) EMITTERS[b->ops[i]->kind](m, b->ops[i]);
+    else fail(m, b->ops[i]->loc, "this operation (no emitter)");
   }
   if (!b->n) line(m, "pass");
 }

@@ -1,4 +1,4 @@
-/* sim/engine.c -- the engine: lowered instructions on every subcore.
+/* sim/run/engine.c -- the engine: lowered instructions on every subcore.
  *
  * Each subcore has a program counter and a register file of Values.  The
  * scheduler issues one instruction of each runnable subcore in turn, so the
@@ -11,574 +11,18 @@
  * Memory operands are VDescs (lowering/lower.h).  An element is located by
  * a walk down the VDesc's levels with an explicit work list (a widening
  * bitcast splits one element into parts on several rows). */
-#include "engine.h"
-
+#include "engine_priv.h"
 
 #include <math.h>
-#include <time.h>
-
-#include "../../memory/dma.h"
-#include "../../memory/race.h"
-#include "../../traces/trace.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_PARTS 16
-
-typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
-
-typedef struct {
-  int core, subcore, idx;
-  int pc;
-  bool done;
-  Value *reg;
-  uint8_t *written;
-  uint64_t *ready;     /* per register: the cycle its value is available */
-  int barrier_gen;
-  bool at_barrier;
-  uint64_t t;          /* the cycle its next instruction issues */
-  uint64_t cost;       /* issue cycles of the instruction just executed */
-  BlockKind blocked;
-  uint64_t block_start;
-  int sync_tag;        /* a sync_copy waiting for its transfer, or -1 */
-  Value tmp;           /* scratch: results are built here, then swapped in */
-} Sc;
-
-/* What a DMA does when its last byte lands. */
-typedef struct {
-  int sub;             /* issuing subcore */
-  Region *sem;         /* NULL for sync_copy */
-  int64_t sem_off, bytes;
-  bool done, retired;
-  int race;            /* its thread in the race detector */
-  const char *src_space, *dst_space, *src_ref, *dst_ref;
-  int line, col;
-  uint64_t t0;
-} DmaRec;
-
-typedef struct {
-  const Program *p;
-  const Code *c;
-  RunResult *r;
-  Sc *sc;
-  int nsub;
-  uint64_t max_ops, max_cycles, max_log;
-  uint8_t *op_start;  /* per instruction: 1 when it starts a program operation (--max-ops counts those) */
-  DmaModel *dm;
-  DmaRec *dmas;
-  int ndmas, capdmas;
-  struct TraceSink *trace;
-  RaceDetector *rd;
-  struct {
-    const Region *g;
-    int64_t off;
-    int slot;
-    Loc signal;      /* the last semaphore_signal on it */
-  } *semslots;       /* per semaphore: the race detector's object, the last signal */
-  int nsemslots, capsemslots;
-  uint32_t dma_read_tag, dma_write_tag; /* the DMA being enqueued */
-  int dma_thread;    /* its race-detector thread */
-  struct EV *cache;  /* per view: its resolution, when it has no register operands */
-  uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached */
-  bool no_log, no_races, strict_races;
-  bool woke;         /* a blocked subcore was released: rescan */
-  uint8_t *warned;   /* per operation id: its duplicate-scatter warning was given */
-  int nwarned;
-  struct Hit *hits;  /* the scatter being run: element and lane of each write */
-  int64_t caphits;
-  int64_t *spans;    /* tracing: the (offset, bytes) pairs the access touched */
-  int64_t nspans, capspans;
-} Eng;
-
-/* A view with its operands read: per level the evaluated starts/sizes and
- * the shape below (lvl[0] is the ref). */
-typedef struct EV {
-  const VDesc *vd;
-  Region *reg;
-  int rank[MAX_TRANSFORMS + 1];
-  int64_t lvl[MAX_TRANSFORMS + 1][MAX_RANK];
-  Dtype dt[MAX_TRANSFORMS + 1];
-  int64_t start[MAX_TRANSFORMS][MAX_RANK];
-  int64_t n;
-  int top;
-  char why[300];
-  /* The fast path: when every level is an integer/slice indexer, a
-   * same-width bitcast or a reshape of a dense view, and every level is in
-   * bounds, element i sits at base + sum(idx_d * bstride_d) (bytes). */
-  bool affine;
-  int arank;
-  int64_t base, adim[MAX_RANK], bstride[MAX_RANK];
-} EV;
-
-typedef struct {
-  int64_t off;
-  int n;
-} Part;
-
-static bool efault(Eng *E, Sc *s, const Instr *in, FaultKind k, const char *msg) {
-  run_fault(E->r, k, in->loc, s->core, s->subcore, in->op_id, "%s", msg);
-  return false;
-}
-
-/* A lowering written by hand can pair operands of different lane counts;
- * the engine's loops trust them, so a mismatch stops the run as a
- * malformed lowering (exit 2), never a read past a register. */
-static bool fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
-  if (have == want) return true;
-  char msg[300];
-  snprintf(msg, sizeof msg, "%s: the %s has %lld lanes, but %s has %lld %s", isa_mnemonic(in->op), what, (long long)have, of,
-           (long long)want, strncmp(of, "the view", 8) ? "lanes" : "elements");
-  return efault(E, s, in, FAULT_LOWERING, msg);
-}
-
-/* Operands that broadcast: n lanes or one. */
-static bool fits1(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
-  return have == 1 || fits(E, s, in, what, have, of, want);
-}
-
-static Value *rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok) {
-  if (!s->written[r]) {
-    *ok = efault(E, s, in, FAULT_UNINIT, "a name is read that was bound only on a branch that did not run");
-    return NULL;
-  }
-  return &s->reg[r];
-}
-
-static int64_t scalar_of(const Value *v) { return dtype_is_float(v->dtype) ? (int64_t)v->v[0].f : v->v[0].i; }
-
-static bool int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out) {
-  bool ok = true;
-  Value *v = rd(E, s, in, r, &ok);
-  if (!ok || !fits(E, s, in, "scalar operand", v->n, "a scalar", 1)) return false;
-  if (!v->def[0]) return efault(E, s, in, FAULT_UNINIT, "an index, bound or count is undefined");
-  *out = scalar_of(v);
-  return true;
-}
-
-static bool operand_value(Eng *E, Sc *s, const Instr *in, Operand o, int64_t *out) {
-  int64_t r = 0;
-  if (o.reg >= 0 && !int_reg(E, s, in, o.reg, &r)) return false;
-  *out = o.imm + r;
-  return true;
-}
-
-/* ---- views ---------------------------------------------------------------- */
-/* One INDEX level of the affine form; false when it leaves the fast path. */
-static bool affine_index(EV *ev, int k) {
-  const Level *lv = &ev->vd->lev[k];
-  if (lv->int_rank) return false;
-  int64_t dim[MAX_RANK], st[MAX_RANK];
-  int r = 0, si = 0;
-  for (int d = 0; d < lv->n; d++) {
-    int64_t start = ev->start[k][d];
-    if (lv->ek[d] != IX_SLICE) {
-      if (start < 0 || start >= ev->adim[d]) return false;
-      ev->base += start * ev->bstride[d];
-      continue;
-    }
-    int64_t size = ev->lvl[k + 1][si++];
-    int64_t last; /* overflow-checked: a dynamic start may be near 2**63 */
-    if (size > 0 && (start < 0 || __builtin_mul_overflow(size - 1, lv->stride[d], &last) ||
-                     __builtin_add_overflow(start, last, &last) || last < 0 || last >= ev->adim[d]))
-      return false;
-    ev->base += start * ev->bstride[d];
-    dim[r] = size;
-    st[r++] = ev->bstride[d] * lv->stride[d];
-  }
-  ev->arank = r;
-  memcpy(ev->adim, dim, sizeof dim);
-  memcpy(ev->bstride, st, sizeof st);
-  return true;
-}
-
-static bool affine_reshape(EV *ev, int k) {
-  int64_t esize = dtype_size(ev->dt[k]), want = esize;
-  for (int d = ev->arank - 1; d >= 0; d--) { /* dense row-major only */
-    if (ev->adim[d] != 1 && ev->bstride[d] != want) return false;
-    want *= ev->adim[d];
-  }
-  const Level *lv = &ev->vd->lev[k];
-  ev->arank = lv->rank;
-  int64_t b = esize;
-  for (int d = lv->rank - 1; d >= 0; d--) {
-    ev->adim[d] = lv->shape[d];
-    ev->bstride[d] = b;
-    b *= lv->shape[d];
-  }
-  return true;
-}
-
-static void ev_affine(EV *ev) {
-  ev->affine = false;
-  ev->base = 0;
-  ev->arank = ev->rank[0];
-  int64_t b = dtype_size(ev->dt[0]);
-  for (int d = ev->arank - 1; d >= 0; d--) {
-    ev->adim[d] = ev->lvl[0][d];
-    ev->bstride[d] = b;
-    b *= ev->lvl[0][d];
-  }
-  for (int k = 0; k < ev->vd->nlev; k++) {
-    const Level *lv = &ev->vd->lev[k];
-    bool ok = lv->kind == TR_INDEX     ? affine_index(ev, k)
-              : lv->kind == TR_RESHAPE ? affine_reshape(ev, k)
-                                       : dtype_size(ev->dt[k]) == dtype_size(lv->dtype);
-    if (!ok) return;
-  }
-  ev->affine = true;
-}
-
-static bool ev_resolve_full(Eng *E, Sc *s, const Instr *in, int view, EV *ev) {
-  const VDesc *vd = &E->c->views[view];
-  ev->vd = vd;
-  ev->why[0] = '\0';
-  ev->rank[0] = vd->ref->rank;
-  memcpy(ev->lvl[0], vd->ref->shape, sizeof ev->lvl[0]);
-  ev->dt[0] = vd->ref->dtype;
-  for (int k = 0; k < vd->nlev; k++) {
-    const Level *lv = &vd->lev[k];
-    ev->dt[k + 1] = lv->dtype;
-    ev->rank[k + 1] = lv->rank;
-    memcpy(ev->lvl[k + 1], lv->shape, sizeof ev->lvl[0]);
-    if (lv->kind != TR_INDEX) continue;
-    int r = 0;
-    for (int d = 0; d < lv->n; d++) {
-      if (!operand_value(E, s, in, lv->start[d], &ev->start[k][d])) return false;
-      if (lv->ek[d] != IX_SLICE) continue;
-      int64_t size;
-      if (!operand_value(E, s, in, lv->size[d], &size)) return false;
-      ev->lvl[k + 1][r++] = size;
-    }
-    if (!lv->int_rank) ev->rank[k + 1] = r;
-  }
-  ev->top = vd->nlev;
-  ev->n = 1;
-  for (int d = 0; d < ev->rank[ev->top]; d++) ev->n *= ev->lvl[ev->top][d];
-  ev_affine(ev);
-  return true;
-}
-
-static bool static_view(const VDesc *vd) {
-  for (int k = 0; k < vd->nlev; k++)
-    for (int d = 0; d < vd->lev[k].n; d++)
-      if (vd->lev[k].start[d].reg >= 0 || vd->lev[k].size[d].reg >= 0) return false;
-  return true;
-}
-
-/* Reads a view's operands.  A view without register operands resolves the
- * same way every time: it is resolved once and copied (only its instance
- * changes with the subcore). */
-static bool ev_resolve(Eng *E, Sc *s, const Instr *in, int view, int core, int subcore, EV *ev) {
-  const VDesc *vd = &E->c->views[view];
-  if (E->cache_state[view] == 0) E->cache_state[view] = static_view(vd) ? 1 : 2;
-  if (E->cache_state[view] == 1) {
-    if (!ev_resolve_full(E, s, in, view, &E->cache[view])) return false;
-    E->cache_state[view] = 3;
-  }
-  if (E->cache_state[view] == 3) {
-    const EV *c = &E->cache[view];
-    ev->vd = vd;
-    ev->top = c->top;
-    ev->n = c->n;
-    ev->affine = c->affine;
-    if (c->affine) { /* the fast path needs only these */
-      ev->arank = c->arank;
-      ev->base = c->base;
-      memcpy(ev->adim, c->adim, sizeof(int64_t) * (size_t)c->arank);
-      memcpy(ev->bstride, c->bstride, sizeof(int64_t) * (size_t)c->arank);
-      ev->dt[ev->top] = c->dt[c->top];
-      ev->rank[ev->top] = c->rank[c->top];
-      memcpy(ev->lvl[ev->top], c->lvl[c->top], sizeof ev->lvl[0]);
-    } else {
-      *ev = *c;
-    }
-  } else if (!ev_resolve_full(E, s, in, view, ev)) {
-    return false;
-  }
-  ev->reg = mem_region(&E->r->mem, vd->ref->index, core, subcore);
-  return true;
-}
-
-typedef struct {
-  int level;
-  int64_t idx[MAX_RANK];
-  int lo, nb;
-} Work;
-
-/* Index `idx` at level k to the parent index at level k-1: INDEX levels add
- * starts and scale by strides; the position of a slice dim in the child is
- * after the integer block when the integers are adjacent (SPEC §3.1.7). */
-static bool up_index(EV *ev, int k, const int64_t *idx, int64_t *parent) {
-  const Level *lv = &ev->vd->lev[k - 1];
-  int first = -1, last = -1, nint = 0;
-  for (int d = 0; d < lv->n; d++)
-    if (lv->ek[d] != IX_SLICE) nint++, last = d, first = first < 0 ? d : first;
-  int lead = (nint && last - first + 1 == nint) ? first : 0;
-  int child = 0;
-  for (int d = 0; d < lv->n; d++) {
-    if (lv->ek[d] == IX_SLICE) {
-      int pos = child < lead ? child : child + lv->int_rank;
-      int64_t off;
-      if (__builtin_mul_overflow(idx[pos], lv->stride[d], &off) || __builtin_add_overflow(ev->start[k - 1][d], off, &parent[d]))
-        parent[d] = ev->start[k - 1][d] < 0 ? INT64_MIN : INT64_MAX; /* far outside either way */
-      child++;
-    } else {
-      parent[d] = ev->start[k - 1][d];
-    }
-    if (parent[d] < 0 || parent[d] >= ev->lvl[k - 1][d]) {
-      snprintf(ev->why, sizeof ev->why, "index %lld is outside dimension %d of size %lld (%s '%s')", (long long)parent[d], d,
-               (long long)ev->lvl[k - 1][d], space_key(ev->vd->ref->space), ev->vd->ref->name);
-      return false;
-    }
-  }
-  return true;
-}
-
-static void to_index(int64_t flat, int rank, const int64_t *shape, int64_t *idx) {
-  for (int d = rank - 1; d >= 0; d--) {
-    int64_t n = shape[d] > 0 ? shape[d] : 1;
-    idx[d] = flat % n;
-    flat /= n;
-  }
-}
-
-static int64_t to_flat(int rank, const int64_t *shape, const int64_t *idx) {
-  int64_t f = 0;
-  for (int d = 0; d < rank; d++) f = f * shape[d] + idx[d];
-  return f;
-}
-
-static bool ev_parts(EV *ev, int64_t elem, Part *parts, int *np) {
-  if (ev->affine) {
-    int64_t off = ev->base;
-    for (int d = ev->arank - 1; d >= 0; d--) {
-      int64_t n = ev->adim[d] > 0 ? ev->adim[d] : 1;
-      off += (elem % n) * ev->bstride[d];
-      elem /= n;
-    }
-    parts[0] = (Part){off, dtype_size(ev->dt[ev->top])};
-    *np = 1;
-    return true;
-  }
-  Work stack[MAX_PARTS];
-  int sp = 0;
-  *np = 0;
-  stack[sp].level = ev->top;
-  to_index(elem, ev->rank[ev->top], ev->lvl[ev->top], stack[sp].idx);
-  stack[sp].lo = 0;
-  stack[sp++].nb = dtype_size(ev->dt[ev->top]);
-  while (sp) {
-    Work w = stack[--sp];
-    if (w.level == 0) {
-      if (*np >= MAX_PARTS) return false;
-      parts[(*np)++] = (Part){to_flat(ev->rank[0], ev->lvl[0], w.idx) * dtype_size(ev->dt[0]) + w.lo, w.nb};
-      continue;
-    }
-    const Level *lv = &ev->vd->lev[w.level - 1];
-    Work up = w;
-    up.level--;
-    if (lv->kind == TR_INDEX) {
-      if (!up_index(ev, w.level, w.idx, up.idx)) return false;
-    } else if (lv->kind == TR_RESHAPE) {
-      to_index(to_flat(ev->rank[w.level], ev->lvl[w.level], w.idx), ev->rank[up.level], ev->lvl[up.level], up.idx);
-    } else {
-      int pb = dtype_size(ev->dt[up.level]), cb = dtype_size(ev->dt[w.level]), d2 = ev->rank[up.level] - 2;
-      if (pb > cb) { /* narrowing */
-        up.idx[d2] = w.idx[d2] / (pb / cb);
-        up.lo = w.lo + (int)(w.idx[d2] % (pb / cb)) * cb;
-      } else if (pb < cb) { /* widening: parts in reverse so the low part pops first */
-        for (int k = cb / pb - 1; k >= 0; k--) {
-          int a = w.lo > k * pb ? w.lo : k * pb, b = w.lo + w.nb < (k + 1) * pb ? w.lo + w.nb : (k + 1) * pb;
-          if (a >= b || sp >= MAX_PARTS) continue;
-          Work part = up;
-          part.idx[d2] = w.idx[d2] * (cb / pb) + k;
-          part.lo = a - k * pb;
-          part.nb = b - a;
-          stack[sp++] = part;
-        }
-        continue;
-      }
-    }
-    if (sp >= MAX_PARTS) return false;
-    stack[sp++] = up;
-  }
-  /* the pops visit parts high to low for widening; order them by the element's byte order */
-  return true;
-}
-
-static Cell ev_read(EV *ev, const Part *pt, int np, uint8_t *def) {
-  uint8_t b[16];
-  int k = 0;
-  *def = 1;
-  for (int i = 0; i < np; i++)
-    for (int j = 0; j < pt[i].n; j++) {
-      b[k++] = ev->reg->bytes[pt[i].off + j];
-      *def &= mem_defined(ev->reg, pt[i].off + j);
-    }
-  return dtype_load(ev->dt[ev->top], b);
-}
-
-static void ev_write(EV *ev, const Part *pt, int np, Cell c) {
-  uint8_t b[16];
-  for (int i = 0; i < np; i++) mem_set_defined(ev->reg, pt[i].off, pt[i].n, true);
-  dtype_store(ev->dt[ev->top], c, b);
-  int k = 0;
-  for (int i = 0; i < np; i++)
-    for (int j = 0; j < pt[i].n; j++) {
-      ev->reg->bytes[pt[i].off + j] = b[k++];
-    }
-}
-
-/* An element left undefined by a store of an undefined lane. */
-static void ev_undef(EV *ev, const Part *pt, int np) {
-  for (int i = 0; i < np; i++) mem_set_defined(ev->reg, pt[i].off, pt[i].n, false);
-}
-
-static bool ev_oob(Eng *E, Sc *s, const Instr *in, EV *ev) { return efault(E, s, in, FAULT_OOB, ev->why); }
-
-/* ---- race detection (memory/race.h) ------------------------------------- */
-static int64_t dense_block(const EV *ev);
-
-static int64_t aff_off(const EV *ev, int64_t i);
-
-/* A DMA side covering elements [e0, e0 + n) of ev (one indirect row). */
-static uint32_t race_open_rows(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev, int64_t e0, int64_t n) {
-  if (!E->rd) return 0;
-  RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, atomic, dma, 0, 0};
-  int64_t es = dtype_size(ev->dt[ev->top]), blk = ev->affine ? dense_block(ev) : 0;
-  if (ev->affine && n > 0 && blk > 0 && e0 % blk + n <= blk) {
-    a.span_lo = aff_off(ev, e0);
-    a.span_hi = a.span_lo + n * es;
-  }
-  return race_begin(E->rd, &a, s->idx);
-}
-
-/* ev: the view the access covers (its byte span when it is one run), or NULL. */
-static uint32_t race_open(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev) {
-  if (!E->rd) return 0;
-  RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, atomic, dma, 0, 0};
-  if (ev && ev->affine && ev->n > 0 && dense_block(ev) >= ev->n) {
-    a.span_lo = ev->base;
-    a.span_hi = ev->base + ev->n * dtype_size(ev->dt[ev->top]);
-  }
-  return race_begin(E->rd, &a, s->idx);
-}
-
-static void describe(const RaceAccess *a, char *buf, size_t n) {
-  if (a->dma >= 0)
-    snprintf(buf, n, "the %s by the DMA that subcore %d.%d started at line %d (cycle %llu)", a->write ? "write" : "read", a->core,
-             a->subcore, a->line, (unsigned long long)a->cycle);
-  else
-    snprintf(buf, n, "the %s by subcore %d.%d at line %d (cycle %llu)", a->write ? "write" : "read", a->core, a->subcore, a->line,
-             (unsigned long long)a->cycle);
-}
-
-/* The race report's detail, the same for a fault and a benign race. */
-static void race_text(Eng *E, const RaceReport *rep, char *buf, size_t n) {
-  char a[200], b[200], name[160];
-  describe(&rep->first, a, sizeof a);
-  describe(&rep->second, b, sizeof b);
-  const Ref *ref = program_ref(E->p, rep->region->name);
-  run_instance_name(ref, rep->region, name, sizeof name);
-  snprintf(buf, n, "%s of bytes [%lld, %lld) of %s '%s' races with %s: no wait, barrier or semaphore orders them", b,
-           (long long)rep->lo, (long long)rep->hi, space_key(ref->space), name, a);
-}
-
-static bool race_fault(Eng *E, const RaceReport *rep) {
-  char text[700];
-  race_text(E, rep, text, sizeof text);
-  run_fault(E->r, FAULT_RACE, (Loc){E->p->file, rep->second.line, rep->second.col}, rep->second.core, rep->second.subcore,
-            rep->second.op, "%s", text);
-  return false;
-}
-
-/* Benign races (SPEC §10.2) fault at once under --strict-races; otherwise
- * they become warnings when the run ends (race_benign_warn), so that a
- * write whose later bytes differ reports only its fault. */
-static bool race_benign(Eng *E) {
-  RaceReport rep;
-  if (!E->strict_races) return true;
-  if (race_benign_next(E->rd, &rep)) return race_fault(E, &rep);
-  return true;
-}
-
-/* The flat index ranges of the undefined elements of g, as text. */
-static int64_t undefined_ranges(const Ref *ref, const Region *g, char *buf, size_t n) {
-  int sz = dtype_size(ref->dtype), shown = 0;
-  int64_t count = 0;
-  size_t len = 0;
-  buf[0] = 0;
-  for (int64_t e = 0; e < ref->nelems; e++) {
-    if (mem_range_defined(g, e * sz, sz)) continue;
-    int64_t lo = e;
-    while (e + 1 < ref->nelems && !mem_range_defined(g, (e + 1) * sz, sz)) e++;
-    count += e + 1 - lo;
-    if (shown++ < 8 && len < n) len += (size_t)snprintf(buf + len, n - len, "%s[%lld, %lld)", shown > 1 ? ", " : "", (long long)lo, (long long)e + 1);
-    else if (shown == 9 && len < n) len += (size_t)snprintf(buf + len, n - len, ", ...");
-  }
-  return count;
-}
-
-/* SPEC §10.1: a warning names each HBM ref (the kernel's inputs and
- * outputs) left holding undefined elements when the run ends. */
-static void undefined_outputs(Eng *E) {
-  for (int k = 0; k < E->p->nrefs; k++) {
-    const Ref *ref = E->p->refs[k];
-    if (ref->space != SP_HBM) continue;
-    char ranges[400];
-    int64_t count = undefined_ranges(ref, mem_region(&E->r->mem, k, 0, 0), ranges, sizeof ranges);
-    if (!count) continue;
-    RunWarning *w = run_warning(E->r, "undefined-output", ref->loc, -1, -1);
-    if (w)
-      snprintf(w->text, sizeof w->text, "hbm ref '%s' holds %lld undefined element(s) of %lld at the end of the run, at flat indices %s",
-               ref->name, (long long)count, (long long)ref->nelems, ranges);
-  }
-}
-
-static void race_benign_warn(Eng *E) {
-  RaceReport rep;
-  const Fault *f = &E->r->fault;
-  while (race_benign_next(E->rd, &rep)) {
-    if (E->r->faulted && f->kind == FAULT_RACE && f->op == rep.second.op && f->core == rep.second.core && f->subcore == rep.second.subcore)
-      continue; /* the same access turned out to differ further on */
-    RunWarning *w = run_warning(E->r, "benign-race", (Loc){E->p->file, rep.second.line, rep.second.col}, rep.second.core,
-                                rep.second.subcore);
-    if (!w) continue;
-    char text[700];
-    race_text(E, &rep, text, sizeof text);
-    snprintf(w->text, sizeof w->text, "benign race: %s; both writes store the same bytes (SPEC §10.2)", text);
-  }
-}
-
-static bool race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, int np) {
-  if (!tag) return true;
-  RaceReport rep;
-  for (int i = 0; i < np; i++)
-    if (!race_bytes(E->rd, tag, g, pt[i].off, pt[i].n, &rep)) return race_fault(E, &rep);
-  return race_benign(E);
-}
-
-static int sem_slot(Eng *E, const Region *g, int64_t off) {
-  for (int i = 0; i < E->nsemslots; i++)
-    if (E->semslots[i].g == g && E->semslots[i].off == off) return E->semslots[i].slot;
-  if (E->nsemslots == E->capsemslots) {
-    E->capsemslots = E->capsemslots ? E->capsemslots * 2 : 16;
-    E->semslots = realloc(E->semslots, sizeof *E->semslots * (size_t)E->capsemslots);
-    if (!E->semslots) abort();
-  }
-  E->semslots[E->nsemslots].g = g;
-  E->semslots[E->nsemslots].off = off;
-  E->semslots[E->nsemslots].signal = (Loc){NULL, 0, 0};
-  return E->semslots[E->nsemslots++].slot = race_slot(E->rd);
-}
+#include <time.h>
 
 /* tag 0: a read for verification's own bookkeeping, not an access. */
-static int64_t dense_block(const EV *ev);
 
 /* Whether all n elements of an affine view sit densely from its base. */
-static bool dense_all(const EV *ev) { return ev->affine && dense_block(ev) >= ev->n; }
+static bool dense_all(const EV *ev) { return ev->affine && eng_dense_block(ev) >= ev->n; }
 
 static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_t tag) {
   val_shape(out, ev->dt[ev->top], ev->rank[ev->top], ev->lvl[ev->top]);
@@ -595,9 +39,9 @@ static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_
   Part pt[MAX_PARTS];
   int np;
   for (int64_t i = 0; i < ev->n; i++) {
-    if (!ev_parts(ev, i, pt, &np)) return ev_oob(E, s, in, ev);
-    if (tag && !race_parts(E, tag, ev->reg, pt, np)) return false;
-    out->v[i] = ev_read(ev, pt, np, &out->def[i]);
+    if (!eng_ev_parts(ev, i, pt, &np)) return eng_ev_oob(E, s, in, ev);
+    if (tag && !eng_race_parts(E, tag, ev->reg, pt, np)) return false;
+    out->v[i] = eng_ev_read(ev, pt, np, &out->def[i]);
   }
   return true;
 }
@@ -691,7 +135,7 @@ static void view_spans(Eng *E, EV *ev) {
   int np;
   E->nspans = 0;
   for (int64_t i = 0; i < ev->n; i++)
-    if (ev_parts(ev, i, pt, &np)) span_add(E, pt, np);
+    if (eng_ev_parts(ev, i, pt, &np)) span_add(E, pt, np);
   spans_merge(E);
 }
 
@@ -738,10 +182,10 @@ static bool int32_wrap(const Instr *in, const Value *a, const Value *b) {
 
 static bool x_binary(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
-  Value *a = rd(E, s, in, in->a, &ok), *b = ok ? rd(E, s, in, in->b, &ok) : NULL;
+  Value *a = eng_rd(E, s, in, in->a, &ok), *b = ok ? eng_rd(E, s, in, in->b, &ok) : NULL;
   if (!ok) return false;
   const Value *big = a->n >= b->n ? a : b;
-  if (!fits1(E, s, in, "operand a", a->n, "operand b", big->n) || !fits1(E, s, in, "operand b", b->n, "operand a", big->n))
+  if (!eng_fits1(E, s, in, "operand a", a->n, "operand b", big->n) || !eng_fits1(E, s, in, "operand b", b->n, "operand a", big->n))
     return false;
   Value *t = &s->tmp;
   val_shape(t, in->ty, big->rank, big->shape);
@@ -762,7 +206,7 @@ static bool x_binary(Eng *E, Sc *s, const Instr *in) {
     if (!t->def[i]) continue;
     Cell x = ca ? alu_convert(a->dtype, in->uty, a->v[ia]) : a->v[ia], y = cb ? alu_convert(b->dtype, in->uty, b->v[ib]) : b->v[ib];
     if (alu_binary(in->sub, in->uty, in->ty, x, y, &t->v[i]) == ALU_DIVZERO) {
-      return efault(E, s, in, FAULT_DIVZERO, "integer division by zero");
+      return eng_efault(E, s, in, FAULT_DIVZERO, "integer division by zero");
     }
   }
   swap_in(s, in->d);
@@ -771,7 +215,7 @@ static bool x_binary(Eng *E, Sc *s, const Instr *in) {
 
 static bool x_unary(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
-  Value *a = rd(E, s, in, in->a, &ok);
+  Value *a = eng_rd(E, s, in, in->a, &ok);
   if (!ok) return false;
   Value *t = &s->tmp;
   val_shape(t, in->ty, a->rank, a->shape);
@@ -785,15 +229,15 @@ static bool x_unary(Eng *E, Sc *s, const Instr *in) {
 
 static bool x_select(Eng *E, Sc *s, const Instr *in) {
   bool ok = true, w = in->op == I_SELECT;
-  Value *m = w ? rd(E, s, in, in->a, &ok) : NULL;
-  Value *a = ok ? rd(E, s, in, w ? in->b : in->a, &ok) : NULL;
-  Value *b = ok ? rd(E, s, in, w ? in->c : in->b, &ok) : NULL;
+  Value *m = w ? eng_rd(E, s, in, in->a, &ok) : NULL;
+  Value *a = ok ? eng_rd(E, s, in, w ? in->b : in->a, &ok) : NULL;
+  Value *b = ok ? eng_rd(E, s, in, w ? in->c : in->b, &ok) : NULL;
   if (!ok) return false;
   const Value *big = a;
   if (b->n > big->n) big = b;
   if (m && m->n > big->n) big = m;
-  if (!fits1(E, s, in, "first operand", a->n, "the result", big->n) || !fits1(E, s, in, "second operand", b->n, "the result", big->n) ||
-      (m && !fits1(E, s, in, "condition", m->n, "the result", big->n)))
+  if (!eng_fits1(E, s, in, "first operand", a->n, "the result", big->n) || !eng_fits1(E, s, in, "second operand", b->n, "the result", big->n) ||
+      (m && !eng_fits1(E, s, in, "condition", m->n, "the result", big->n)))
     return false;
   Value *t = &s->tmp;
   val_shape(t, in->ty, big->rank, big->shape);
@@ -826,7 +270,7 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
     val_shape(t, DT_INT32, 1, &n);
     for (int64_t i = 0; i < n; i++) t->v[i].i = i, t->def[i] = 1;
   } else if (in->op != I_FROM_ELEMENTS) {
-    Value *a = rd(E, s, in, in->a, &ok);
+    Value *a = eng_rd(E, s, in, in->a, &ok);
     if (!ok) return false;
     if (in->op == I_MOV) {
       val_copy(t, a);
@@ -835,15 +279,15 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
       Cell (*conv)(Dtype, Dtype, Cell) = in->flags & IF_TRUNCATE ? alu_convert_truncate : alu_convert;
       for (int64_t i = 0; i < a->n; i++) t->v[i] = conv(a->dtype, in->ty, a->v[i]), t->def[i] = a->def[i];
     } else if (in->op == I_BROADCAST) {
-      if (!fits(E, s, in, "operand", a->n, "a scalar", 1)) return false;
+      if (!eng_fits(E, s, in, "operand", a->n, "a scalar", 1)) return false;
       val_shape(t, in->ty, in->rank, in->shape);
       for (int64_t i = 0; i < t->n; i++) t->v[i] = alu_convert(a->dtype, in->ty, a->v[0]), t->def[i] = a->def[0];
     } else {
       int64_t off = 0;
-      if (in->rank > a->rank) return efault(E, s, in, FAULT_LOWERING, "vector.extract: more indices than the operand has dimensions");
+      if (in->rank > a->rank) return eng_efault(E, s, in, FAULT_LOWERING, "vector.extract: more indices than the operand has dimensions");
       for (int k = 0; k < in->rank; k++) {
         if (in->shape[k] < -a->shape[k] || in->shape[k] >= a->shape[k])
-          return efault(E, s, in, FAULT_LOWERING, "vector.extract: an index is outside the operand's shape");
+          return eng_efault(E, s, in, FAULT_LOWERING, "vector.extract: an index is outside the operand's shape");
         int64_t i = in->shape[k] < 0 ? in->shape[k] + a->shape[k] : in->shape[k];
         off = off * a->shape[k] + i;
       }
@@ -855,10 +299,10 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
     }
   } else {
     for (int64_t k = 0; k < in->imm; k++) {
-      Value *it = rd(E, s, in, in->a + (int)k, &ok);
+      Value *it = eng_rd(E, s, in, in->a + (int)k, &ok);
       if (!ok) return false;
-      if (k == 0 && it->rank >= MAX_RANK) return efault(E, s, in, FAULT_LOWERING, "vector.from_elements: the result would have more than 8 dimensions");
-      if (k > 0 && !fits(E, s, in, "element", it->n, "the first element", t->n / in->imm)) return false;
+      if (k == 0 && it->rank >= MAX_RANK) return eng_efault(E, s, in, FAULT_LOWERING, "vector.from_elements: the result would have more than 8 dimensions");
+      if (k > 0 && !eng_fits(E, s, in, "element", it->n, "the first element", t->n / in->imm)) return false;
       if (k == 0) {
         int64_t shape[MAX_RANK];
         shape[0] = in->imm;
@@ -881,10 +325,10 @@ static bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
   bool ok = true;
   *m = NULL;
   if (in->mask < 0) return true;
-  *m = rd(E, s, in, in->mask, &ok);
+  *m = eng_rd(E, s, in, in->mask, &ok);
   if (!ok) return false;
   for (int64_t i = 0; i < (*m)->n; i++)
-    if (!(*m)->def[i]) return efault(E, s, in, FAULT_UNINIT, "a mask lane is undefined");
+    if (!(*m)->def[i]) return eng_efault(E, s, in, FAULT_UNINIT, "a mask lane is undefined");
   return true;
 }
 
@@ -892,9 +336,9 @@ static bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
 static bool x_load(Eng *E, Sc *s, const Instr *in) {
   EV ev;
   Value *m, mem = {0};
-  if (!mask_of(E, s, in, &m) || !ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
-  if (m && !fits(E, s, in, "mask", m->n, "the view", ev.n)) return false;
-  uint32_t tag = race_open(E, s, in, false, false, -1, &ev);
+  if (!mask_of(E, s, in, &m) || !eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
+  if (m && !eng_fits(E, s, in, "mask", m->n, "the view", ev.n)) return false;
+  uint32_t tag = eng_race_open(E, s, in, false, false, -1, &ev);
   Value *d = &s->reg[in->d];
   if (!m) { /* straight into the scratch value, then swapped in: no allocation */
     if (!load_all(E, s, in, &ev, &s->tmp, tag)) return false;
@@ -927,13 +371,13 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   EV ev;
   Value *m, *x;
   bool ok = true;
-  x = rd(E, s, in, in->a, &ok);
-  if (!ok || !mask_of(E, s, in, &m) || !ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
-  if ((m && !fits(E, s, in, "mask", m->n, "the view", ev.n)) || !fits1(E, s, in, "value", x->n, "the view", ev.n)) return false;
+  x = eng_rd(E, s, in, in->a, &ok);
+  if (!ok || !mask_of(E, s, in, &m) || !eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
+  if ((m && !eng_fits(E, s, in, "mask", m->n, "the view", ev.n)) || !eng_fits1(E, s, in, "value", x->n, "the view", ev.n)) return false;
   Dtype t = ev.dt[ev.top];
   Part pt[MAX_PARTS];
   int np;
-  uint32_t tag = race_open(E, s, in, true, false, -1, m ? NULL : &ev);
+  uint32_t tag = eng_race_open(E, s, in, true, false, -1, m ? NULL : &ev);
   if (!m && !tag && !in->add && dense_all(&ev) && val_all_defined(x)) { /* the fast path */
     int64_t es = dtype_size(t);
     uint8_t *b = ev.reg->bytes + ev.base;
@@ -948,16 +392,16 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     int64_t elem = m && !(in->flags & IF_ELEM_P) ? k : i;
     k++;
     int64_t xi = x->n == 1 ? 0 : lane;
-    if (!ev_parts(&ev, elem, pt, &np)) return ev_oob(E, s, in, &ev);
+    if (!eng_ev_parts(&ev, elem, pt, &np)) return eng_ev_oob(E, s, in, &ev);
     uint8_t cdef;
-    Cell cur = ev_read(&ev, pt, np, &cdef);
-    if (!x->def[xi] || (in->add && !cdef)) ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
+    Cell cur = eng_ev_read(&ev, pt, np, &cdef);
+    if (!x->def[xi] || (in->add && !cdef)) eng_ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
     else {
       Cell c = alu_convert(x->dtype, t, x->v[xi]);
       if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
-      ev_write(&ev, pt, np, c);
+      eng_ev_write(&ev, pt, np, c);
     }
-    if (!race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write: the detector compares the bytes */
+    if (!eng_race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write: the detector compares the bytes */
   }
   Value after = {0};
   if ((in->log && !E->no_log) || E->trace) {
@@ -1031,23 +475,23 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   EV ev;
   Value *m, *x = NULL;
   bool ok = true, gather = in->op == I_VLOAD_IDX;
-  if (!gather) x = rd(E, s, in, in->b, &ok);
-  if (!ok || !mask_of(E, s, in, &m) || !ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
+  if (!gather) x = eng_rd(E, s, in, in->b, &ok);
+  if (!ok || !mask_of(E, s, in, &m) || !eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
   Value *idx[MAX_RANK];
   if (in->imm != ev.rank[ev.top]) {
     char msg[200];
     snprintf(msg, sizeof msg, "%s: %lld index registers for a view of rank %d", isa_mnemonic(in->op), (long long)in->imm, ev.rank[ev.top]);
-    return efault(E, s, in, FAULT_LOWERING, msg);
+    return eng_efault(E, s, in, FAULT_LOWERING, msg);
   }
   for (int d = 0; d < in->imm; d++)
-    if (!(idx[d] = rd(E, s, in, in->a + d, &ok)) || (d && !fits(E, s, in, "index", idx[d]->n, "the first index", idx[0]->n)))
+    if (!(idx[d] = eng_rd(E, s, in, in->a + d, &ok)) || (d && !eng_fits(E, s, in, "index", idx[d]->n, "the first index", idx[0]->n)))
       return false;
   int64_t n = in->imm ? idx[0]->n : 0;
-  if ((m && !fits(E, s, in, "mask", m->n, "the indices", n)) || (x && !fits(E, s, in, "value", x->n, "the indices", n))) return false;
+  if ((m && !eng_fits(E, s, in, "mask", m->n, "the indices", n)) || (x && !eng_fits(E, s, in, "value", x->n, "the indices", n))) return false;
   Dtype t = ev.dt[ev.top];
   Value out = {0};
   if (gather) val_shape(&out, t, 1, &n);
-  uint32_t tag = race_open(E, s, in, !gather, false, -1, NULL);
+  uint32_t tag = eng_race_open(E, s, in, !gather, false, -1, NULL);
   int64_t hits[256] = {0}, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
   bool first_wins = in->flags & IF_LOW_WINS;
   Hit *hit = gather ? NULL : dup_hits(E, in, n);
@@ -1058,7 +502,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     if (m && !alu_truthy(m->dtype, m->v[k])) continue;
     int64_t at[MAX_RANK];
     for (int d = 0; d < in->imm; d++) {
-      if (!idx[d]->def[k]) return val_free(&out), efault(E, s, in, FAULT_UNINIT, "an index lane is undefined");
+      if (!idx[d]->def[k]) return val_free(&out), eng_efault(E, s, in, FAULT_UNINIT, "an index lane is undefined");
       at[d] = idx[d]->v[k].i;
       if (at[d] < 0 || at[d] >= ev.lvl[ev.top][d]) {
         char msg[300];
@@ -1066,31 +510,31 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
                  gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", (long long)k,
                  (long long)at[d], d, (long long)ev.lvl[ev.top][d], space_key(ev.vd->ref->space), ev.vd->ref->name);
         val_free(&out);
-        return efault(E, s, in, FAULT_OOB, msg);
+        return eng_efault(E, s, in, FAULT_OOB, msg);
       }
     }
     Part pt[MAX_PARTS];
     int np;
-    int64_t flat = to_flat(ev.rank[ev.top], ev.lvl[ev.top], at);
+    int64_t flat = eng_to_flat(ev.rank[ev.top], ev.lvl[ev.top], at);
     if (hit) hit[nhit++] = (Hit){flat, k};
-    if (!ev_parts(&ev, flat, pt, &np)) return val_free(&out), ev_oob(E, s, in, &ev);
-    if (gather && !race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false;
+    if (!eng_ev_parts(&ev, flat, pt, &np)) return val_free(&out), eng_ev_oob(E, s, in, &ev);
+    if (gather && !eng_race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false;
     if (E->trace) span_add(E, pt, np);
     int64_t bank = (pt[0].off / (cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4)) % banks;
     if (++hits[bank] > maxhit) maxhit = hits[bank];
     uint8_t cdef;
-    Cell cur = ev_read(&ev, pt, np, &cdef);
+    Cell cur = eng_ev_read(&ev, pt, np, &cdef);
     if (gather) {
       out.v[k] = cur, out.def[k] = cdef;
       continue;
     }
-    if (!x->def[k] || (in->add && !cdef)) ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
+    if (!x->def[k] || (in->add && !cdef)) eng_ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
     else {
       Cell c = alu_convert(x->dtype, t, x->v[k]);
       if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
-      ev_write(&ev, pt, np, c);
+      eng_ev_write(&ev, pt, np, c);
     }
-    if (!race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false; /* after the write, as in x_store */
+    if (!eng_race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false; /* after the write, as in x_store */
   }
   if (hit) dup_warn(E, s, in, hit, nhit, false, &ev);
   uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
@@ -1115,8 +559,8 @@ static bool sem_addr(Eng *E, Sc *s, const Instr *in, int view, int core, int sub
   EV ev;
   Part pt[MAX_PARTS];
   int np;
-  if (!ev_resolve(E, s, in, view, core, subcore, &ev)) return false;
-  if (!ev_parts(&ev, 0, pt, &np)) return ev_oob(E, s, in, &ev);
+  if (!eng_ev_resolve(E, s, in, view, core, subcore, &ev)) return false;
+  if (!eng_ev_parts(&ev, 0, pt, &np)) return eng_ev_oob(E, s, in, &ev);
   *g = ev.reg;
   *off = pt[0].off;
   return true;
@@ -1125,38 +569,15 @@ static bool sem_addr(Eng *E, Sc *s, const Instr *in, int view, int core, int sub
 static int64_t sem_read(Region *g, int64_t off) { return dtype_load(DT_INT32, g->bytes + off).i; }
 static void sem_write(Region *g, int64_t off, int64_t v) { dtype_store(DT_INT32, (Cell){.i = v}, g->bytes + off); }
 
-/* The byte offset of element i of an affine view. */
-static int64_t aff_off(const EV *ev, int64_t i) {
-  int64_t off = ev->base;
-  for (int d = ev->arank - 1; d >= 0; d--) {
-    int64_t n = ev->adim[d] > 0 ? ev->adim[d] : 1;
-    off += (i % n) * ev->bstride[d];
-    i /= n;
-  }
-  return off;
-}
-
-/* How many trailing elements form a dense row-major block (a run of them
- * starting on a multiple of it sits at consecutive addresses). */
-static int64_t dense_block(const EV *ev) {
-  int64_t want = dtype_size(ev->dt[ev->top]), n = 1;
-  for (int d = ev->arank - 1; d >= 0; d--) {
-    if (ev->adim[d] != 1 && ev->bstride[d] != want) break;
-    want *= ev->adim[d];
-    n *= ev->adim[d];
-  }
-  return n;
-}
-
 /* A plain copy of n elements from src element se to dst element de by
  * memcpy when both sides are dense there; false when it does not apply. */
 static bool fast_copy(Eng *E, const Instr *in, EV *src, int64_t se, EV *dst, int64_t de, int64_t n) {
   if (!src->affine || !dst->affine || in->add || E->rd || src->dt[src->top] != dst->dt[dst->top])
     return false;
-  int64_t sb = dense_block(src), db = dense_block(dst);
+  int64_t sb = eng_dense_block(src), db = eng_dense_block(dst);
   if (se % sb + n > sb || de % db + n > db) return false;
   int64_t es = dtype_size(src->dt[src->top]);
-  mem_copy_bytes(dst->reg, aff_off(dst, de), src->reg, aff_off(src, se), n * es);
+  mem_copy_bytes(dst->reg, eng_aff_off(dst, de), src->reg, eng_aff_off(src, se), n * es);
   return true;
 }
 
@@ -1165,34 +586,34 @@ static bool fast_copy(Eng *E, const Instr *in, EV *src, int64_t se, EV *dst, int
 static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *dst, int64_t de) {
   Part sp[MAX_PARTS], dp[MAX_PARTS];
   int ns, nd;
-  if (!ev_parts(src, se, sp, &ns)) return ev_oob(E, s, in, src);
-  if (!ev_parts(dst, de, dp, &nd)) return ev_oob(E, s, in, dst);
-  if (!race_parts(E, E->dma_read_tag, src->reg, sp, ns)) return false;
+  if (!eng_ev_parts(src, se, sp, &ns)) return eng_ev_oob(E, s, in, src);
+  if (!eng_ev_parts(dst, de, dp, &nd)) return eng_ev_oob(E, s, in, dst);
+  if (!eng_race_parts(E, E->dma_read_tag, src->reg, sp, ns)) return false;
   uint8_t sdef, ddef;
-  Cell c = ev_read(src, sp, ns, &sdef);
+  Cell c = eng_ev_read(src, sp, ns, &sdef);
   if (in->add) {
-    Cell cur = ev_read(dst, dp, nd, &ddef);
+    Cell cur = eng_ev_read(dst, dp, nd, &ddef);
     Dtype t = dst->dt[dst->top];
     alu_binary(OP_ADD, t, t, cur, alu_convert(src->dt[src->top], t, c), &c);
     sdef = sdef && ddef;
   }
   if (sdef) {
-    ev_write(dst, dp, nd, c);
+    eng_ev_write(dst, dp, nd, c);
   } else {
     for (int i = 0; i < nd; i++) mem_set_defined(dst->reg, dp[i].off, dp[i].n, false);
   }
-  return race_parts(E, E->dma_write_tag, dst->reg, dp, nd); /* after the write, as in x_store */
+  return eng_race_parts(E, E->dma_write_tag, dst->reg, dp, nd); /* after the write, as in x_store */
 }
 
 static bool dma_offsets(Eng *E, Sc *s, const Instr *in, Value *o) {
   if (in->view4 >= 0) {
     EV ev;
-    return ev_resolve(E, s, in, in->view4, s->core, s->subcore, &ev) && load_all(E, s, in, &ev, o, race_open(E, s, in, false, false, -1, &ev));
+    return eng_ev_resolve(E, s, in, in->view4, s->core, s->subcore, &ev) && load_all(E, s, in, &ev, o, eng_race_open(E, s, in, false, false, -1, &ev));
   }
   if (in->a < 0) /* checked here, not when parsing: the verifier's rules come first */
-    return efault(E, s, in, FAULT_LOWERING, "tpu.enqueue_indirect_dma needs its offsets: a register (a=%3) or a view (offsets=v2)");
+    return eng_efault(E, s, in, FAULT_LOWERING, "tpu.enqueue_indirect_dma needs its offsets: a register (a=%3) or a view (offsets=v2)");
   bool ok = true;
-  Value *v = rd(E, s, in, in->a, &ok);
+  Value *v = eng_rd(E, s, in, in->a, &ok);
   if (ok) val_copy(o, v);
   return ok;
 }
@@ -1204,7 +625,7 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
   Value o = {0};
   int64_t ignored = 0;
   bool filter = in->c >= 0;
-  if (!dma_offsets(E, s, in, &o) || (filter && !int_reg(E, s, in, in->c, &ignored))) return val_free(&o), false;
+  if (!dma_offsets(E, s, in, &o) || (filter && !eng_int_reg(E, s, in, in->c, &ignored))) return val_free(&o), false;
   int64_t rows = pl->rank[pl->top] ? pl->lvl[pl->top][0] : 1, z = ix->lvl[ix->top][0];
   int64_t row = rows ? pl->n / rows : 0;
   *bytes = pl->n * dtype_size(pl->dt[pl->top]);
@@ -1213,7 +634,7 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
   Hit *hit = gather ? NULL : dup_hits(E, in, rows < o.n ? rows : o.n);
   int64_t nhit = 0;
   for (int64_t r = 0; r < rows && r < o.n; r++) {
-    if (!o.def[r]) return val_free(&o), efault(E, s, in, FAULT_UNINIT, "a DMA offset is undefined");
+    if (!o.def[r]) return val_free(&o), eng_efault(E, s, in, FAULT_UNINIT, "a DMA offset is undefined");
     int64_t at = o.v[r].i;
     if (filter && at == ignored) continue;
     if (at < 0 || at >= z) {
@@ -1221,13 +642,13 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
       snprintf(msg, sizeof msg, "DMA offset %lld (row %lld) is outside [0, %lld) of the indexed ref (%s '%s')", (long long)at, (long long)r,
                (long long)z, space_key(ix->vd->ref->space), ix->vd->ref->name);
       val_free(&o);
-      return efault(E, s, in, FAULT_OOB, msg);
+      return eng_efault(E, s, in, FAULT_OOB, msg);
     }
     ++*rows_done;
     if (hit) hit[nhit++] = (Hit){at, r};
     if (E->rd) { /* each row of the indexed side is an access of its own, with its own span */
-      if (gather) E->dma_read_tag = race_open_rows(E, s, in, false, false, E->dma_thread, src, at * row, row);
-      else E->dma_write_tag = race_open_rows(E, s, in, true, in->add, E->dma_thread, dst, at * row, row);
+      if (gather) E->dma_read_tag = eng_race_open_rows(E, s, in, false, false, E->dma_thread, src, at * row, row);
+      else E->dma_write_tag = eng_race_open_rows(E, s, in, true, in->add, E->dma_thread, dst, at * row, row);
     }
     if (gather ? fast_copy(E, in, src, at * row, dst, r * row, row) : fast_copy(E, in, src, r * row, dst, at * row, row)) continue;
     for (int64_t j = 0; j < row; j++) {
@@ -1299,14 +720,14 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   }
   if (dma_outstanding(E->dm, s->idx) >= cp(E)->dma_queue_depth) return X_BLOCKED;
   EV src, dst;
-  if (!ev_resolve(E, s, in, in->view, s->core, s->subcore, &src) || !ev_resolve(E, s, in, in->view2, s->core, s->subcore, &dst))
+  if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &src) || !eng_ev_resolve(E, s, in, in->view2, s->core, s->subcore, &dst))
     return X_FAULT;
   int64_t bytes = dst.n * dtype_size(dst.dt[dst.top]), moved;
   int thr = race_dma_start(E->rd, s->idx);
   E->dma_thread = thr;
   bool ind = in->op == I_ENQUEUE_INDIRECT_DMA;
-  E->dma_read_tag = race_open(E, s, in, false, false, thr, ind && in->imm ? NULL : &src);
-  E->dma_write_tag = race_open(E, s, in, true, in->add, thr, ind && !in->imm ? NULL : &dst);
+  E->dma_read_tag = eng_race_open(E, s, in, false, false, thr, ind && in->imm ? NULL : &src);
+  E->dma_write_tag = eng_race_open(E, s, in, true, in->add, thr, ind && !in->imm ? NULL : &dst);
   if (in->op == I_ENQUEUE_INDIRECT_DMA) {
     int64_t rows, row_bytes;
     if (!dma_indirect(E, s, in, &src, &dst, &bytes, &rows, &row_bytes)) return X_FAULT;
@@ -1315,7 +736,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
     int64_t n = src.n;
     if (!(n > 0 && fast_copy(E, in, &src, 0, &dst, 0, n)))
       for (int64_t i = 0; i < n; i++) {
-        int64_t run = src.affine && dst.affine ? dense_block(&src) : 1;
+        int64_t run = src.affine && dst.affine ? eng_dense_block(&src) : 1;
         if (run > 1 && i % run == 0 && i + run <= n && fast_copy(E, in, &src, i, &dst, i, run)) {
           i += run - 1;
           continue;
@@ -1362,7 +783,7 @@ static void dma_complete(Eng *E, int tag, uint64_t t) {
 
 static int x_wait(Eng *E, Sc *s, const Instr *in) {
   EV src, dst;
-  if (!ev_resolve(E, s, in, in->view, s->core, s->subcore, &src) || !ev_resolve(E, s, in, in->view2, s->core, s->subcore, &dst))
+  if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &src) || !eng_ev_resolve(E, s, in, in->view2, s->core, s->subcore, &dst))
     return X_FAULT;
   EV *moved = in->op == I_WAIT_INDIRECT_DMA && in->imm ? &dst : in->op == I_WAIT_INDIRECT_DMA ? &src : &dst;
   int64_t need = moved->n * dtype_size(moved->dt[moved->top]);
@@ -1385,11 +806,11 @@ static int x_wait(Eng *E, Sc *s, const Instr *in) {
 
 static int x_sem(Eng *E, Sc *s, const Instr *in) {
   int64_t amount = 1, core = s->core, sub = s->subcore;
-  if (in->a >= 0 && !int_reg(E, s, in, in->a, &amount)) return X_FAULT;
-  if (in->b >= 0 && !int_reg(E, s, in, in->b, &core)) return X_FAULT;
-  if (in->c >= 0 && !int_reg(E, s, in, in->c, &sub)) return X_FAULT;
+  if (in->a >= 0 && !eng_int_reg(E, s, in, in->a, &amount)) return X_FAULT;
+  if (in->b >= 0 && !eng_int_reg(E, s, in, in->b, &core)) return X_FAULT;
+  if (in->c >= 0 && !eng_int_reg(E, s, in, in->c, &sub)) return X_FAULT;
   if (core < 0 || core >= E->p->mesh_cores || sub < 0 || sub >= E->p->mesh_subcores)
-    return efault(E, s, in, FAULT_OOB, "the signalled subcore is outside the mesh"), X_FAULT;
+    return eng_efault(E, s, in, FAULT_OOB, "the signalled subcore is outside the mesh"), X_FAULT;
   Region *g;
   int64_t off;
   if (!sem_addr(E, s, in, in->view, (int)core, (int)sub, &g, &off)) return X_FAULT;
@@ -1397,7 +818,7 @@ static int x_sem(Eng *E, Sc *s, const Instr *in) {
     if (!run_sem_signal_fits(E->r, E->c->views[in->view].ref, g, sem_read(g, off), amount, in->loc, s->core, s->subcore, in->op_id))
       return X_FAULT;
     sem_write(g, off, sem_read(g, off) + amount);
-    race_release(E->rd, s->idx, sem_slot(E, g, off));
+    race_release(E->rd, s->idx, eng_sem_slot(E, g, off));
     for (int i = 0; i < E->nsemslots; i++)
       if (E->semslots[i].g == g && E->semslots[i].off == off) E->semslots[i].signal = in->loc;
     trace_counter(E, TE_SEMAPHORE, (int)core, (int)sub, g->name, sem_read(g, off), s->t);
@@ -1405,7 +826,7 @@ static int x_sem(Eng *E, Sc *s, const Instr *in) {
   }
   if (sem_read(g, off) < amount) return X_BLOCKED;
   sem_write(g, off, sem_read(g, off) - amount);
-  race_acquire(E->rd, s->idx, sem_slot(E, g, off));
+  race_acquire(E->rd, s->idx, eng_sem_slot(E, g, off));
   trace_counter(E, TE_SEMAPHORE, s->core, s->subcore, g->name, sem_read(g, off), s->t);
   return X_OK;
 }
@@ -1429,25 +850,25 @@ static int x_barrier(Eng *E, Sc *s) {
 static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   int64_t target;
   bool ok = true;
-  if (!int_reg(E, s, in, in->b, &target)) return X_FAULT;
+  if (!eng_int_reg(E, s, in, in->b, &target)) return X_FAULT;
   if (target < 0 || target >= E->p->mesh_subcores)
-    return efault(E, s, in, FAULT_OOB, "fetch_and_add targets a subcore outside the mesh"), X_FAULT;
-  Value *x = rd(E, s, in, in->a, &ok);
+    return eng_efault(E, s, in, FAULT_OOB, "fetch_and_add targets a subcore outside the mesh"), X_FAULT;
+  Value *x = eng_rd(E, s, in, in->a, &ok);
   EV ev;
-  if (!ok || !fits(E, s, in, "operand", x->n, "a scalar", 1) || !ev_resolve(E, s, in, in->view, s->core, (int)target, &ev)) return X_FAULT;
+  if (!ok || !eng_fits(E, s, in, "operand", x->n, "a scalar", 1) || !eng_ev_resolve(E, s, in, in->view, s->core, (int)target, &ev)) return X_FAULT;
   Part pt[MAX_PARTS];
   int np;
-  if (!ev_parts(&ev, 0, pt, &np)) return ev_oob(E, s, in, &ev), X_FAULT;
-  uint32_t tag = race_open(E, s, in, true, true, -1, NULL);
+  if (!eng_ev_parts(&ev, 0, pt, &np)) return eng_ev_oob(E, s, in, &ev), X_FAULT;
+  uint32_t tag = eng_race_open(E, s, in, true, true, -1, NULL);
   uint8_t def;
-  Cell old = ev_read(&ev, pt, np, &def), c;
+  Cell old = eng_ev_read(&ev, pt, np, &def), c;
   if (def && x->def[0]) { /* an undefined operand leaves the sum undefined (SPEC §10.1) */
     alu_binary(OP_ADD, DT_INT32, DT_INT32, old, alu_convert(x->dtype, DT_INT32, x->v[0]), &c);
-    ev_write(&ev, pt, np, c);
+    eng_ev_write(&ev, pt, np, c);
   } else {
-    ev_undef(&ev, pt, np);
+    eng_ev_undef(&ev, pt, np);
   }
-  if (!race_parts(E, tag, ev.reg, pt, np)) return X_FAULT; /* after the write, as in x_store */
+  if (!eng_race_parts(E, tag, ev.reg, pt, np)) return X_FAULT; /* after the write, as in x_store */
   RunResult *r = E->r; /* the order of atomics, for the reference to replay */
   if (r->natomics == r->capatomics) {
     r->capatomics = r->capatomics ? r->capatomics * 2 : 64;
@@ -1468,15 +889,15 @@ static bool loop_continues(int64_t i, int64_t hi, int64_t step) { return step > 
 static int x_control(Eng *E, Sc *s, const Instr *in) {
   int64_t a, hi, step;
   if (in->op == I_FOR) {
-    if (!int_reg(E, s, in, in->a, &a) || !int_reg(E, s, in, in->b, &hi) || !int_reg(E, s, in, in->c, &step)) return X_FAULT;
-    if (step == 0) return efault(E, s, in, FAULT_LIMIT, "loop step is zero"), X_FAULT;
+    if (!eng_int_reg(E, s, in, in->a, &a) || !eng_int_reg(E, s, in, in->b, &hi) || !eng_int_reg(E, s, in, in->c, &step)) return X_FAULT;
+    if (step == 0) return eng_efault(E, s, in, FAULT_LIMIT, "loop step is zero"), X_FAULT;
     if (!loop_continues(a, hi, step)) return s->pc = in->target, X_BLOCKED + 1;
     val_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = a}); /* full width: the counter must not wrap */
     set_reg(s, in->d);
     return X_OK;
   }
   if (in->op == I_ENDFOR) {
-    if (!int_reg(E, s, in, in->d, &a) || !int_reg(E, s, in, in->b, &hi) || !int_reg(E, s, in, in->c, &step)) return X_FAULT;
+    if (!eng_int_reg(E, s, in, in->d, &a) || !eng_int_reg(E, s, in, in->b, &hi) || !eng_int_reg(E, s, in, in->c, &step)) return X_FAULT;
     int64_t next;
     if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
     val_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = next});
@@ -1484,9 +905,9 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
   }
   if (in->op == I_BRANCH_IF_FALSE) {
     bool ok = true;
-    const Value *v = rd(E, s, in, in->a, &ok);
-    if (ok && v->n == 1 && !v->def[0]) return efault(E, s, in, FAULT_UNINIT, "the condition (of a when or a while) is undefined"), X_FAULT;
-    if (!ok || !int_reg(E, s, in, in->a, &a)) return X_FAULT;
+    const Value *v = eng_rd(E, s, in, in->a, &ok);
+    if (ok && v->n == 1 && !v->def[0]) return eng_efault(E, s, in, FAULT_UNINIT, "the condition (of a when or a while) is undefined"), X_FAULT;
+    if (!ok || !eng_int_reg(E, s, in, in->a, &a)) return X_FAULT;
     if (!a) return s->pc = in->target, X_BLOCKED + 1;
     return X_OK;
   }
@@ -1496,25 +917,25 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
 
 static int x_expect(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
-  Value got = {0}, *b = rd(E, s, in, in->b, &ok);
+  Value got = {0}, *b = eng_rd(E, s, in, in->b, &ok);
   if (!ok) return X_FAULT;
   if (in->op == I_EXPECT_VIEW) {
     EV ev;
-    if (!ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, race_open(E, s, in, false, false, -1, &ev)))
+    if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, eng_race_open(E, s, in, false, false, -1, &ev)))
       return val_free(&got), X_FAULT;
   } else {
-    Value *a = rd(E, s, in, in->a, &ok);
+    Value *a = eng_rd(E, s, in, in->a, &ok);
     if (!ok) return X_FAULT;
     val_copy(&got, a);
   }
-  if (!fits1(E, s, in, "expected value", b->n, "the checked value", got.n)) return val_free(&got), X_FAULT;
+  if (!eng_fits1(E, s, in, "expected value", b->n, "the checked value", got.n)) return val_free(&got), X_FAULT;
   for (int64_t i = 0; i < got.n; i++) {
     int64_t ib = b->n == 1 ? 0 : i;
     char msg[200], g[64], w[64];
     if (!got.def[i] || !b->def[ib]) {
       snprintf(msg, sizeof msg, "expect checks lane %lld, which is undefined", (long long)i);
       val_free(&got);
-      return efault(E, s, in, FAULT_UNINIT, msg), X_FAULT;
+      return eng_efault(E, s, in, FAULT_UNINIT, msg), X_FAULT;
     }
     Cell want = alu_convert(b->dtype, got.dtype, b->v[ib]);
     if (alu_equal(got.dtype, got.v[i], want)) continue;
@@ -1522,7 +943,7 @@ static int x_expect(Eng *E, Sc *s, const Instr *in) {
     dtype_format(got.dtype, want, w, sizeof w);
     snprintf(msg, sizeof msg, "lane %lld is %s, expected %s", (long long)i, g, w);
     val_free(&got);
-    return efault(E, s, in, FAULT_EXPECT, msg), X_FAULT;
+    return eng_efault(E, s, in, FAULT_EXPECT, msg), X_FAULT;
   }
   val_free(&got);
   return X_OK;
@@ -1859,10 +1280,10 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   else {
     engine_schedule(&E);
     if (!out->faulted) engine_semaphores(&E);
-    if (!out->faulted) undefined_outputs(&E);
+    if (!out->faulted) eng_undefined_outputs(&E);
     engine_stats(&E);
   }
-  race_benign_warn(&E);
+  eng_race_benign_warn(&E);
   keep_values(&E);
   for (int i = 0; i < E.nsub && E.sc; i++) {
     for (int r = 0; r < c->nregs && E.sc[i].reg; r++) val_free(&E.sc[i].reg[r]);

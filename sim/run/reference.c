@@ -1107,6 +1107,7 @@ static int exec_op(Ref_ *R, Sub *s, const Op *op) {
   case OPK_WHILE: return do_while(R, s, op);
   case OPK_WHEN: return do_when(R, s, op);
   case OPK_EXPECT: return do_expect(R, s, op);
+  case OPK_UNIMPLEMENTED: /* rejected by the checker (U1) */
   case OPK_COUNT: break;
   }
   return ST_FAULT;

@@ -1,0 +1,133 @@
+/* sim/run/engine_priv.h -- the engine's state, shared by its files:
+ *   engine.c       the scheduler, the instructions, DMAs, statistics
+ *   engine_view.c  operands and views: registers read, a VDesc resolved
+ *                  (affine fast path, explicit work list), elements located
+ *   engine_race.c  the race detector's glue, and the run's end-of-run
+ *                  warnings (benign races, undefined outputs)
+ * Nothing outside sim/run/engine*.c includes it. */
+#ifndef SC_ENGINE_PRIV_H
+#define SC_ENGINE_PRIV_H
+
+#include "engine.h"
+
+#include "../../memory/dma.h"
+#include "../../memory/race.h"
+#include "../../traces/trace.h"
+
+#define MAX_PARTS 16
+
+typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
+
+typedef struct {
+  int core, subcore, idx;
+  int pc;
+  bool done;
+  Value *reg;
+  uint8_t *written;
+  uint64_t *ready;     /* per register: the cycle its value is available */
+  int barrier_gen;
+  bool at_barrier;
+  uint64_t t;          /* the cycle its next instruction issues */
+  uint64_t cost;       /* issue cycles of the instruction just executed */
+  BlockKind blocked;
+  uint64_t block_start;
+  int sync_tag;        /* a sync_copy waiting for its transfer, or -1 */
+  Value tmp;           /* scratch: results are built here, then swapped in */
+} Sc;
+
+/* What a DMA does when its last byte lands. */
+typedef struct {
+  int sub;             /* issuing subcore */
+  Region *sem;         /* NULL for sync_copy */
+  int64_t sem_off, bytes;
+  bool done, retired;
+  int race;            /* its thread in the race detector */
+  const char *src_space, *dst_space, *src_ref, *dst_ref;
+  int line, col;
+  uint64_t t0;
+} DmaRec;
+
+typedef struct {
+  const Program *p;
+  const Code *c;
+  RunResult *r;
+  Sc *sc;
+  int nsub;
+  uint64_t max_ops, max_cycles, max_log;
+  uint8_t *op_start;  /* per instruction: 1 when it starts a program operation (--max-ops counts those) */
+  DmaModel *dm;
+  DmaRec *dmas;
+  int ndmas, capdmas;
+  struct TraceSink *trace;
+  RaceDetector *rd;
+  struct {
+    const Region *g;
+    int64_t off;
+    int slot;
+    Loc signal;      /* the last semaphore_signal on it */
+  } *semslots;       /* per semaphore: the race detector's object, the last signal */
+  int nsemslots, capsemslots;
+  uint32_t dma_read_tag, dma_write_tag; /* the DMA being enqueued */
+  int dma_thread;    /* its race-detector thread */
+  struct EV *cache;  /* per view: its resolution, when it has no register operands */
+  uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached */
+  bool no_log, no_races, strict_races;
+  bool woke;         /* a blocked subcore was released: rescan */
+  uint8_t *warned;   /* per operation id: its duplicate-scatter warning was given */
+  int nwarned;
+  struct Hit *hits;  /* the scatter being run: element and lane of each write */
+  int64_t caphits;
+  int64_t *spans;    /* tracing: the (offset, bytes) pairs the access touched */
+  int64_t nspans, capspans;
+} Eng;
+
+/* A view with its operands read: per level the evaluated starts/sizes and
+ * the shape below (lvl[0] is the ref). */
+typedef struct EV {
+  const VDesc *vd;
+  Region *reg;
+  int rank[MAX_TRANSFORMS + 1];
+  int64_t lvl[MAX_TRANSFORMS + 1][MAX_RANK];
+  Dtype dt[MAX_TRANSFORMS + 1];
+  int64_t start[MAX_TRANSFORMS][MAX_RANK];
+  int64_t n;
+  int top;
+  char why[300];
+  /* The fast path: when every level is an integer/slice indexer, a
+   * same-width bitcast or a reshape of a dense view, and every level is in
+   * bounds, element i sits at base + sum(idx_d * bstride_d) (bytes). */
+  bool affine;
+  int arank;
+  int64_t base, adim[MAX_RANK], bstride[MAX_RANK];
+} EV;
+
+typedef struct {
+  int64_t off;
+  int n;
+} Part;
+
+/* ---- engine_view.c ---- */
+bool eng_efault(Eng *E, Sc *s, const Instr *in, FaultKind k, const char *msg);
+bool eng_fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);
+bool eng_fits1(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);
+Value *eng_rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok);
+bool eng_int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out);
+bool eng_ev_resolve(Eng *E, Sc *s, const Instr *in, int view, int core, int subcore, EV *ev);
+int64_t eng_to_flat(int rank, const int64_t *shape, const int64_t *idx);
+bool eng_ev_parts(EV *ev, int64_t elem, Part *parts, int *np);
+Cell eng_ev_read(EV *ev, const Part *pt, int np, uint8_t *def);
+void eng_ev_write(EV *ev, const Part *pt, int np, Cell c);
+void eng_ev_undef(EV *ev, const Part *pt, int np);
+bool eng_ev_oob(Eng *E, Sc *s, const Instr *in, EV *ev);
+int64_t eng_aff_off(const EV *ev, int64_t i);
+int64_t eng_dense_block(const EV *ev);
+
+/* ---- engine_race.c ---- */
+uint32_t eng_race_open_rows(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev, int64_t e0, int64_t n);
+uint32_t eng_race_open(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev);
+void eng_undefined_outputs(Eng *E);
+void eng_race_benign_warn(Eng *E);
+bool eng_race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, int np);
+int eng_sem_slot(Eng *E, const Region *g, int64_t off);
+
+#endif
