@@ -34,8 +34,6 @@ KNOWN = {
     "D4_add_unannotated_source": UNANNOTATED, "GL1_gather_unannotated": UNANNOTATED,
     "SL2_scatter_unannotated": UNANNOTATED,
     "B3_float32_array_into_bfloat16": "the front end converts the value (accepted)",
-    "U1_dynamic_element_access": "the front end raises UnsupportedError for upstream's NotImplementedError",
-    "U1_iota_on_scalar_subcore": "the front end raises UnsupportedError for upstream's NotImplementedError",
 }
 
 
