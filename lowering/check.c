@@ -755,7 +755,8 @@ static bool gs_indices(Checker *c, Op *op, const View *v, AVal *idx, int64_t *n)
   for (int i = 0; i < cnt; i++)
     if (idx[i].rank != 1 && fire(c, D_GS4, op->loc, shape_str(c, idx[i].rank, idx[i].shape))) return false;
   for (int i = 1; i < cnt; i++)
-    if (idx[i].shape[0] != idx[i - 1].shape[0] && fire(c, D_GS5, op->loc, num(c, idx[i - 1].shape[0]), num(c, idx[i].shape[0])))
+    /* jax 0.10.2 (sc_primitives.py:236) prints the message's braces unformatted */
+    if (idx[i].shape[0] != idx[i - 1].shape[0] && fire(c, D_GS5, op->loc))
       return false;
   *n = cnt ? idx[cnt - 1].shape[0] : 0;
   return true;
@@ -763,7 +764,9 @@ static bool gs_indices(Checker *c, Op *op, const View *v, AVal *idx, int64_t *n)
 
 static bool check_gather_scatter(Checker *c, Op *op) {
   bool gather = op->kind == OPK_LOAD_GATHER;
-  const char *fn = gather ? "load_gather" : op->kind == OPK_STORE_SCATTER ? "store_scatter" : "addupdate_scatter";
+  /* addupdate_scatter names store_scatter: jax 0.10.2 passes "store_scatter" to
+   * get_ref_and_transforms in both (sc_primitives.py:410) */
+  const char *fn = gather ? "load_gather" : "store_scatter";
   if (op->nlist[FLD_INDICES] > MAX_RANK) return input_error(c, op->floc[FLD_INDICES], "at most 8 index vectors");
   if (!gather && op->nlist[FLD_INDICES] == 0 && fire(c, D_GS0, op->loc)) return false;
   AVal r, idx[MAX_RANK], m, x;

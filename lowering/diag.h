@@ -66,7 +66,7 @@ typedef enum {
   X(GS2, "GS2", DC_RULE, 'T', "TypeError", "ref.dtype=%s must be int32 or float32")            \
   X(GS3, "GS3", DC_RULE, 'T', "ValueError", "The number of indices does not match ref.ndim=%s") \
   X(GS4, "GS4", DC_RULE, 'T', "ValueError", "Indices must be a 1-D array, got an index with shape %s") \
-  X(GS5, "GS5", DC_RULE, 'T', "ValueError", "Indices must have the same size, got %s and %s")  \
+  X(GS5, "GS5", DC_RULE, 'T', "ValueError", "Indices must have the same size, got {prev_idx.size} and {idx.size}")  \
   X(GG1, "GG1", DC_RULE, 'T', "NotImplementedError", "Gather only supports %s arrays of shapes [%s], got %s") \
   X(GG2, "GG2", DC_RULE, 'T', "ValueError", "mask.shape=%s does not match the expected shape (%s,)") \
   X(GG3, "GG3", DC_RULE, 'T', "TypeError", "Mask must be a boolean array, got %s")             \

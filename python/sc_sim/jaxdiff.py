@@ -9,9 +9,11 @@ compared), translated to an sc-sim program, then judged by JAX's lowering
 means the same accept/reject, exception type and message.  Disagreements
 are saved under DIR with the program and the kernel's description.
 
-This is the front end's half of issue 18's campaign: the kernels come from
-a Python generator, not yet from the C fuzz generator through
-`sc-sim emit-pallas` (which the C core does not have yet).
+With --fuzz the kernels are the C fuzz generator's programs
+(`sc-sim fuzz --seed S --count N --show I`), emitted as Pallas by
+`sc-sim emit-pallas --legality` (inits dropped: no rule reads them) and
+judged by JAX (`jax_verdict`) and by `sc-sim check --json` on the program
+itself; the table is by sc-sim's rule id.
 """
 from __future__ import annotations
 
@@ -253,6 +255,85 @@ def campaign(seed: int, count: int, chip: str, gaps: bool = True
     return counts, bad
 
 
+# JAX's answers that say the emitted kernel could not be judged, not what
+# JAX thinks of the program: a chip the front end has no mesh for, a list
+# literal captured as a constant (the emitter writes jnp.array).
+_NOT_EXPRESSED = ("sc_sim runs SparseCore kernels on", "captures non-Ref constants")
+
+
+def _sc_check(path: str) -> tuple[int, str, str]:
+    """sc-sim's checker on a program: exit, rule id, 'Type: message'."""
+    import subprocess
+    from .binary import find_binary
+    r = subprocess.run([find_binary(), "check", "--json", path], capture_output=True, text=True)
+    try:
+        j = json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return 2, "crash", r.stderr.strip()[:200]
+    err = j.get("error")
+    if not err:
+        return j["exit"], "accepted", ""
+    return j["exit"], err["id"], f"{err['type']}: {err['message']}"
+
+
+def fuzz_case(seed: int, count: int, k: int, folder: str) -> tuple[str, str, str, str]:
+    """Program k of the C campaign (seed, count): (outcome, rule id,
+    sc-sim's verdict, JAX's verdict); outcome is agree, disagree or
+    cannot (emit-pallas refused the program or sc-sim rejects it as input)."""
+    import subprocess
+    from . import roundtrip
+    from .binary import find_binary
+    binary = find_binary()
+    prog = os.path.join(folder, f"fuzz{k}.yaml")
+    text = subprocess.run([binary, "fuzz", "--seed", str(seed), "--count", str(count), "--show", str(k)],
+                          capture_output=True, text=True).stdout
+    with open(prog, "w") as f:
+        f.write(text)
+    code, rule, ours = _sc_check(prog)
+    r = subprocess.run([binary, "emit-pallas", "--legality", prog], capture_output=True, text=True)
+    if code == 2 or r.returncode:
+        return "cannot", rule, ours, r.stderr.strip()[:200]
+    try:
+        accepted, typ, msg = roundtrip.jax_says(r.stdout)
+    except Exception as exc:  # noqa: BLE001 -- JAX's verdict, whatever it raises
+        accepted, typ, msg = False, type(exc).__name__, str(exc)
+    if isinstance(msg, str):
+        msg = msg.splitlines()[0] if msg else ""
+    if msg and any(k in msg for k in _NOT_EXPRESSED):
+        return "cannot", rule, ours, f"{typ}: {msg}"
+    theirs = "" if accepted else f"{typ}: {normalize(msg)}"
+    if typ == "MosaicVerificationError":
+        theirs = "VerificationError: " + normalize(msg)
+    same = ours == theirs or (ours.startswith("VerificationError") and theirs.startswith("VerificationError")
+                              and normalize(ours) == normalize(theirs))
+    return ("agree" if same else "disagree"), rule, ours, theirs
+
+
+def fuzz_main(seed: int, count: int, out: str | None) -> int:
+    import tempfile
+    table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    bad = []
+    warnings.simplefilter("ignore")
+    with tempfile.TemporaryDirectory() as folder:
+        for k in range(count):
+            outcome, rule, ours, theirs = fuzz_case(seed, count, k, folder)
+            table[rule][outcome] += 1
+            if outcome == "disagree":
+                bad.append((k, rule, ours, theirs))
+                if out:
+                    os.makedirs(out, exist_ok=True)
+                    import shutil
+                    shutil.copy(os.path.join(folder, f"fuzz{k}.yaml"), os.path.join(out, f"fuzz{k}.yaml"))
+    print(f"jaxdiff --fuzz: seed {seed}, {count} programs of the C generator")
+    print(f"{'rule id':28} {'programs':>8} {'agree':>6} {'disagree':>8} {'cannot':>7}")
+    for rule in sorted(table):
+        c = table[rule]
+        print(f"{rule:28} {sum(c.values()):8} {c['agree']:6} {c['disagree']:8} {c['cannot']:7}")
+    for k, rule, ours, theirs in bad[:20]:
+        print(f"program {k} ({rule}):\n  sc-sim: {ours or 'accepted'}\n  JAX:    {theirs or 'accepted'}")
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sc_sim.jaxdiff", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -263,7 +344,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-gaps", action="store_true",
                     help="leave out bitcast / reshape views and 16-bit DMA offsets "
                     "(Mosaic verifier rules sc-sim does not model yet)")
+    ap.add_argument("--fuzz", action="store_true",
+                    help="the C fuzz generator's programs, emitted by sc-sim emit-pallas")
     args = ap.parse_args(argv)
+    if args.fuzz:
+        return fuzz_main(args.seed, args.count, args.out)
     lanes = {"tpu_v5p": 8, "tpu_v6e": 8, "tpu7x": 16}[chips.resolve(args.chip).preset]
     rng = random.Random(args.seed)
     table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../lowering/asm.h"
+#include "emit.h"
 #include "../../memory/chips.h"
 #include "../fuzz/fuzz.h"
 #include "../run/out.h"
@@ -364,6 +365,7 @@ static int run_command(const Options *o) {
 
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "fuzz")) return fuzz_main(argc - 1, argv + 1);
+  if (argc > 1 && !strcmp(argv[1], "emit-pallas")) return emit_main(argc - 1, argv + 1);
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout), EXIT_OK;
     if (!strcmp(argv[i], "--version")) return puts("sc-sim " SC_SIM_VERSION), EXIT_OK;
