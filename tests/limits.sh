@@ -4,6 +4,7 @@
 # Usage: tests/limits.sh path/to/sc-sim
 set -u
 sim=$(realpath "$1")
+bench=$(realpath "$(dirname "$0")/../bench")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
@@ -175,6 +176,13 @@ run loop.yaml --max-cycles 33; check max_cycles_under 0
 run loop.yaml --stats stats.json; cycles=$(sed -n 's/^  "cycles": \([0-9]*\),/\1/p' stats.json)
 run loop.yaml --max-cycles "$cycles"; check max_cycles_at 0
 run loop.yaml --max-cycles $((cycles - 1)); check max_cycles_over 4 "fault: limit: the run passed $((cycles - 1)) cycles"
+
+# Cost linear in run length: 200000 async_copy + wait pairs (the engine alone)
+# finish well inside 30 s.  A wait used to scan every DMA ever issued: the
+# same loop took 19 s at 1e5 iterations and about four times that at 2e5.
+sed -e 's/\bN\b/200000/' "$bench/asyncdma.yaml" > async.yaml
+timeout 30 "$sim" async.yaml --no-verify --no-races >out 2>err; got=$?
+check async_wait_linear 0
 
 echo "limits: $pass passed, $fail failed"
 [ $fail = 0 ]
