@@ -1705,11 +1705,19 @@ static void dma_events(Eng *E, uint64_t t) {
   if (any) unblock_all(E, t);
 }
 
-static Sc *next_runnable(Eng *E) {
+/* The runnable subcore with the earliest cycle (the lowest index on a tie)
+ * and, in *second, the earliest cycle of the other runnable ones
+ * (UINT64_MAX when none): one scan finds both. */
+static Sc *next_runnable(Eng *E, uint64_t *second) {
   Sc *best = NULL;
+  *second = UINT64_MAX;
   for (int i = 0; i < E->nsub; i++) {
     Sc *s = &E->sc[i];
-    if (!s->done && !s->blocked && (!best || s->t < best->t)) best = s;
+    if (s->done || s->blocked) continue;
+    if (!best || s->t < best->t) {
+      if (best) *second = best->t;
+      best = s;
+    } else if (s->t < *second) *second = s->t;
   }
   return best;
 }
@@ -1812,7 +1820,8 @@ static bool issue(Eng *E, Sc *s) {
 static void engine_schedule(Eng *E) {
   int n = E->c->n;
   for (;;) {
-    Sc *s = next_runnable(E);
+    uint64_t second;
+    Sc *s = next_runnable(E, &second);
     uint64_t te = dma_next_event(E->dm);
     if (!s && te == DMA_NEVER) {
       for (int i = 0; i < E->nsub; i++)
@@ -1824,12 +1833,8 @@ static void engine_schedule(Eng *E) {
       continue;
     }
     /* s may run on alone while it stays strictly earliest */
-    uint64_t limit = te;
+    uint64_t limit = te < second ? te : second;
     E->woke = false;
-    for (int i = 0; i < E->nsub; i++) {
-      const Sc *o = &E->sc[i];
-      if (o != s && !o->done && !o->blocked && o->t < limit) limit = o->t;
-    }
     do {
       if (s->pc >= n) {
         s->done = true;
