@@ -24,6 +24,7 @@ struct DmaModel {
   double *rate;      /* scratch: each engine's current rate */
   int *shared;       /* scratch: active VMEM_SHARED transfers per core */
   int active;        /* transfers queued anywhere */
+  Xfer *spare;       /* finished transfers, reused by the next submits (no allocation per DMA) */
 };
 
 DmaModel *dma_new(int engines, int cores, double engine_bpc, double hbm_bpc, double shared_bpc, uint64_t setup) {
@@ -46,13 +47,17 @@ DmaModel *dma_new(int engines, int cores, double engine_bpc, double hbm_bpc, dou
   return m;
 }
 
+static void free_list(Xfer *x) {
+  for (Xfer *n; x; x = n) {
+    n = x->next;
+    free(x);
+  }
+}
+
 void dma_free(DmaModel *m) {
   if (!m) return;
-  for (int e = 0; e < m->engines && m->queue; e++)
-    for (Xfer *x = m->queue[e], *n; x; x = n) {
-      n = x->next;
-      free(x);
-    }
+  for (int e = 0; e < m->engines && m->queue; e++) free_list(m->queue[e]);
+  free_list(m->spare);
   free(m->queue);
   free(m->st);
   free(m->rate);
@@ -67,8 +72,10 @@ static int queue_len(const DmaModel *m, int e) {
 }
 
 void dma_submit(DmaModel *m, const DmaReq *r) {
-  Xfer *x = calloc(1, sizeof *x);
-  if (!x) abort();
+  Xfer *x = m->spare;
+  if (x) m->spare = x->next;
+  else if (!(x = malloc(sizeof *x))) abort();
+  memset(x, 0, sizeof *x);
   x->r = *r;
   x->left = r->bytes;
   x->start = x->ready = (double)(r->t + m->setup);
@@ -156,7 +163,8 @@ int dma_advance(DmaModel *m, uint64_t until, int *tags, int max) {
       landed(&m->st[e], x, m->now, (double)m->setup);
       m->queue[e] = x->next;
       if (m->queue[e] && m->queue[e]->start < m->now) m->queue[e]->start = m->now; /* FIFO: the next starts now */
-      free(x);
+      x->next = m->spare;
+      m->spare = x;
       m->active--;
     }
     if (!isfinite(next_change(m, rate)) && c >= (double)until) break;

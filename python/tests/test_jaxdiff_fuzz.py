@@ -16,9 +16,17 @@ COUNT = int(os.environ.get("SC_SIM_JAXDIFF_COUNT", "120"))
 FINDINGS = (
     # a vector load of a bool VMEM ref: the memref holds i32, the vector i1
     "'tpu.vector_load' op Expected base and result element type to match",
+    # a scalar store into a bool SMEM ref: the memref holds i32, the value i1
+    "'memref.store' op failed to verify that type of 'value' matches element type of 'memref'",
     # an element of a vector of a non-32-bit dtype (v[0] on int8): lowering.py:3002
     "Only arrays with 32-bit element types can be converted to scalars",
 )
+
+
+# sc-sim's rules that jax 0.10.2 does not apply inside a kernel (JAX accepts):
+# A12, whose integer indices become tracers before the bound check
+# (docs/jax-versions.md, indexing.py:254)
+RULE_FINDINGS = {"A12"}
 
 
 def test_fuzz_programs_agree_but_for_the_findings() -> None:
@@ -29,7 +37,8 @@ def test_fuzz_programs_agree_but_for_the_findings() -> None:
         for k in range(COUNT):
             outcome, rule, ours, theirs = jaxdiff.fuzz_case(7, COUNT, k, folder)
             seen[outcome] += 1
-            if outcome == "disagree" and not any(f in theirs for f in FINDINGS):
+            known = any(f in theirs for f in FINDINGS) or (rule in RULE_FINDINGS and not theirs)
+            if outcome == "disagree" and not known:
                 unexplained.append((k, rule, ours, theirs))
     assert not unexplained, unexplained
     assert seen["agree"] > COUNT // 4, seen

@@ -25,6 +25,8 @@ typedef struct {
   bool failed;
   const Program *p;
   bool legality; /* inits dropped: for verdicts only */
+  const char *vars[64]; /* the variables of the enclosing loops, outermost first */
+  int nvars;
 } Em;
 
 static void fail(Em *m, Loc at, const char *what) {
@@ -250,7 +252,17 @@ static void e_fetch_and_add(Em *m, const Op *op) {
 
 static void e_barrier(Em *m, const Op *op) { (void)op, line(m, "plsc.subcore_barrier()"); }
 
+/* A let inside a loop's body function that rebinds the loop's variable
+ * (or an enclosing one's) would make the name local to that function, and
+ * Python raises UnboundLocalError where the body reads it first. */
+static bool rebinds_loop_var(const Em *m, const char *name) {
+  for (int i = 0; i < m->nvars && i < 64; i++)
+    if (!strcmp(m->vars[i], name)) return true;
+  return false;
+}
+
 static void e_let(Em *m, const Op *op) {
+  if (rebinds_loop_var(m, op->name[FLD_NAME])) return fail(m, op->loc, "a let that rebinds a loop's variable inside its body");
   fprintf(m->f, "%*s%s = ", 4 * m->depth, "", op->name[FLD_NAME]), ex(m, op->e[FLD_VALUE]), end(m);
 }
 
@@ -282,7 +294,16 @@ static void loop_range(Em *m, const Op *op) {
 
 /* @pl.loop(lo, hi, step=s) over a body; with carries, pl.loop(...,
  * init_carry=...) applied to the body function returns the last carry. */
+static void e_loop_fn(Em *m, const Op *op);
+
 static void e_loop(Em *m, const Op *op) {
+  if (m->nvars < 64) m->vars[m->nvars] = op->name[FLD_VAR];
+  m->nvars++;
+  e_loop_fn(m, op);
+  m->nvars--;
+}
+
+static void e_loop_fn(Em *m, const Op *op) {
   char name[32], args[128];
   snprintf(name, sizeof name, "_loop%d", m->serial++);
   snprintf(args, sizeof args, op->ncarry ? "%s, _carry" : "%s", op->name[FLD_VAR]);

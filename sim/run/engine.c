@@ -693,17 +693,76 @@ static int64_t granule_round(const Eng *E, int64_t bytes) {
 }
 
 static int new_dma(Eng *E) {
-  if (E->ndmas == E->capdmas) {
-    E->capdmas = E->capdmas ? E->capdmas * 2 : 64;
-    E->dmas = realloc(E->dmas, sizeof *E->dmas * (size_t)E->capdmas);
-    if (!E->dmas) abort();
+  int i = E->free_dma;
+  if (i >= 0) E->free_dma = E->dmas[i].next;
+  else {
+    if (E->ndmas == E->capdmas) {
+      E->capdmas = E->capdmas ? E->capdmas * 2 : 64;
+      E->dmas = realloc(E->dmas, sizeof *E->dmas * (size_t)E->capdmas);
+      if (!E->dmas) abort();
+    }
+    i = E->ndmas++;
   }
-  memset(&E->dmas[E->ndmas], 0, sizeof *E->dmas);
-  return E->ndmas++;
+  memset(&E->dmas[i], 0, sizeof *E->dmas);
+  E->dmas[i].live = true;
+  E->dmas[i].id = E->issued++;
+  E->dmas[i].next = -1;
+  return i;
+}
+
+/* A retired DMA's record goes back to the free list. */
+static void free_dma(Eng *E, int i) {
+  E->dmas[i].live = false;
+  E->dmas[i].next = E->free_dma;
+  E->free_dma = i;
+}
+
+static size_t dq_hash(const Region *g, int64_t off, int sub, int cap) {
+  uint64_t h = (uint64_t)(uintptr_t)g * 0x9E3779B97F4A7C15ull ^ (uint64_t)off * 0xC2B2AE3D27D4EB4Full ^ (uint64_t)sub;
+  return (size_t)((h ^ h >> 29) & (uint64_t)(cap - 1));
+}
+
+/* The queue of (g, off, sub); NULL when absent and !make. */
+static DmaQueue *dq_find(Eng *E, const Region *g, int64_t off, int sub, bool make);
+
+static void dq_grow(Eng *E) {
+  DmaQueue *old = E->dq;
+  int oldcap = E->capdq;
+  E->capdq = oldcap ? oldcap * 2 : 16;
+  E->dq = calloc((size_t)E->capdq, sizeof *E->dq);
+  if (!E->dq) abort();
+  E->ndq = 0;
+  for (int i = 0; i < oldcap; i++)
+    if (old[i].g) *dq_find(E, old[i].g, old[i].off, old[i].sub, true) = old[i];
+  free(old);
+}
+
+static DmaQueue *dq_find(Eng *E, const Region *g, int64_t off, int sub, bool make) {
+  if (make && 2 * (E->ndq + 1) > E->capdq) dq_grow(E);
+  if (!E->capdq) return NULL;
+  for (size_t i = dq_hash(g, off, sub, E->capdq);; i = (i + 1) & (size_t)(E->capdq - 1)) {
+    DmaQueue *q = &E->dq[i];
+    if (q->g == g && q->off == off && q->sub == sub) return q;
+    if (q->g) continue;
+    if (!make) return NULL;
+    E->ndq++;
+    *q = (DmaQueue){g, off, sub, -1, -1, -1, 0, 0};
+    return q;
+  }
+}
+
+/* Appends DMA i to its semaphore's queue. */
+static void dq_push(Eng *E, int i) {
+  DmaRec *d = &E->dmas[i];
+  DmaQueue *q = dq_find(E, d->sem, d->sem_off, d->sub, true);
+  if (q->tail >= 0) E->dmas[q->tail].next = i;
+  else q->head = i;
+  q->tail = i;
+  q->last_id = d->id, q->last_line = d->line, q->last_col = d->col;
 }
 
 /* at: the instruction's line for a wait (the DMA's own for its start and end). */
-static void trace_dma(Eng *E, const DmaRec *d, int tag, TraceKind k, uint64_t t, const Loc *at) {
+static void trace_dma(Eng *E, const DmaRec *d, TraceKind k, uint64_t t, const Loc *at) {
   if (!E->trace) return;
   if (k == TE_DMA_WAIT && E->sc[d->sub].waiting) wait_done(E, &E->sc[d->sub], t); /* the stall comes first on the thread */
   TraceEvent te;
@@ -712,7 +771,7 @@ static void trace_dma(Eng *E, const DmaRec *d, int tag, TraceKind k, uint64_t t,
   te.t0 = te.t1 = t;
   te.core = E->sc[d->sub].core;
   te.subcore = E->sc[d->sub].subcore;
-  te.dma = tag;
+  te.dma = d->id;
   te.op = k == TE_DMA_WAIT ? "wait" : "dma";
   te.src_space = d->src_space, te.dst_space = d->dst_space, te.src_ref = d->src_ref, te.dst_ref = d->dst_ref;
   te.bytes = d->bytes;
@@ -738,10 +797,11 @@ static void trace_counter(Eng *E, TraceKind k, int core, int sub, const char *na
  * the last byte lands.  A sync_copy then waits for that moment. */
 static int x_dma(Eng *E, Sc *s, const Instr *in) {
   if (s->sync_tag >= 0) {
-    if (!E->dmas[s->sync_tag].done) return X_BLOCKED;
-    race_dma_retire(E->rd, E->dmas[s->sync_tag].race, s->idx);
-    E->dmas[s->sync_tag].retired = true;
-    trace_dma(E, &E->dmas[s->sync_tag], s->sync_tag, TE_DMA_WAIT, s->t, &in->loc);
+    DmaRec *d = &E->dmas[s->sync_tag];
+    if (!d->done) return X_BLOCKED;
+    race_dma_retire(E->rd, d->race, s->idx);
+    trace_dma(E, d, TE_DMA_WAIT, s->t, &in->loc);
+    free_dma(E, s->sync_tag);
     s->sync_tag = -1;
     return X_OK;
   }
@@ -781,7 +841,8 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   d->src_ref = src.vd->ref->name, d->dst_ref = dst.vd->ref->name;
   d->line = in->loc.line, d->col = in->loc.col;
   d->t0 = s->t;
-  if (in->view3 >= 0 && !sem_addr(E, s, in, in->view3, s->core, s->subcore, &d->sem, &d->sem_off)) return X_FAULT;
+  if (in->view3 >= 0 && !sem_addr(E, s, in, in->view3, s->core, s->subcore, &d->sem, &d->sem_off)) return free_dma(E, tag), X_FAULT;
+  if (d->sem) dq_push(E, tag);
   Space ss = src.vd->ref->space, ds = dst.vd->ref->space;
   DmaReq rq = {s->idx, s->core, ss == SP_HBM || ds == SP_HBM, ss == SP_VMEM_SHARED || ds == SP_VMEM_SHARED, (double)moved, s->t, tag};
   dma_submit(E->dm, &rq);
@@ -791,7 +852,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   prof_bytes(E, bytes);
   E->r->stats.space[ss].dma_bytes += (uint64_t)moved;
   if (ds != ss) E->r->stats.space[ds].dma_bytes += (uint64_t)moved;
-  trace_dma(E, d, tag, TE_DMA_START, s->t, NULL);
+  trace_dma(E, d, TE_DMA_START, s->t, NULL);
   if (E->trace) {
     trace_counter(E, TE_INFLIGHT, -1, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), s->t);
     trace_counter(E, TE_INFLIGHT, s->core, 0, "vmem_shared", (int64_t)dma_inflight_bytes(E->dm, 1), s->t);
@@ -805,7 +866,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
 static void dma_complete(Eng *E, int tag, uint64_t t) {
   DmaRec *d = &E->dmas[tag];
   d->done = true;
-  trace_dma(E, d, tag, TE_DMA_END, t, NULL);
+  trace_dma(E, d, TE_DMA_END, t, NULL);
   if (!d->sem) return;
   sem_write(d->sem, d->sem_off, sem_read(d->sem, d->sem_off) + d->bytes);
   trace_counter(E, TE_SEMAPHORE, E->sc[d->sub].core, E->sc[d->sub].subcore, d->sem->name, sem_read(d->sem, d->sem_off), t);
@@ -823,14 +884,15 @@ static int x_wait(Eng *E, Sc *s, const Instr *in) {
   if (sem_read(g, off) < need) return X_BLOCKED;
   sem_write(g, off, sem_read(g, off) - need);
   trace_counter(E, TE_SEMAPHORE, s->core, s->subcore, g->name, sem_read(g, off), s->t);
-  for (int i = 0; i < E->ndmas; i++) { /* the flow arrow ends at the wait that retires the oldest landed copy */
-    DmaRec *d = &E->dmas[i];
-    if (d->sub != s->idx || d->sem != g || d->sem_off != off || !d->done || d->retired) continue;
-    d->retired = true;
-    race_dma_retire(E->rd, d->race, s->idx);
-    trace_dma(E, d, i, TE_DMA_WAIT, s->t, &in->loc);
-    break;
-  }
+  DmaQueue *q = dq_find(E, g, off, s->idx, false); /* the flow arrow ends at the wait that retires the oldest landed copy */
+  if (!q || q->head < 0 || !E->dmas[q->head].done) return X_OK;
+  int i = q->head;
+  DmaRec *d = &E->dmas[i];
+  q->head = d->next;
+  if (q->head < 0) q->tail = -1;
+  race_dma_retire(E->rd, d->race, s->idx);
+  trace_dma(E, d, TE_DMA_WAIT, s->t, &in->loc);
+  free_dma(E, i);
   return X_OK;
 }
 
@@ -1094,11 +1156,19 @@ static void dma_events(Eng *E, uint64_t t) {
   if (any) unblock_all(E, t);
 }
 
-static Sc *next_runnable(Eng *E) {
+/* The runnable subcore with the earliest cycle (the lowest index on a tie)
+ * and, in *second, the earliest cycle of the other runnable ones
+ * (UINT64_MAX when none): one scan finds both. */
+static Sc *next_runnable(Eng *E, uint64_t *second) {
   Sc *best = NULL;
+  *second = UINT64_MAX;
   for (int i = 0; i < E->nsub; i++) {
     Sc *s = &E->sc[i];
-    if (!s->done && !s->blocked && (!best || s->t < best->t)) best = s;
+    if (s->done || s->blocked) continue;
+    if (!best || s->t < best->t) {
+      if (best) *second = best->t;
+      best = s;
+    } else if (s->t < *second) *second = s->t;
   }
   return best;
 }
@@ -1122,15 +1192,20 @@ static void engine_deadlock(Eng *E) {
 /* Where a semaphore left non-zero was fed: a DMA never waited, else the
  * last signal, else the ref. */
 static Loc unconsumed(const Eng *E, const Region *g, int64_t off, Loc dflt) {
+  const DmaRec *first = NULL; /* the earliest DMA on it still unretired (only those keep a record) */
   for (int i = 0; i < E->ndmas; i++) {
     const DmaRec *d = &E->dmas[i];
-    if (d->sem == g && d->sem_off == off && !d->retired) return (Loc){E->p->file, d->line, d->col};
+    if (d->live && d->sem == g && d->sem_off == off && (!first || d->id < first->id)) first = d;
   }
+  if (first) return (Loc){E->p->file, first->line, first->col};
   for (int i = 0; i < E->nsemslots; i++)
     if (E->semslots[i].g == g && E->semslots[i].off == off && E->semslots[i].signal.line) return E->semslots[i].signal;
-  for (int i = E->ndmas - 1; i >= 0; i--) /* a wait consumed less than the DMA signalled */
-    if (E->dmas[i].sem == g && E->dmas[i].sem_off == off) return (Loc){E->p->file, E->dmas[i].line, E->dmas[i].col};
-  return dflt;
+  const DmaQueue *last = NULL; /* a wait consumed less than the DMA signalled: the last DMA on it */
+  for (int i = 0; i < E->capdq; i++) {
+    const DmaQueue *q = &E->dq[i];
+    if (q->g == g && q->off == off && (!last || q->last_id > last->last_id)) last = q;
+  }
+  return last ? (Loc){E->p->file, last->last_line, last->last_col} : dflt;
 }
 
 static void engine_semaphores(Eng *E) {
@@ -1205,7 +1280,8 @@ static bool issue(Eng *E, Sc *s) {
 static void engine_schedule(Eng *E) {
   int n = E->c->n;
   for (;;) {
-    Sc *s = next_runnable(E);
+    uint64_t second;
+    Sc *s = next_runnable(E, &second);
     uint64_t te = dma_next_event(E->dm);
     if (!s && te == DMA_NEVER) {
       for (int i = 0; i < E->nsub; i++)
@@ -1217,12 +1293,8 @@ static void engine_schedule(Eng *E) {
       continue;
     }
     /* s may run on alone while it stays strictly earliest */
-    uint64_t limit = te;
+    uint64_t limit = te < second ? te : second;
     E->woke = false;
-    for (int i = 0; i < E->nsub; i++) {
-      const Sc *o = &E->sc[i];
-      if (o != s && !o->done && !o->blocked && o->t < limit) limit = o->t;
-    }
     do {
       if (s->pc >= n) {
         s->done = true;
@@ -1386,6 +1458,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   Eng E;
   memset(&E, 0, sizeof E);
   E.p = p, E.c = c, E.r = out;
+  E.free_dma = -1;
   E.nsub = (int)(p->mesh_cores * p->mesh_subcores);
   E.max_ops = lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS;
   E.op_start = op_starts(c);
@@ -1416,6 +1489,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   }
   free(E.sc);
   free(E.dmas);
+  free(E.dq);
   free(E.semslots);
   free(E.cache);
   free(E.cache_state);

@@ -40,12 +40,16 @@ typedef struct {
   Value tmp;           /* scratch: results are built here, then swapped in */
 } Sc;
 
-/* What a DMA does when its last byte lands. */
+/* What a DMA does when its last byte lands.  Records are recycled: a
+ * record is freed when its wait retires it, so memory follows the DMAs in
+ * flight, not the DMAs ever issued. */
 typedef struct {
   int sub;             /* issuing subcore */
   Region *sem;         /* NULL for sync_copy */
   int64_t sem_off, bytes;
-  bool done, retired;
+  bool live, done;
+  int id;              /* issue order: the DMA's number in traces and diagnostics */
+  int next;            /* the next DMA of its semaphore queue, or of the free list; -1 ends */
   int race;            /* its thread in the race detector */
   const char *src_space, *dst_space, *src_ref, *dst_ref;
   int line, col;
@@ -62,7 +66,11 @@ typedef struct {
   uint8_t *op_start;  /* per instruction: 1 when it starts a program operation (--max-ops counts those) */
   DmaModel *dm;
   DmaRec *dmas;
-  int ndmas, capdmas;
+  int ndmas, capdmas; /* records ever allocated (live or free) */
+  int free_dma;       /* head of the free records, -1 when none */
+  int issued;         /* DMAs issued so far: the next DMA's id */
+  struct DmaQueue *dq; /* open-addressed by (semaphore, offset, issuer); key g == NULL: empty */
+  int ndq, capdq;
   struct TraceSink *trace;
   RaceDetector *rd;
   struct {
@@ -112,6 +120,18 @@ typedef struct {
   int64_t off;
   int n;
 } Part;
+
+/* The DMAs one subcore issued onto one semaphore element and has not yet
+ * retired, in issue order.  One engine per subcore serves its transfers in
+ * FIFO order, so the landed ones are a prefix of the queue: the copy a wait
+ * retires (the oldest landed one) is the head, found without a scan. */
+typedef struct DmaQueue {
+  const Region *g;
+  int64_t off;
+  int sub;
+  int head, tail;      /* record indices, -1 when empty */
+  int last_id, last_line, last_col; /* the last DMA ever queued here */
+} DmaQueue;
 
 /* ---- engine_view.c ---- */
 bool eng_efault(Eng *E, Sc *s, const Instr *in, FaultKind k, const char *msg);
