@@ -63,6 +63,7 @@ static void usage(FILE *f) {
         "       sc-sim lower program.yaml            print the lowered instructions\n"
         "       sc-sim diff  program.yaml            reference against the lowering\n"
         "       sc-sim fuzz  --seed S --count N [--out DIR]\n"
+        "       sc-sim emit-pallas program.yaml [-o FILE]   the program as a Pallas kernel\n"
         "       sc-sim --list-chips | --list-ops | --list-instructions | --list-mutants | --version | --help\n"
         "options:\n",
         f);
