@@ -13,6 +13,7 @@
 #include "../lowering/check.h"
 #include "../lowering/lower.h"
 #include "../sim/front/load.h"
+#include "checked_programs.h"
 
 static char *print_code(const Code *c) {
   char *buf = NULL;
@@ -48,32 +49,25 @@ static bool one(const Program *p, Mutant m, bool *changed, const char *path) {
   return ok;
 }
 
-static void test_mutant_rewrites(void) {
-  const char *dir = "tests/golden/exec";
-  bool changed_any[MUT_COUNT] = {false};
-  int failed = 0, n = 0;
-  DIR *dd = opendir(dir);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(dd);
-  struct dirent *e;
-  while ((e = readdir(dd))) {
-    size_t len = strlen(e->d_name);
-    if (len < 5 || strcmp(e->d_name + len - 5, ".yaml")) continue;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    Program p;
-    Diag d;
-    memset(&p, 0, sizeof p);
-    if (load_program(path, &p, &d) && check_program(&p, &d)) {
-      n++;
-      for (int m = 1; m < MUT_COUNT; m++) {
-        bool changed;
-        failed += !one(&p, (Mutant)m, &changed, path);
-        changed_any[m] |= changed;
-      }
-    }
-    program_free(&p);
+typedef struct {
+  bool changed_any[MUT_COUNT];
+  int failed;
+} Rewrites;
+
+static void rewrite_all(Program *p, const char *path, void *ctx) {
+  Rewrites *r = ctx;
+  for (int m = 1; m < MUT_COUNT; m++) {
+    bool changed;
+    r->failed += !one(p, (Mutant)m, &changed, path);
+    r->changed_any[m] |= changed;
   }
-  closedir(dd);
+}
+
+static void test_mutant_rewrites(void) {
+  Rewrites r = {{false}, 0};
+  int n = each_checked_program("tests/golden/exec", rewrite_all, &r);
+  bool *changed_any = r.changed_any;
+  int failed = r.failed;
   CU_ASSERT(n > 20);
   CU_ASSERT_EQUAL(failed, 0);
   for (int m = 1; m < MUT_COUNT; m++) {

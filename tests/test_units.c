@@ -17,6 +17,7 @@
 #include "../lowering/mosaic.h"
 #include "../sim/front/parse.h"
 #include "../sim/front/load.h"
+#include "checked_programs.h"
 
 /* ---- tables ------------------------------------------------------------- */
 static void test_isa_table(void) {
@@ -367,42 +368,28 @@ static bool same_code(const Code *a, const Code *b) {
   return true;
 }
 
-static int roundtrip_dir(const char *dir, int *failed) {
-  DIR *dd = opendir(dir);
-  int n = 0;
-  if (!dd) return 0;
-  struct dirent *e;
-  while ((e = readdir(dd))) {
-    size_t len = strlen(e->d_name);
-    if (len < 5 || strcmp(e->d_name + len - 5, ".yaml")) continue;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    Program p;
-    Diag dg;
-    memset(&p, 0, sizeof p);
-    if (load_program(path, &p, &dg) && check_program(&p, &dg)) {
-      Code a, b;
-      lower_program(&p, MUT_NONE, &a, &dg);
-      char *buf = NULL;
-      size_t size = 0;
-      FILE *f = open_memstream(&buf, &size);
-      asm_print(&a, f);
-      fclose(f);
-      bool ok = asm_parse(&p, buf, (Loc){path, 1, 1}, &b, &dg);
-      if (!ok || !same_code(&a, &b)) {
-        fprintf(stderr, "\n  round trip differs for %s%s%s", path, ok ? "" : ": ", ok ? "" : dg.message);
-        ++*failed;
-      }
-      if (ok) lower_free(&b);
-      lower_free(&a);
-      free(buf);
-      n++;
-    }
-    program_free(&p);
+/* The lowered code of p survives print, parse (ctx: the failure count). */
+static void roundtrip_one(Program *p, const char *path, void *ctx) {
+  int *failed = ctx;
+  Code a, b;
+  Diag dg;
+  lower_program(p, MUT_NONE, &a, &dg);
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&buf, &size);
+  asm_print(&a, f);
+  fclose(f);
+  bool ok = asm_parse(p, buf, (Loc){path, 1, 1}, &b, &dg);
+  if (!ok || !same_code(&a, &b)) {
+    fprintf(stderr, "\n  round trip differs for %s%s%s", path, ok ? "" : ": ", ok ? "" : dg.message);
+    ++*failed;
   }
-  closedir(dd);
-  return n;
+  if (ok) lower_free(&b);
+  lower_free(&a);
+  free(buf);
 }
+
+static int roundtrip_dir(const char *dir, int *failed) { return each_checked_program(dir, roundtrip_one, failed); }
 
 /* The name index against a plain scan: 5000 names, each bound twice (the
  * second binding wins), through several growths, in malloc and arena mode. */
