@@ -392,6 +392,8 @@ static bool eval_element(Checker *c, Expr *e, AVal *out) {
   out->is_static = false;
   if (dynamic && fire(c, D_U1, e->loc, c->p->kernel == KERNEL_SCALAR ? "sc_scalar_subcore" : "sc_vector_subcore", "dynamic_slice"))
     return false;
+  /* the squeeze to a scalar (jax 0.10.2 pallas/mosaic/lowering.py:3002) */
+  if (!out->rank && dtype_size(out->dtype) != 4 && fire(c, D_SQ1, e->loc, dtype_name(out->dtype))) return false;
   return true;
 }
 
@@ -673,7 +675,7 @@ static bool swap_abstract_eval(Checker *c, Op *op, const View *v, const AVal *x)
   if (x->kind == AV_REF) return !fire(c, D_B1, op->loc);
   if (!same_shape(v->rank, v->shape, x->rank, x->shape)) {
     char tr[900];
-    fmt_transforms(tr, sizeof tr, v, 0, v->ntr);
+    fmt_transforms(tr, sizeof tr, v, 0, v->ntr, true); /* swap's abstract eval */
     if (fire(c, D_B2, op->loc, shape_str(c, v->ref->rank, v->ref->shape), shape_str(c, v->rank, v->shape),
              shape_str(c, x->rank, x->shape), str(c, tr)))
       return false;
@@ -1075,14 +1077,14 @@ static bool check_fetch_and_add(Checker *c, Op *op) {
   const NDIndexer *ix = v->ntr == 1 && v->tr[0]->kind == TR_INDEX ? v->tr[0]->idx : NULL;
   if (v->ntr && !ix) {
     char tr[900];
-    fmt_transforms(tr, sizeof tr, v, 0, v->ntr);
+    fmt_transforms(tr, sizeof tr, v, 0, v->ntr, false);
     if (fire(c, D_FA3, op->loc, str(c, tr))) return false;
   }
   if (ix)
     for (int i = 0; i < ix->n; i++)
       if (ix->e[i].kind == IX_SLICE) {
         char b[900];
-        fmt_indexer(b, sizeof b, ix);
+        fmt_indexer(b, sizeof b, ix, false);
         char *open = strchr(b, '('), *end = strstr(b, "), shape=");
         if (open && end) end[1] = '\0';
         if (fire(c, D_FA2, op->loc, str(c, open ? open + 9 : b))) return false;
@@ -1115,6 +1117,22 @@ static bool check_fetch_and_add(Checker *c, Op *op) {
 static bool check_body(Checker *c, const Body *b);
 static bool check_carried(Checker *c, Op *op, const AVal *var, bool scan);
 
+/* pl.loop with static bounds and step calls fori_loop(0, cdiv(hi - lo, step))
+ * (pallas/helpers.py), a scan of length max(that, 0); cdiv is
+ * (a + b - 1) // b with floor division, whatever the sign of the step. */
+static bool static_zero_trips(Checker *c, Op *op) {
+  int64_t v[3] = {0, 0, 1};
+  for (int i = 0; i < op->nlist[FLD_RANGE] && i < 3; i++) {
+    AVal a;
+    eval_value(c, op->list[FLD_RANGE][i], &a);
+    if (!a.is_static) return false;
+    v[i] = a.sval.i;
+  }
+  int64_t a = v[1] - v[0] + v[2] - 1, b = v[2];
+  int64_t q = a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+  return q <= 0;
+}
+
 static bool check_loop(Checker *c, Op *op) {
   for (int i = 0; i < op->nlist[FLD_RANGE]; i++) {
     if (!int_scalar(c, op->list[FLD_RANGE][i], "a loop bound")) return false;
@@ -1138,7 +1156,14 @@ static bool check_loop(Checker *c, Op *op) {
     eval_value(c, op->list[FLD_RANGE][i], &b);
     scan &= b.is_static;
   }
-  return check_carried(c, op, &var, scan);
+  if (c->ix.phase != 'L' || !static_zero_trips(c, op)) return check_carried(c, op, &var, scan);
+  /* Mosaic's for-loop lowering emits no scf.for for a scan of length 0
+   * (has_main = main_steps > 0, jax 0.10.2 pallas/mosaic/lowering.py), so
+   * no lowering rule sees the body: trace it again with no rule armed. */
+  c->ix.phase = '-';
+  bool ok = check_carried(c, op, &var, scan);
+  c->ix.phase = 'L';
+  return ok;
 }
 
 /* ---- carries (lax.fori_loop / scan / while_loop) ------------------------ */
@@ -1293,7 +1318,19 @@ static bool check_when(Checker *c, Op *op) {
   return check_body(c, &op->body) && check_body(c, &op->els);
 }
 
+/* expect is sc-sim's own operation, never lowered by JAX: no phase-L rule
+ * applies to its expressions (the rules of phase T still type them). */
+static bool check_expect_traced(Checker *c, Op *op);
+
 static bool check_expect(Checker *c, Op *op) {
+  if (c->ix.phase != 'L') return check_expect_traced(c, op);
+  c->ix.phase = '-';
+  bool ok = check_expect_traced(c, op);
+  c->ix.phase = 'L';
+  return ok;
+}
+
+static bool check_expect_traced(Checker *c, Op *op) {
   AVal a, e;
   if (op->has & F(REF)) {
     View *v;

@@ -44,7 +44,6 @@ typedef enum {
   X(A9, "A9", DC_RULE, 'T', "ValueError", "Cannot broadcast shapes for indexing: {indexer_shapes}") \
   X(A10, "A10", DC_RULE, 'T', "ValueError", "Out of bound slice: start=%s, dim=%s.")           \
   X(A11, "A11", DC_RULE, 'T', "ValueError", "Out of bound slice: start=%s, size=%s, stride=%s, dim=%s.") \
-  X(A12, "A12", DC_RULE, 'T', "ValueError", "Out of bound indexer: idx=%s, dim=%s.")           \
   X(T1, "T1", DC_RULE, 'T', "NotImplementedError", "Bitcast 1D ref with bitwidth change is not supported.") \
   X(T2, "T2", DC_RULE, 'T', "ValueError", "Expected input and output shapes are the same after multiplying the second-minor dimension by the bitwidths.") \
   X(T3, "T3", DC_RULE, 'T', "ValueError", "cannot reshape shape %s into shape %s")            \
@@ -99,6 +98,7 @@ typedef enum {
   X(S8, "S8", DC_RULE, 'L', "NotImplementedError", "Swap only supports %s arrays of shapes [%s], got %s") \
   X(F0, "F0", DC_RULE, 'L', "ValueError", "Unsupported dtype: %s")                             \
   X(I1, "I1", DC_RULE, 'L', "ValueError", "Unsupported iota shape for SC vector subcore. Got %s, supported shape is (%s,).") \
+  X(SQ1, "SQ1", DC_RULE, 'L', "ValueError", "Only arrays with 32-bit element types can be converted to scalars, but got: %s. Try casting the input before squeezing the scalar.") \
   X(U1, "U1", DC_RULE, 'L', "NotImplementedError", "Unimplemented primitive in Pallas TPU lowering for %s: %s. Please file an issue at https://github.com/jax-ml/jax/issues/new/choose.") \
   X(X1, "X1", DC_RULE, 'L', "NotImplementedError", "Only 1D indices are supported by scatter/gather via `pltpu.async_copy` on SparseCore, got rank %s") \
   X(X2, "X2", DC_RULE, 'L', "NotImplementedError", "The indexer shape in scatter/gather via `pltpu.async_copy` does not match the expected shape. Want: %s, got: %s.") \
@@ -128,6 +128,8 @@ typedef enum {
   X(M_VL1, "M-VL1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.%s' op Expected base memref to be in VMEM.") \
   X(M_VL2, "M-VL2", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "Not implemented: masked %s with non-32-bit element type") \
   X(M_VL3, "M-VL3", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.vector_store' op Expected mask shape to match result shape: (%s). Got: (%s).") \
+  X(M_VL5, "M-VL5", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.vector_load' op Expected base and result element type to match.") \
+  X(M_ST1, "M-ST1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'memref.store' op failed to verify that type of 'value' matches element type of 'memref'") \
   X(M_FA1, "M-FA1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.fetch_and_add_sync' op SC scalar subcore target not supported yet") \
   X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types (e.g. shapes and dtypes of arrays), but they differ:\n\n%s\nRevise the function so that all output types (e.g. shapes and dtypes) match the corresponding input types.") \
   X(CF2, "CF2", DC_RULE, 'T', "TypeError", "cond_fun must return a boolean scalar, but got output type(s) [%s].") \

@@ -131,8 +131,10 @@ int index_result_shape(const NDIndexer *ix, int64_t *shape);
 /* Python reprs used in messages. */
 void fmt_shape(char *buf, size_t n, int rank, const int64_t *shape);
 void fmt_dims(char *buf, size_t n, int rank, const int64_t *shape); /* 2, 16 */
-void fmt_indexer(char *buf, size_t n, const NDIndexer *ix);
-void fmt_transforms(char *buf, size_t n, const View *v, int from, int to);
+/* avals: as an abstract eval prints them (validate=False, traced leaves as
+ * ShapedArrays); otherwise as built before binding (tracers, validate=True). */
+void fmt_indexer(char *buf, size_t n, const NDIndexer *ix, bool avals);
+void fmt_transforms(char *buf, size_t n, const View *v, int from, int to, bool avals);
 void fmt_aval(char *buf, size_t n, const AVal *a);
 void fmt_aval_str(char *buf, size_t n, const AVal *a);
 void fmt_ref_aval(char *buf, size_t n, const View *v);

@@ -60,8 +60,29 @@ static bool vector_access(const Code *c, const Instr *in, Diag *d) {
   bool load = in->op == I_VLOAD || in->op == I_VLOAD_IDX;
   if (base.space != SP_VMEM) return fire(d, D_M_VL1, in, isa_mnemonic(in->op) + strlen("tpu."));
   if (in->mask >= 0 && dtype_size(base.dtype) != 4) return fire(d, D_M_VL2, in, load ? "load" : "store");
+  /* M-VL5: a bool memref is i32 in Mosaic, a bool vector i1; jax 0.10.2
+   * lowers a set as a swap, so a store meets the same vector_load */
+  if ((in->op == I_VLOAD || in->op == I_VSTORE) && base.dtype == DT_BOOL) return fire(d, D_M_VL5, in);
   if (in->op == I_VSTORE && in->mask >= 0 && c->p->layout_passes) return store_mask_shape(c, in, d);
   return true;
+}
+
+/* M-ST1: a scalar bool in SMEM is an i32 memref element, so only a value
+ * loaded from such a memref (an i32, possibly through copies) stores
+ * into one; a computed bool (i1) does not.  The last write of the value's
+ * register before the store, in code order, names where it came from. */
+static bool bool_store(const Code *c, int at, Diag *d) {
+  const Instr *in = &c->code[at];
+  if (mem_type(c, in->view).dtype != DT_BOOL) return true;
+  int reg = in->a;
+  for (int i = at - 1; i >= 0 && reg >= 0; i--) {
+    const Instr *w = &c->code[i];
+    if (w->d != reg || isa_form(w->op)[0] != 'D') continue;
+    if (w->op == I_MOV) { reg = w->a; continue; }
+    if (w->op == I_LOAD && mem_type(c, w->view).dtype == DT_BOOL) return true;
+    break;
+  }
+  return fire(d, D_M_ST1, in);
 }
 
 /* ---- DMAs ----------------------------------------------------------------- */
@@ -170,6 +191,6 @@ static bool verify_instr(const Code *c, const Instr *in, Diag *d) {
 
 bool mosaic_verify(const Code *c, Diag *d) {
   for (int i = 0; i < c->n; i++)
-    if (!verify_instr(c, &c->code[i], d)) return false;
+    if (!verify_instr(c, &c->code[i], d) || (c->code[i].op == I_STORE && !bool_store(c, i, d))) return false;
   return true;
 }

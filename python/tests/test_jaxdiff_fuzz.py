@@ -23,12 +23,6 @@ FINDINGS = (
 )
 
 
-# sc-sim's rules that jax 0.10.2 does not apply inside a kernel (JAX accepts):
-# A12, whose integer indices become tracers before the bound check
-# (docs/jax-versions.md, indexing.py:254)
-RULE_FINDINGS = {"A12"}
-
-
 def test_fuzz_programs_agree_but_for_the_findings() -> None:
     warnings.simplefilter("ignore")
     seen = {"agree": 0, "disagree": 0, "cannot": 0}
@@ -37,7 +31,7 @@ def test_fuzz_programs_agree_but_for_the_findings() -> None:
         for k in range(COUNT):
             outcome, rule, ours, theirs = jaxdiff.fuzz_case(7, COUNT, k, folder)
             seen[outcome] += 1
-            known = any(f in theirs for f in FINDINGS) or (rule in RULE_FINDINGS and not theirs)
+            known = any(f in theirs for f in FINDINGS)
             if outcome == "disagree" and not known:
                 unexplained.append((k, rule, ours, theirs))
     assert not unexplained, unexplained

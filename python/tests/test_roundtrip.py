@@ -25,16 +25,21 @@ REPR = "a tracer's / transform's repr differs (validate=, weak_type=)"
 UNANNOTATED = "a ref without a memory space is emitted as HBM"
 KNOWN = {
     "A5_dynamic_ds_stride": LITERAL, "prec_16_A5_before_A2": LITERAL,
-    "prec_20_A_left_to_right_A12_then_A10": LITERAL, "prec_25_A12_before_B2": LITERAL,
-    "prec_53_when_true_else_not_checked": LITERAL, "prec_61_A12_in_dst_view_before_H3": LITERAL,
     "T4_bitcast_dynamic_size": LITERAL, "T4_reshape_dynamic_size": LITERAL,
     "C0_no_sparsecore": CHIP, "C0_no_sparsecore_mapping": CHIP, "C3_too_many_subcores": CHIP,
     "prec_50_C0_before_everything": CHIP,
-    "B2_int_index_transform_repr": REPR, "B2_slice_transform_repr": REPR, "FA7_array_index": REPR,
+    "FA7_array_index": REPR,
     "D4_add_unannotated_source": UNANNOTATED, "GL1_gather_unannotated": UNANNOTATED,
     "SL2_scatter_unannotated": UNANNOTATED,
     "B3_float32_array_into_bfloat16": "the front end converts the value (accepted)",
 }
+
+
+def same_fault(got, want) -> bool:
+    """A fault of the emitted kernel names its own line: the same kind and
+    text otherwise ("fault: KIND: ..." against "KIND: ... (at <emitted>...)")."""
+    return (got[0] == want[0] == 4 and want[1].startswith("fault: ")
+            and got[1].split(" (at <emitted>")[0] == want[1][len("fault: "):])
 
 
 @pytest.mark.parametrize("path", GOLDENS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -48,7 +53,7 @@ def test_roundtrip(path: pathlib.Path) -> None:
     if path.stem in KNOWN:
         assert got != want, f"{path.stem} now round-trips: drop it from KNOWN"
     else:
-        assert got == want
+        assert got == want or same_fault(got, want)
 
 
 def test_emit_refuses_initialised_scratch(tmp_path: pathlib.Path) -> None:

@@ -189,9 +189,12 @@ static void e_swap(Em *m, const Op *op) {
   fputc(')', m->f), end(m);
 }
 
-/* plsc.NAME(view, value?, mask=?) */
+/* plsc.NAME(view, value?, mask=?).  A ref operand of the format is a view
+ * (SPEC §8.1 decision 3): a bare kernel ref is a tracer that jax 0.10.2's
+ * isinstance(ref, Ref) test rejects (E1), so a whole ref is `ref.at[...]`. */
 static void e_masked(Em *m, const Op *op) {
   begin(m, op), fprintf(m->f, "plsc.%s(", op_key(op->kind)), view(m, op->e[FLD_REF]);
+  if (op->e[FLD_REF] && op->e[FLD_REF]->kind == EX_NAME) fputs(".at[...]", m->f);
   if (op->has & F(VALUE)) fputs(", ", m->f), ex(m, op->e[FLD_VALUE]);
   kwarg(m, op, FLD_MASK, "mask"), fputc(')', m->f), end(m);
 }

@@ -370,7 +370,7 @@ static void val_rhs_lit(G *g, Buf *o, Dtype d, int kind) {
 static void val_strong_scalar(G *g, Buf *o, Dtype d) {
   int c[MAX_NAMES], n = 0;
   for (int i = 0; i < g->nnames; i++)
-    if (g->names[i].t.d == d && g->names[i].t.rank >= 1) c[n++] = i;
+    if (g->names[i].t.d == d && g->names[i].t.rank >= 1 && dtype_size(d) == 4) c[n++] = i; /* SQ1 */
   if (n && rp(R(g), 60)) {
     const Nm *nm = &g->names[c[rr(R(g), 0, n - 1)]];
     bput(o, "%s[", nm->name);
@@ -590,6 +590,7 @@ static void vec_step(G *g, const char *ref, int rank, const int64_t *sh, int ext
 
 static void unit_vec(G *g, Unit *u) {
   Dtype d = pick_dtype(g, false);
+  if (d == DT_BOOL) d = DT_INT32; /* a bool VMEM ref cannot be vector-accessed (M-VL5) */
   Ty a = access_ty(g, d);
   int64_t sh[4];
   int extra, rank = ref_for(g, &a, sh, &extra);
@@ -609,7 +610,7 @@ static void mask_val(G *g, Buf *o, const Ty *m, const char *mref) {
     char n[NAME_LEN];
     fresh(g, n, "m");
     bput(g->out, "- get: {ref: \"%s[...]\", out: %s}\n", mref, n);
-    bput(o, "%s", n);
+    bput(o, "%s != 0", n);
     return;
   }
   if (m->rank == 1 && !g->scalar && m->sh[0] == g->L && rp(R(g), 60)) {
@@ -663,8 +664,10 @@ static void unit_masked(G *g, Unit *u) {
   refname(g, r, 'a');
   refname(g, mref, 'm');
   decl_init(g, r, "vmem", d, rank, sh);
-  bool use_mref = rp(R(g), 50) && g->layout; /* a bool (L,) get is F1 in strict mode */
-  if (use_mref) decl(g, mref, "vmem", DT_BOOL, a.rank, a.sh, "{random: 7, low: 0, high: 1}");
+  /* masks kept in memory are int32 0 / 1: Mosaic holds a bool VMEM ref as
+   * i32 and cannot vector-load it as i1 (M-VL5) */
+  bool use_mref = rp(R(g), 50) && g->layout;
+  if (use_mref) decl(g, mref, "vmem", DT_INT32, a.rank, a.sh, "{random: 7, low: 0, high: 1}");
   steps_for(g, u, 1, 4);
   for (int s = 0; s < u->nsteps; s++) {
     step_begin(g, u, s);
@@ -966,6 +969,7 @@ static void unit_dma(G *g, Unit *u) {
   DmaUnit m;
   memset(&m, 0, sizeof m);
   m.d = pick_dtype(g, false);
+  if (m.d == DT_BOOL) m.d = DT_UINT8; /* the copies are read back with vector loads (M-VL5) */
   int64_t bs[2] = {rr(R(g), 1, g->L), rr(R(g), 1, g->L)};
   Ty b = ty_make(m.d, g->level ? 1 : (int)rr(R(g), 1, 2), bs);
   bool smem = g->scalar || rp(R(g), 25);
@@ -1109,6 +1113,7 @@ static void unit_idma(G *g, Unit *u) {
   Idma m;
   memset(&m, 0, sizeof m);
   m.d = pick_dtype(g, false);
+  if (m.d == DT_BOOL) m.d = DT_UINT8; /* the copies are read back with vector loads (M-VL5) */
   m.Z = rr(R(g), 2, 8);
   m.w = rr(R(g), 1, g->level ? 2 : g->L);
   m.Wt = m.w + (g->level ? 0 : rr(R(g), 0, 2));
@@ -1253,6 +1258,7 @@ static void smem_step(G *g, const char *ref, Dtype d, int rank, const int64_t *s
 
 static void unit_smem(G *g, Unit *u) {
   Dtype d = pick_dtype(g, false);
+  if (d == DT_BOOL) d = DT_INT32; /* a computed bool cannot be stored in SMEM (M-ST1) */
   int rank = (int)rr(R(g), 1, 2);
   int64_t sh[2] = {rr(R(g), 1, 6), rr(R(g), 1, 6)};
   char r[NAME_LEN];

@@ -66,10 +66,6 @@ static void inj_B3(G *g) {
   inj_qv(g, g->L, "float32");
   bput(g->out, "- set: {ref: \"Qv[...]\", value: \"iota(%d)\"}\n", g->L);
 }
-static void inj_A12(G *g) {
-  inj_qs(g, "int32");
-  bput(g->out, "- get: {ref: \"Qs[4]\", out: Qx}\n");
-}
 static void inj_A11(G *g) {
   inj_qs(g, "int32");
   bput(g->out, "- get: {ref: \"Qs[pl.ds(1, 4)]\", out: Qx}\n");
@@ -218,7 +214,6 @@ static void inj_mesh(G *g) { (void)g; } /* C2 / C3: the plan's mesh is too big *
   X("U1", inj_U1, K_SCALAR, M_ANY)          \
   X("B2", inj_B2, K_BOTH, M_ANY)            \
   X("B3", inj_B3, K_BOTH, M_ANY)            \
-  X("A12", inj_A12, K_BOTH, M_ANY)          \
   X("A11", inj_A11, K_BOTH, M_ANY)          \
   X("A10", inj_A10, K_BOTH, M_ANY)          \
   X("D3", inj_D3, K_VEC, M_ANY)             \
