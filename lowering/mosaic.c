@@ -59,6 +59,10 @@ static bool vector_access(const Code *c, const Instr *in, Diag *d) {
   MemType base = mem_type(c, in->view);
   bool load = in->op == I_VLOAD || in->op == I_VLOAD_IDX;
   if (base.space != SP_VMEM) return fire(d, D_M_VL1, in, isa_mnemonic(in->op) + strlen("tpu."));
+  /* M-VL5 also: the plsc masked accesses and addupdate keep the ref's own
+   * memref under a bitcast, so its element type is not the vector's */
+  bool plsc_access = (in->op == I_VLOAD || in->op == I_VSTORE) && (in->mask >= 0 || in->add);
+  if (plsc_access && base.dtype != c->views[in->view].ref->dtype) return fire(d, D_M_VL5, in);
   if (in->mask >= 0 && dtype_size(base.dtype) != 4) return fire(d, D_M_VL2, in, load ? "load" : "store");
   /* M-VL5: a bool memref is i32 in Mosaic, a bool vector i1; jax 0.10.2
    * lowers a set as a swap, so a store meets the same vector_load */
