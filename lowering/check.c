@@ -1450,6 +1450,7 @@ bool check_program(Program *p, Diag *d) {
   c.ix.arena = &p->arena; /* views and plans stay with the program for the lowering */
   c.ix.d = d;
   c.ix.eval = eval;
+  c.ix.core_type = p->kernel == KERNEL_SCALAR ? "sc_scalar_subcore" : "sc_vector_subcore";
   c.p = p;
   c.ix.phase = 'T';
   bool ok = check_mesh(&c);

@@ -395,7 +395,14 @@ static bool classify(IndexCtx *c, NDIndexer *ix, Loc at) {
       }
     return true;
   }
-  return broadcast(c, ix, at);
+  if (!broadcast(c, ix, at)) return false;
+  /* from_indices_shape broadcasts each integer index to the arrays' shape
+   * with state's broadcast_to primitive, which the SparseCore lowering
+   * lacks (jax 0.10.2 state/indexing.py:253, state/primitives.py:1086) */
+  for (int i = 0; i < ix->n; i++)
+    if (ix->e[i].kind == IX_INT && ix->int_rank > 0)
+      return !index_fire(c, D_U1, at, c->core_type ? c->core_type : "sc_vector_subcore", "broadcast_to");
+  return true;
 }
 
 /* NDIndexer.__post_init__ validation; a 0 start or size is skipped (§3.1.6). */

@@ -108,6 +108,7 @@ struct IndexCtx {
   Arena *arena;
   Diag *d;
   char phase;        /* the phase being checked: rules of other phases are skipped */
+  const char *core_type; /* the kernel's core type as the lowering names it (sc_vector_subcore) */
   bool failed;
   void *user;
   bool (*eval)(IndexCtx *c, Expr *e, AVal *out);

@@ -1098,10 +1098,10 @@ static void idma_scatter(G *g, const Idma *m) {
   idma_offsets(g, m, &off, o, &filtered, &vec, dn);
   if (dn[0]) snprintf(src, sizeof src, "%s.at[pl.ds(%s)]", m->sv, dn);
   else snprintf(src, sizeof src, "%s", m->sv);
-  /* x.at[row, v]: the integer beside an index vector, broadcast to its
-   * shape (SPEC §8.7; a ref beside an integer is A8) */
-  bool beside = vec && !filtered && rp(R(g), 50);
-  bput(&dst, beside ? "%s.at[%s, %s" : "%s.at[%s].at[%s", m->hs, own_row(g, m->hhbm, row, sizeof row), off.s);
+  /* x.at[row, v] (an integer beside an index vector, SPEC §8.7) is U1 on
+   * jax 0.10.2 (its broadcast_to has no SparseCore lowering): x.at[row].at[v] */
+  if (vec && !filtered) (void)rp(R(g), 50); /* the draw that chose it: later streams stay as they were */
+  bput(&dst, "%s.at[%s].at[%s", m->hs, own_row(g, m->hhbm, row, sizeof row), off.s);
   idma_minor(g, m, &dst, &s);
   bput(&dst, "]");
   idma_copy(g, m, src, dst.s, add);
