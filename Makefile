@@ -112,3 +112,4 @@ clean:
 -include mk/fuzz.mk
 -include mk/traces.mk
 -include mk/python.mk
+-include mk/slurm.mk
