@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../traces/json.h"
 #include "../../traces/outfile.h"
 #include "fuzz_priv.h"
 #include "sweep.h"
@@ -62,6 +63,23 @@ void fuzz_tally(Fuzz *f, const char *cls, const char *rule) {
 }
 
 static void tally(Fuzz *f, Verdict v, const Outcome *o) { fuzz_tally(f, tally_class(v), o->id); }
+
+/* One program's JSON line (merge.c reads it back). */
+void fuzz_json_line(FILE *jf, const Fuzz *f, int index, const char *verdict, const char *cls, const char *rule, bool written,
+                    const char *report) {
+  fprintf(jf, "{\"kind\": \"fuzz\", \"seed\": %llu, \"count\": %d, \"reject_rate\": %d, \"index\": %d, \"verdict\": ",
+          (unsigned long long)f->seed, f->count, f->reject_rate, index);
+  json_str(jf, verdict);
+  fputs(", \"class\": ", jf);
+  json_str(jf, cls);
+  fputs(", \"rule\": ", jf);
+  json_str(jf, rule);
+  fprintf(jf, ", \"reproducer_written\": %s, \"report\": ", written ? "true" : "false");
+  if (report && *report) json_str(jf, report);
+  else fputs("null", jf);
+  fputs("}\n", jf);
+  fflush(jf);
+}
 
 /* ---- reproducers ---------------------------------------------------------------- */
 static bool make_dirs(const char *path, int *err) {

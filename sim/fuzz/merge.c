@@ -22,22 +22,6 @@ void sweep_table_header(FILE *f, const char *const *names, int n);
 void sweep_table_row(FILE *f, int index, const char *const *vals, int n, const char *verdict, const char *cycles, const char *us,
                      const char *bound);
 
-void fuzz_json_line(FILE *jf, const Fuzz *f, int index, const char *verdict, const char *cls, const char *rule, bool written,
-                    const char *report) {
-  fprintf(jf, "{\"kind\": \"fuzz\", \"seed\": %llu, \"count\": %d, \"reject_rate\": %d, \"index\": %d, \"verdict\": ",
-          (unsigned long long)f->seed, f->count, f->reject_rate, index);
-  json_str(jf, verdict);
-  fputs(", \"class\": ", jf);
-  json_str(jf, cls);
-  fputs(", \"rule\": ", jf);
-  json_str(jf, rule);
-  fprintf(jf, ", \"reproducer_written\": %s, \"report\": ", written ? "true" : "false");
-  if (report && *report) json_str(jf, report);
-  else fputs("null", jf);
-  fputs("}\n", jf);
-  fflush(jf);
-}
-
 /* ---- reading the flat lines back ------------------------------------------------ */
 /* The text after `"key": ` (keys are unique in a line, and a key's quotes
  * cannot be an escaped quote inside a string); NULL when absent. */
@@ -281,6 +265,8 @@ int merge_main(int argc, char **argv) {
   if (!l.n) return fprintf(stderr, "sc-sim merge: no JSON lines in %d file(s)\n", files), 2;
   char kind[16] = "";
   get(l.v[0], "kind", kind, sizeof kind);
+  if (!strcmp(kind, "jaxdiff"))
+    return fprintf(stderr, "sc-sim merge: these are python -m sc_sim.jaxdiff shards: merge them with python -m sc_sim.jaxdiff --merge DIR...\n"), 2;
   for (int i = 0; i < l.n; i++) {
     char k2[16] = "";
     get(l.v[i], "kind", k2, sizeof k2);

@@ -374,7 +374,6 @@ int sweep_main(int argc, char **argv) {
   }
   const char *names[MAX_AXES];
   for (int i = 0; i < s.nax; i++) names[i] = s.ax[i].name;
-  sweep_table_header(tf, names, s.nax);
   int code = 0, nok = 0, first_exit = -1;
   for (int idx = 0; idx < total; idx++) {
     if (idx % s.shard_n != s.shard_k) continue;
@@ -398,6 +397,7 @@ int sweep_main(int argc, char **argv) {
       code = x;
       break;
     }
+    if (!nok && first_exit < 0) sweep_table_header(tf, names, s.nax); /* the first point */
     pipeline_text(s.path, pt.s, pt.n, &po, &out);
     bfree(&pt);
     point_line(jf, &s, idx, (int)total, pick, &out, now_s() - t0);
