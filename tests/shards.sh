@@ -53,6 +53,9 @@ TABLE
 out=$("$sim" fuzz --count 4 --shard 1/0 2>&1); rc=$?
 [ $rc = 2 ] && [[ "$out" == *"--shard takes K/N"* ]] && ok "fuzz --shard 1/0: exit 2" || ko "fuzz --shard 1/0" "exit $rc"
 
+out=$("$sim" fuzz --count 4 --shard 0/2 --mutate all 2>&1); rc=$?
+[ $rc = 2 ] && [[ "$out" == *"does not go with --mutate"* ]] && ok "fuzz --shard with --mutate: exit 2" || ko "fuzz --shard --mutate" "exit $rc"
+
 # 4: shards merged == unsharded
 grid=(--set dma_bytes_per_cycle=8,32,128 --set hbm_bytes_per_second=1e11,1e12 --set subcores=1,2)
 "$sim" sweep "$gather" "${grid[@]}" --out "$tmp/all.jsonl" > "$tmp/all.txt"

@@ -362,6 +362,8 @@ int fuzz_main(int argc, char **argv) {
     fuzz_usage(stderr);
     return 2;
   }
+  if (f.shard_n > 1 && (f.mutate || f.show >= 0))
+    return fprintf(stderr, "sc-sim fuzz: --shard splits a campaign; it does not go with --mutate or --show\n"), 2;
   if (f.show >= 0) return show_program(&f);
   bool seeded = false; /* a campaign is reproducible only from its seed: name it when the user did not */
   for (int i = 1; i < argc; i += 2) seeded |= !strcmp(argv[i], "--seed");
