@@ -51,6 +51,7 @@ test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim $(BUILD)/trace-check
 	@tests/outputs.sh $(BUILD)/sc-sim
 	@tests/mutants.sh $(BUILD)/sc-sim
 	@tests/fuzz_smoke.sh $(BUILD)/sc-sim
+	@tests/shards.sh $(BUILD)/sc-sim
 	@$(MAKE) --no-print-directory test-python
 
 # Benchmarks: simulator speed as a ratio to plain C loops doing the same work.
@@ -111,3 +112,4 @@ clean:
 -include mk/fuzz.mk
 -include mk/traces.mk
 -include mk/python.mk
+-include mk/slurm.mk

@@ -35,6 +35,7 @@ from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas import tpu_sc as plsc
 
 from . import api, chips
+from . import shard as _shard
 from .errors import InvalidProgramError, UnsupportedError
 from .program import render
 from .translate import find_kernel_eqns
@@ -309,21 +310,34 @@ def fuzz_case(seed: int, count: int, k: int, folder: str) -> tuple[str, str, str
     return ("agree" if same else "disagree"), rule, ours, theirs
 
 
-def fuzz_main(seed: int, count: int, out: str | None) -> int:
+def fuzz_main(seed: int, count: int, out: str | None, shard: tuple[int, int] = (0, 1),
+              jsonl: str | None = None) -> int:
     import tempfile
-    table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-    bad = []
+    records = []
     warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory() as folder:
         for k in range(count):
+            if not _shard.mine(k, shard):
+                continue
             outcome, rule, ours, theirs = fuzz_case(seed, count, k, folder)
-            table[rule][outcome] += 1
-            if outcome == "disagree":
-                bad.append((k, rule, ours, theirs))
-                if out:
-                    os.makedirs(out, exist_ok=True)
-                    import shutil
-                    shutil.copy(os.path.join(folder, f"fuzz{k}.yaml"), os.path.join(out, f"fuzz{k}.yaml"))
+            records.append({"kind": "jaxdiff", "mode": "fuzz", "seed": seed, "count": count, "index": k,
+                            "rule": rule, "outcome": outcome, "ours": ours, "theirs": theirs})
+            if outcome == "disagree" and out:
+                os.makedirs(out, exist_ok=True)
+                import shutil
+                shutil.copy(os.path.join(folder, f"fuzz{k}.yaml"), os.path.join(out, f"fuzz{k}.yaml"))
+    _write_jsonl(jsonl, records)
+    return fuzz_report(seed, count, records)
+
+
+def fuzz_report(seed: int, count: int, records: list[dict]) -> int:
+    """The --fuzz report of a run's (or merged shards') records."""
+    table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    bad = []
+    for r in records:
+        table[r["rule"]][r["outcome"]] += 1
+        if r["outcome"] == "disagree":
+            bad.append((r["index"], r["rule"], r["ours"], r["theirs"]))
     print(f"jaxdiff --fuzz: seed {seed}, {count} programs of the C generator")
     print(f"{'rule id':28} {'programs':>8} {'agree':>6} {'disagree':>8} {'cannot':>7}")
     for rule in sorted(table):
@@ -332,6 +346,34 @@ def fuzz_main(seed: int, count: int, out: str | None) -> int:
     for k, rule, ours, theirs in bad[:20]:
         print(f"program {k} ({rule}):\n  sc-sim: {ours or 'accepted'}\n  JAX:    {theirs or 'accepted'}")
     return 1 if bad else 0
+
+
+def _write_jsonl(path: str | None, records: list[dict]) -> None:
+    if path:
+        with open(path, "w", encoding="utf-8") as f:
+            for r in records:
+                f.write(json.dumps(r) + "\n")
+
+
+def merge_main(paths: list[str]) -> int:
+    """--merge: the report one unsharded run gives, from the shards' JSON lines."""
+    records = _shard.read_lines(paths)
+    if not records:
+        print("jaxdiff --merge: no JSON lines", file=sys.stderr)
+        return 2
+    first = records[0]
+    keys = ("mode", "seed", "count", "chip")
+    if any(tuple(r.get(k) for k in keys) != tuple(first.get(k) for k in keys) for r in records):
+        print("jaxdiff --merge: the shards are of different campaigns", file=sys.stderr)
+        return 2
+    try:
+        _shard.check_cover(records, first["count"], "kernel")
+    except ValueError as exc:
+        print(f"jaxdiff --merge: {exc}", file=sys.stderr)
+        return 3
+    if first["mode"] == "fuzz":
+        return fuzz_report(first["seed"], first["count"], records)
+    return kernels_report(first["seed"], first["count"], first["chip"], records)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -346,35 +388,60 @@ def main(argv: list[str] | None = None) -> int:
                     "(Mosaic verifier rules sc-sim does not model yet)")
     ap.add_argument("--fuzz", action="store_true",
                     help="the C fuzz generator's programs, emitted by sc-sim emit-pallas")
+    ap.add_argument("--shard", default=None, metavar="K/N",
+                    help="judge only the kernels i with i %% N == K (0 <= K < N); --merge combines the shards")
+    ap.add_argument("--jsonl", default=None, metavar="FILE", help="one JSON line per kernel judged")
+    ap.add_argument("--merge", nargs="+", default=None, metavar="PATH",
+                    help="print the report of the shards' JSON lines (files, or folders of *.jsonl)")
     args = ap.parse_args(argv)
+    if args.merge:
+        return merge_main(args.merge)
+    try:
+        shard = _shard.parse_shard(args.shard)
+    except ValueError as exc:
+        ap.error(str(exc))
     if args.fuzz:
-        return fuzz_main(args.seed, args.count, args.out)
+        return fuzz_main(args.seed, args.count, args.out, shard, args.jsonl)
     lanes = {"tpu_v5p": 8, "tpu_v6e": 8, "tpu7x": 16}[chips.resolve(args.chip).preset]
     rng = random.Random(args.seed)
+    records = []
+    warnings.simplefilter("ignore")
+    for k in range(args.count):
+        case = generate(rng, lanes, not args.no_gaps)  # every kernel is generated: the rng runs in campaign order
+        if not _shard.mine(k, shard):
+            continue
+        outcome, text = judge(case, args.chip)
+        key = outcome.jax.split(":")[0] if outcome.kind != "unsupported" else "unsupported"
+        records.append({"kind": "jaxdiff", "mode": "kernels", "seed": args.seed, "count": args.count,
+                        "chip": args.chip, "index": k, "key": key or "accepted", "outcome": outcome.kind,
+                        "desc": case.desc, "jax": outcome.jax, "sc": outcome.sc})
+        if outcome.kind == "disagree" and args.out:
+            os.makedirs(args.out, exist_ok=True)
+            with open(os.path.join(args.out, f"case{k}.yaml"), "w") as f:
+                f.write(f"# {case.desc}\n# JAX: {outcome.jax}\n"
+                        f"# sc-sim: {outcome.sc}\n{text}")
+    _write_jsonl(args.jsonl, records)
+    return kernels_report(args.seed, args.count, args.chip, records)
+
+
+def kernels_report(seed: int, count: int, chip: str, records: list[dict]) -> int:
+    """The report of a run's (or merged shards') records."""
     table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     by_op: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     messages: collections.Counter = collections.Counter()
     invalid: collections.Counter = collections.Counter()
     disagreements = []
-    warnings.simplefilter("ignore")
-    for k in range(args.count):
-        case = generate(rng, lanes, not args.no_gaps)
-        outcome, text = judge(case, args.chip)
-        key = outcome.jax.split(":")[0] if outcome.kind != "unsupported" else "unsupported"
-        table[key or "accepted"][outcome.kind] += 1
-        by_op[case.desc.split()[0]][outcome.kind] += 1
-        if outcome.kind in ("agree-reject", "disagree"):
-            messages[outcome.jax[:90]] += 1
-        if outcome.kind == "invalid":
-            invalid[(outcome.jax[:70], outcome.sc[:110])] += 1
-        if outcome.kind == "disagree":
-            disagreements.append((k, case.desc, outcome, text))
-            if args.out:
-                os.makedirs(args.out, exist_ok=True)
-                with open(os.path.join(args.out, f"case{k}.yaml"), "w") as f:
-                    f.write(f"# {case.desc}\n# JAX: {outcome.jax}\n"
-                            f"# sc-sim: {outcome.sc}\n{text}")
-    print(f"jaxdiff: seed {args.seed}, {args.count} kernels on {args.chip}")
+    for r in records:
+        kind = r["outcome"]
+        table[r["key"]][kind] += 1
+        by_op[r["desc"].split()[0]][kind] += 1
+        if kind in ("agree-reject", "disagree"):
+            messages[r["jax"][:90]] += 1
+        if kind == "invalid":
+            invalid[(r["jax"][:70], r["sc"][:110])] += 1
+        if kind == "disagree":
+            disagreements.append(r)
+    print(f"jaxdiff: seed {seed}, {count} kernels on {chip}")
     print(f"{'JAX verdict':28} {'agree':>6} {'disagree':>8} {'phase-T':>8} {'unsupp.':>8} {'invalid':>8}")
     for key in sorted(table):
         c = table[key]
@@ -392,8 +459,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\nprograms sc-sim refuses as input (JAX's verdict / sc-sim's message):")
         for (j, m), n in invalid.most_common():
             print(f"{n:6}  JAX {j}\n        sc-sim {m}")
-    for k, desc, o, _ in disagreements[:20]:
-        print(f"case {k}: {desc}\n  JAX:    {o.jax}\n  sc-sim: {o.sc}")
+    for r in disagreements[:20]:
+        print(f"case {r['index']}: {r['desc']}\n  JAX:    {r['jax']}\n  sc-sim: {r['sc']}")
     return 1 if disagreements else 0
 
 

@@ -10,6 +10,7 @@
 #include "emit.h"
 #include "../../memory/chips.h"
 #include "../fuzz/fuzz.h"
+#include "../fuzz/sweep.h"
 #include "../run/out.h"
 #include "../run/pipeline.h"
 #include "../../traces/json.h"
@@ -64,6 +65,8 @@ static void usage(FILE *f) {
         "       sc-sim diff  program.yaml            reference against the lowering\n"
         "       sc-sim fuzz  --seed S --count N [--out DIR]\n"
         "       sc-sim emit-pallas program.yaml [-o FILE]   the program as a Pallas kernel\n"
+        "       sc-sim sweep program.yaml --set PARAM=V1,V2,... [--shard K/N] [--out FILE]   a design sweep (docs/cluster.md)\n"
+        "       sc-sim merge [--out FILE] DIR...   combine the JSON lines of sweep or fuzz shards\n"
         "       sc-sim --list-chips | --list-ops | --list-instructions | --list-mutants | --version | --help\n"
         "options:\n",
         f);
@@ -367,6 +370,8 @@ static int run_command(const Options *o) {
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "fuzz")) return fuzz_main(argc - 1, argv + 1);
   if (argc > 1 && !strcmp(argv[1], "emit-pallas")) return emit_main(argc - 1, argv + 1);
+  if (argc > 1 && !strcmp(argv[1], "sweep")) return sweep_main(argc - 1, argv + 1);
+  if (argc > 1 && !strcmp(argv[1], "merge")) return merge_main(argc - 1, argv + 1);
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout), EXIT_OK;
     if (!strcmp(argv[i], "--version")) return puts("sc-sim " SC_SIM_VERSION), EXIT_OK;

@@ -14,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../traces/json.h"
 #include "../../traces/outfile.h"
 #include "fuzz_priv.h"
+#include "sweep.h"
 
 /* ---- the campaign ---------------------------------------------------------------- */
 static void tally_reject(Fuzz *f, const char *id, bool bad) {
@@ -30,25 +32,54 @@ static void tally_reject(Fuzz *f, const char *id, bool bad) {
   f->rej_n[i]++;
 }
 
-static void tally(Fuzz *f, Verdict v, const Outcome *o) {
-  f->programs++;
+/* The tally class of a verdict: how the summary line counts it. */
+static const char *tally_class(Verdict v) {
   switch (v) {
-  case VD_ACCEPTED: f->accepted++; break;
-  case VD_REJECTED: tally_reject(f, o->id, false); break;
-  case VD_FAULTED: {
-    char id[40];
-    snprintf(id, sizeof id, "!%s", o->id); /* '!': a planned fault, listed apart */
-    tally_reject(f, id, false), f->faulted++;
-    break;
+  case VD_ACCEPTED: return "accepted";
+  case VD_REJECTED: return "rejected";
+  case VD_FAULTED: return "faulted";
+  case VD_UNEXPECTED: return "unexpected";
+  case VD_MISMATCH: case VD_NOT_REJECTED: case VD_NOT_FAULTED: return "mismatch";
+  case VD_FAULT: return "fault";
+  case VD_CRASH: return "crash";
+  case VD_HANG: return "hang";
   }
-  case VD_UNEXPECTED: tally_reject(f, o->id, true), f->unexpected++; break;
-  case VD_MISMATCH: case VD_NOT_REJECTED: case VD_NOT_FAULTED: f->mismatches++; break;
-  case VD_FAULT: f->faults++; break;
-  case VD_CRASH: f->crashes++; break;
-  case VD_HANG: f->hangs++; break;
-  }
+  return "crash";
 }
 
+void fuzz_tally(Fuzz *f, const char *cls, const char *rule) {
+  f->programs++;
+  if (!strcmp(cls, "accepted")) f->accepted++;
+  else if (!strcmp(cls, "rejected")) tally_reject(f, rule, false);
+  else if (!strcmp(cls, "faulted")) {
+    char id[40];
+    snprintf(id, sizeof id, "!%s", rule); /* '!': a planned fault, listed apart */
+    tally_reject(f, id, false), f->faulted++;
+  } else if (!strcmp(cls, "unexpected")) tally_reject(f, rule, true), f->unexpected++;
+  else if (!strcmp(cls, "mismatch")) f->mismatches++;
+  else if (!strcmp(cls, "fault")) f->faults++;
+  else if (!strcmp(cls, "hang")) f->hangs++;
+  else f->crashes++;
+}
+
+static void tally(Fuzz *f, Verdict v, const Outcome *o) { fuzz_tally(f, tally_class(v), o->id); }
+
+/* One program's JSON line (merge.c reads it back). */
+void fuzz_json_line(FILE *jf, const Fuzz *f, int index, const char *verdict, const char *cls, const char *rule, bool written,
+                    const char *report) {
+  fprintf(jf, "{\"kind\": \"fuzz\", \"seed\": %llu, \"count\": %d, \"reject_rate\": %d, \"index\": %d, \"verdict\": ",
+          (unsigned long long)f->seed, f->count, f->reject_rate, index);
+  json_str(jf, verdict);
+  fputs(", \"class\": ", jf);
+  json_str(jf, cls);
+  fputs(", \"rule\": ", jf);
+  json_str(jf, rule);
+  fprintf(jf, ", \"reproducer_written\": %s, \"report\": ", written ? "true" : "false");
+  if (report && *report) json_str(jf, report);
+  else fputs("null", jf);
+  fputs("}\n", jf);
+  fflush(jf);
+}
 
 /* ---- reproducers ---------------------------------------------------------------- */
 static bool make_dirs(const char *path, int *err) {
@@ -100,7 +131,7 @@ static bool write_repro(Fuzz *f, const Plan *pl, const Knobs *k, Verdict v, cons
   return ok;
 }
 
-static void report_failure(Fuzz *f, const Plan *pl, Verdict v, const Outcome *o, const Meta *meta) {
+static void report_failure(Fuzz *f, const Plan *pl, Verdict v, const Outcome *o, const Meta *meta, char *line, size_t nline) {
   Knobs k;
   memset(&k, 0, sizeof k);
   Sig want = sig_of(v, o);
@@ -112,7 +143,8 @@ static void report_failure(Fuzz *f, const Plan *pl, Verdict v, const Outcome *o,
   f->written += ok;
   one_line(msg, sizeof msg, o->msg);
   const char *m = !strncmp(msg, "mismatch: ", 10) ? msg + 10 : msg;
-  printf("fuzz: program %d: %s (%s): %.300s -> %s\n", pl->index, verdicts[v].text, o->id, m, ok ? path : why);
+  snprintf(line, nline, "fuzz: program %d: %s (%s): %.300s -> %s", pl->index, verdicts[v].text, o->id, m, ok ? path : why);
+  printf("%s\n", line);
 }
 
 /* The tallied ids of planned rejections (faults: false) or planned faults. */
@@ -125,7 +157,7 @@ static void print_ids(const Fuzz *f, bool faults) {
   }
 }
 
-static void print_summary(const Fuzz *f) {
+void fuzz_summary(const Fuzz *f) {
   int failed = f->mismatches + f->faults + f->crashes + f->hangs;
   printf("fuzz: %d programs, %d accepted, %d rejected (", f->programs, f->accepted, f->programs - f->accepted - f->faulted - failed);
   print_ids(f, false);
@@ -143,20 +175,26 @@ static double now_s(void) {
 
 static int campaign(Fuzz *f) {
   double t0 = now_s();
+  int ran = 0;
   for (int i = 0; i < f->count; i++) {
+    if (f->shard_n > 1 && i % f->shard_n != f->shard_k) continue; /* --shard K/N */
     Plan pl;
     Knobs k;
     Outcome o;
     Meta meta;
+    char line[5400] = "";
     memset(&k, 0, sizeof k);
     plan_program(f->seed, i, f->reject_rate, f->avoid, &pl);
     Verdict v = try_program(f, &pl, &k, MUT_NONE, &o, &meta);
     tally(f, v, &o);
-    if (verdicts[v].failure) report_failure(f, &pl, v, &o, &meta);
+    int written = f->written;
+    if (verdicts[v].failure) report_failure(f, &pl, v, &o, &meta, line, sizeof line);
+    if (f->jf) fuzz_json_line(f->jf, f, i, verdicts[v].text, tally_class(v), o.id, f->written > written, line);
+    ran++;
   }
   double dt = now_s() - t0;
-  printf("fuzz: %.1f s, %.1f programs/s (shrinking included)\n", dt, dt > 0 ? f->count / dt : 0.0);
-  print_summary(f);
+  printf("fuzz: %.1f s, %.1f programs/s (shrinking included)\n", dt, dt > 0 ? ran / dt : 0.0);
+  fuzz_summary(f);
   if (f->crashes || f->hangs) return 4;
   return f->mismatches || f->faults || f->unexpected ? 3 : 0;
 }
@@ -195,7 +233,7 @@ static int mutate_campaign(Fuzz *f) {
   }
   double dt = now_s() - t0;
   printf("fuzz: %.1f s, %.1f programs/s\n", dt, dt > 0 ? f->programs / dt : 0.0);
-  print_summary(f);
+  fuzz_summary(f);
   return missed ? 3 : 0;
 }
 
@@ -220,6 +258,8 @@ static void fuzz_usage(FILE *fp) {
         "  --seed S            the campaign's seed (programs are a function of S and their index)\n"
         "  --count N           programs to generate and run (per mutant with --mutate)\n"
         "  --out DIR           where reproducers go (default fuzz-out)\n"
+        "  --shard K/N         run only the programs i with i mod N = K (0 <= K < N); sc-sim merge combines the shards\n"
+        "  --jsonl FILE        one JSON line per program, for sc-sim merge (docs/cluster.md)\n"
         "  --time-limit SEC    per program, in a forked child; past it the program hangs (default 10)\n"
         "  --mutate NAME|all   run with a mutant lowering and report when it is first detected\n"
         "  --reject-rate PCT   programs built to break one rule (default 10)\n"
@@ -285,6 +325,10 @@ static bool fuzz_args(int argc, char **argv, Fuzz *f) {
       f->reject_rate = (int)x;
     } else if (!strcmp(a, "--out")) {
       f->out = v;
+    } else if (!strcmp(a, "--shard")) {
+      if (!shard_arg("fuzz", v, &f->shard_k, &f->shard_n)) return false;
+    } else if (!strcmp(a, "--jsonl")) {
+      f->jsonl = v;
     } else if (!strcmp(a, "--show")) {
       if (!num_arg(a, v, 0, 100000000, &x)) return false;
       f->show = (int)x;
@@ -318,9 +362,15 @@ int fuzz_main(int argc, char **argv) {
     fuzz_usage(stderr);
     return 2;
   }
+  if (f.shard_n > 1 && (f.mutate || f.show >= 0))
+    return fprintf(stderr, "sc-sim fuzz: --shard splits a campaign; it does not go with --mutate or --show\n"), 2;
   if (f.show >= 0) return show_program(&f);
   bool seeded = false; /* a campaign is reproducible only from its seed: name it when the user did not */
   for (int i = 1; i < argc; i += 2) seeded |= !strcmp(argv[i], "--seed");
   if (!seeded) printf("fuzz: seed %llu (the default; --seed S picks another)\n", (unsigned long long)f.seed);
-  return f.mutate ? mutate_campaign(&f) : campaign(&f);
+  if (f.jsonl && !(f.jf = fopen(f.jsonl, "w")))
+    return fprintf(stderr, "sc-sim fuzz: cannot write '%s': %s\n", f.jsonl, strerror(errno)), 2;
+  int code = f.mutate ? mutate_campaign(&f) : campaign(&f);
+  if (f.jf && fclose(f.jf)) return fprintf(stderr, "sc-sim fuzz: cannot write '%s'\n", f.jsonl), 2;
+  return code;
 }

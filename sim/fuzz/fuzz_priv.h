@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../../lowering/lower.h"
 
@@ -294,7 +295,19 @@ typedef struct {
   char rej_id[64][32];
   bool rej_bad[64];
   int rej_n[64];
+  int shard_k, shard_n; /* --shard K/N: the programs i with i mod N = K */
+  const char *jsonl;    /* --jsonl FILE: one JSON line per program (sc-sim merge) */
+  FILE *jf;
 } Fuzz;
+
+/* Counts one program of tally class cls ("accepted", "rejected", "faulted",
+ * "unexpected", "mismatch", "fault", "crash", "hang") and its rule id. */
+void fuzz_tally(Fuzz *f, const char *cls, const char *rule);
+/* The campaign's summary line. */
+void fuzz_summary(const Fuzz *f);
+/* One program's JSON line (merge.c reads it back). */
+void fuzz_json_line(FILE *jf, const Fuzz *f, int index, const char *verdict, const char *cls, const char *rule, bool written,
+                    const char *report);
 
 /* Generates and runs; returns the verdict (oracle.c). */
 Verdict try_program(Fuzz *f, const Plan *pl, const Knobs *k, Mutant m, Outcome *o, Meta *meta);
