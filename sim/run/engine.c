@@ -855,7 +855,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   trace_dma(E, d, TE_DMA_START, s->t, NULL);
   if (E->trace) {
     trace_counter(E, TE_INFLIGHT, -1, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), s->t);
-    trace_counter(E, TE_INFLIGHT, s->core, 0, "vmem_shared", (int64_t)dma_inflight_bytes(E->dm, 1), s->t);
+    trace_counter(E, TE_INFLIGHT, s->core, 0, "vmem_shared", (int64_t)dma_inflight_shared(E->dm, s->core), s->t);
   }
   if (in->view3 >= 0) return X_OK;
   s->sync_tag = tag;
@@ -1151,7 +1151,8 @@ static void dma_events(Eng *E, uint64_t t) {
   } while (n == 64);
   if (E->trace) {
     trace_counter(E, TE_INFLIGHT, -1, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), t);
-    trace_counter(E, TE_INFLIGHT, 0, 0, "vmem_shared", (int64_t)dma_inflight_bytes(E->dm, 1), t);
+    for (int c = 0; c < E->p->mesh_cores; c++) /* each SparseCore's own port */
+      trace_counter(E, TE_INFLIGHT, c, 0, "vmem_shared", (int64_t)dma_inflight_shared(E->dm, c), t);
   }
   if (any) unblock_all(E, t);
 }
