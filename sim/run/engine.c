@@ -340,7 +340,7 @@ static bool uninit_lane(Eng *E, Sc *s, const Instr *in, const char *what, const 
   snprintf(msg, sizeof msg, "%s of the %s is undefined", where, what);
   bool first = !E->r->faulted;
   eng_efault(E, s, in, FAULT_UNINIT, msg);
-  if (first) E->r->fault.at = at;
+  if (first) E->r->fault.at = at, eng_origin_fault(E, s, in, v);
   return false;
 }
 
@@ -998,7 +998,10 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
   if (in->op == I_BRANCH_IF_FALSE) {
     bool ok = true;
     const Value *v = eng_rd(E, s, in, in->a, &ok);
-    if (ok && v->n == 1 && !v->def[0]) return eng_efault(E, s, in, FAULT_UNINIT, "the condition (of a when or a while) is undefined"), X_FAULT;
+    if (ok && v->n == 1 && !v->def[0]) {
+      eng_efault(E, s, in, FAULT_UNINIT, "the condition (of a when or a while) is undefined");
+      return eng_origin_fault(E, s, in, v), X_FAULT;
+    }
     if (!ok || !eng_int_reg(E, s, in, in->a, &a)) return X_FAULT;
     if (!a) return s->pc = in->target, X_BLOCKED + 1;
     return X_OK;
@@ -1040,7 +1043,11 @@ static int x_expect(Eng *E, Sc *s, const Instr *in) {
   if (!eng_fits1(E, s, in, "expected value", b->n, "the checked value", got.n)) return val_free(&got), X_FAULT;
   for (int64_t i = 0; i < got.n; i++) {
     int64_t ib = b->n == 1 ? 0 : i;
-    if (!got.def[i] || !b->def[ib]) return expect_fault(E, s, in, &got, i, FAULT_UNINIT, NULL, NULL), X_FAULT;
+    if (!got.def[i] || !b->def[ib]) {
+      const Value *undef = !got.def[i] ? (in->op == I_EXPECT ? &s->reg[in->a] : NULL) : b;
+      expect_fault(E, s, in, &got, i, FAULT_UNINIT, NULL, NULL);
+      return eng_origin_fault(E, s, in, undef), X_FAULT;
+    }
     Cell want = alu_convert(b->dtype, got.dtype, b->v[ib]);
     if (alu_equal(got.dtype, got.v[i], want)) continue;
     char g[64], w[64];
@@ -1259,6 +1266,7 @@ static bool issue(Eng *E, Sc *s) {
     return true;
   }
   if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps */
+  if (E->origin) eng_origin_note(E, s, in);
   if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
   if (in->d >= 0 && !is_load(in->op)) s->ready[in->d] = s->t + s->cost;
   s->t += s->cost;
@@ -1394,6 +1402,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   E->rd = E->no_races ? NULL : race_new(E->nsub);
   E->cache = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cache);
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
+  if (E->track_origins && !eng_origin_init(E)) return false;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
@@ -1470,6 +1479,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   E.no_races = lim && lim->no_races;
   E.strict_races = lim && lim->strict_races;
   E.profile = lim && lim->profile;
+  E.track_origins = lim && lim->track_origins;
   out->nsub = E.nsub;
   if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
   else {
@@ -1498,6 +1508,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.hits);
   free(E.spans);
   free(E.prof);
+  free(E.origin);
   free(E.op_start);
   dma_free(E.dm);
   race_free(E.rd);
