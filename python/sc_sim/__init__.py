@@ -5,9 +5,10 @@ from .runner import (DisagreementWarning, RunRecord, ScSimWarning, abstract_mesh
 from .errors import (FaultError, InvalidProgramError, MosaicVerificationError,
                      ScSimError, UnsupportedError, VerificationError)
 from .verdict import Verdict, jax_verdict
+from .profile import ProfileRow, format_profile
 
 __all__ = ["interpret", "run", "to_program", "jax_verdict", "Verdict", "RunRecord",
            "FaultError", "VerificationError", "UnsupportedError", "ScSimError",
            "InvalidProgramError", "MosaicVerificationError", "ScSimWarning",
-           "abstract_mesh", "chip_scope", "DisagreementWarning"]
+           "abstract_mesh", "chip_scope", "DisagreementWarning", "ProfileRow", "format_profile"]
 __version__ = "0.1.0"
