@@ -97,6 +97,9 @@
 #define R_TRUNCATED                                                                                  \
   "{\"ts\":%T,\"ph\":\"i\",\"s\":\"g\",\"pid\":%d,\"tid\":%d,\"name\":\"trace truncated\",\"cat\":\"trace\"," \
   "\"args\":{\"reason\":%s,\"cycle\":%u,\"max_bytes\":%u,\"records\":%u,\"events_dropped\":%u}}"
+#define R_STOPPED                                                                                    \
+  "{\"ts\":%T,\"ph\":\"i\",\"s\":\"g\",\"pid\":%d,\"tid\":%d,\"name\":\"run stopped\",\"cat\":\"run\","         \
+  "\"args\":{\"fault\":%s,\"message\":%s,\"line\":%d,\"col\":%d,\"cycle\":%u}}"
 #define CSV_HEADER "cycle,core,subcore,op,space,ref,offset,bytes,old,new,end_cycle,line,col,spans\n"
 #define CSV_ACCESS "%u,%d,%d,%c,%c,%c,%d,%d,%c,%c,%u,%d,%d,%Q\n"
 #define CSV_TRUNCATED "%u,,,truncated,,,,,,%c,,,,\n"
@@ -791,6 +794,22 @@ void trace_event(TraceSink *s, const TraceEvent *e) {
   case TE_SEMAPHORE: on_counter(s, e); break;
   case TE_INFLIGHT: on_counter(s, e); break;
   }
+}
+
+void trace_stop(TraceSink *s, uint64_t cycle, const char *fault, const char *message, int line, int col) {
+  if (!s) return;
+  if (cycle > s->last_cycle) s->last_cycle = cycle;
+  if (!fault || s->o.format != TRACE_CHROME_JSON || s->cut || s->io_errno) return;
+  if (!in_window(s, cycle, cycle)) {
+    s->st.filtered++;
+    return;
+  }
+  Track *t = track_get(s, s->main_core, s->main_subcore, false);
+  begin_record(s);
+  name_thread(s, t, 0);
+  fmt(&s->chunk, ",\n" R_STOPPED, ps_of(s, cycle), (int64_t)pid_of(s->main_core), (int64_t)tid_of(t, 0), fault, message,
+      (int64_t)line, (int64_t)col, cycle);
+  commit(s, cycle, true);
 }
 
 /* ---- options ------------------------------------------------------------------------ */

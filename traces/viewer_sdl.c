@@ -560,6 +560,13 @@ static void on_event(const JV *e) {
   case 'b':
   case 'e': on_dma(e, *ph, pid, tid, ts, name); break;
   case 'C': on_counter(e, pid, ts, name); break;
+  case 'i':
+    if (!strcmp(name, "run stopped"))
+      add_bar(track_get(pid, tid), ts, ts, B_MARK, rgb(255, 80, 80), name,
+              fmt_info("run stopped at cycle %.0f: fault %s: %s (line %.0f)", jnum(e, "args.cycle", 0),
+                       jstr(e, "args.fault") ? jstr(e, "args.fault") : "?", jstr(e, "args.message") ? jstr(e, "args.message") : "",
+                       jnum(e, "args.line", 0)));
+    break;
   default: break;
   }
 }

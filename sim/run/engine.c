@@ -1332,6 +1332,8 @@ static void engine_stop(Eng *E) {
     if (s->waiting) wait_done(E, s, s->t);
     E->r->stats.sub[i].end = s->t;
   }
+  const Fault *f = &E->r->fault;
+  if (E->trace) trace_stop(E->trace, stop, E->r->faulted ? fault_name(f->kind) : NULL, f->details, f->loc.line, f->loc.col);
 }
 
 static int prof_by_line(const void *a, const void *b) {
