@@ -660,7 +660,11 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
   Hit *hit = gather ? NULL : dup_hits(E, in, rows < o.n ? rows : o.n);
   int64_t nhit = 0;
   for (int64_t r = 0; r < rows && r < o.n; r++) {
-    if (!o.def[r]) return uninit_lane(E, s, in, "DMA offsets", &o, r), val_free(&o), false;
+    if (!o.def[r]) { /* offsets in a register: the load they came from (a view: none) */
+      uninit_lane(E, s, in, "DMA offsets", &o, r);
+      if (in->view4 < 0 && in->a >= 0) eng_origin_fault(E, s, in, &s->reg[in->a]);
+      return val_free(&o), false;
+    }
     int64_t at = o.v[r].i;
     if (filter && at == ignored) continue;
     if (at < 0 || at >= z) {
