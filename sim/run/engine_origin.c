@@ -9,8 +9,11 @@
  * inherits the origin of its first source register that holds undefined
  * lanes (arithmetic, select, casts and moves carry undefinedness lane by
  * lane, SPEC §10.1).  A value read by the faulting instruction straight
- * from memory (an expect on a ref, a DMA's offsets) has no load before it:
- * no origin is named. */
+ * from memory (an expect on a ref, DMA offsets from an index ref) has no
+ * load before it: no origin is named.  Undefined values that decide
+ * something (SPEC §10.1) reach eng_origin_fault from every uninit fault:
+ * a lane of a mask, of gather/scatter indices or of DMA offsets, an
+ * index, bound or count, a condition, an expect. */
 #include "engine_priv.h"
 
 #include <stdio.h>
