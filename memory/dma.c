@@ -175,6 +175,15 @@ int dma_advance(DmaModel *m, uint64_t until, int *tags, int max) {
 int dma_outstanding(const DmaModel *m, int engine) { return queue_len(m, engine); }
 const DmaEngineStats *dma_stats(const DmaModel *m, int engine) { return &m->st[engine]; }
 
+double dma_inflight_shared(const DmaModel *m, int core) {
+  double b = 0;
+  for (int e = 0; e < m->engines; e++) {
+    const Xfer *x = m->queue[e];
+    if (x && x->start <= m->now && x->r.shared && x->r.core == core) b += x->left;
+  }
+  return b;
+}
+
 double dma_inflight_bytes(const DmaModel *m, int space) {
   double b = 0;
   for (int e = 0; e < m->engines; e++) {

@@ -49,5 +49,7 @@ int dma_outstanding(const DmaModel *m, int engine);
 const DmaEngineStats *dma_stats(const DmaModel *m, int engine);
 /* Bytes moving at cycle `now` through HBM (space 0) or VMEM_SHARED (1). */
 double dma_inflight_bytes(const DmaModel *m, int space);
+/* Bytes moving at cycle `now` through SparseCore `core`'s VMEM_SHARED port. */
+double dma_inflight_shared(const DmaModel *m, int core);
 
 #endif

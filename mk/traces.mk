@@ -3,6 +3,8 @@
 #                    Debian when missing: as root directly, else says what to run)
 # make viewer-test   render a sample trace with SDL's dummy video driver into a
 #                    BMP and check its size (run by hand: SDL2 is optional)
+# make viewer-shot   regenerate docs/viewer.png: examples/histogram.yaml traced,
+#                    drawn with its profile (--stats) by the dummy driver
 # make trace-check   build $(BUILD)/trace-check FILE.json|FILE.csv, the strict
 #                    checker tests/test_trace.c uses, for traces of real runs
 # make SDL=1         `make` builds the viewer too
@@ -50,6 +52,19 @@ viewer-test: viewer $(BUILD)/tests/test_trace
 	else \
 	  echo "viewer-test: FAILED: $(TRACE_TEST_DIR)/shot.bmp is not a $(TRACE_SHOT_W)x$(TRACE_SHOT_H) BMP of the sample" >&2; exit 1; \
 	fi
+	cd examples && ../$(BUILD)/sc-sim histogram.yaml --trace ../$(TRACE_TEST_DIR)/hist.json --stats ../$(TRACE_TEST_DIR)/hist.stats >/dev/null
+	SDL_VIDEODRIVER=dummy $(TRACE_VIEWER) $(TRACE_TEST_DIR)/hist.json --stats $(TRACE_TEST_DIR)/hist.stats \
+	  --screenshot $(TRACE_TEST_DIR)/hist.bmp --width $(TRACE_SHOT_W) --height $(TRACE_SHOT_H) | tee $(TRACE_TEST_DIR)/hist.out
+	@if grep -q ', 6 profile line(s) ->' $(TRACE_TEST_DIR)/hist.out; then \
+	  echo "viewer-test: the profile of examples/histogram.yaml (6 program lines) is drawn: passed"; \
+	else echo "viewer-test: FAILED: the profile panel did not read the 6 lines of the stats file" >&2; exit 1; fi
+
+viewer-shot: viewer $(BUILD)/sc-sim
+	@mkdir -p $(TRACE_TEST_DIR)
+	cd examples && ../$(BUILD)/sc-sim histogram.yaml --trace ../$(TRACE_TEST_DIR)/shot.json --stats ../$(TRACE_TEST_DIR)/shot.stats >/dev/null
+	SDL_VIDEODRIVER=dummy $(TRACE_VIEWER) $(TRACE_TEST_DIR)/shot.json --stats $(TRACE_TEST_DIR)/shot.stats \
+	  --screenshot $(TRACE_TEST_DIR)/viewer.bmp --width 1280 --height 720
+	python3 traces/bmp2png.py $(TRACE_TEST_DIR)/viewer.bmp docs/viewer.png
 
 trace-check: $(TRACE_CHECK)
 
@@ -57,4 +72,4 @@ $(TRACE_CHECK): tests/trace_check.c
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -DTRACE_CHECK_MAIN -o $@ $< -lm
 
-.PHONY: viewer viewer-test trace-sdl-deps trace-check
+.PHONY: viewer viewer-test viewer-shot trace-sdl-deps trace-check

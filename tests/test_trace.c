@@ -246,6 +246,45 @@ static void test_window(void) {
   CU_ASSERT(z.carry_inflight);
 }
 
+/* A window that holds a DMA's start but not its wait draws no flow: an
+ * arrow is written with both its ends or not at all. */
+static void test_window_flows(void) {
+  TraceOptions o = options();
+  o.window_start = 10, o.window_end = 60; /* starts at 12 and 20; waits at 52 and 85 */
+  const char *p = in_tmp("window_flows.json");
+  CU_ASSERT_FATAL(write_sample(p, &o));
+  TcResult r;
+  CU_ASSERT_FATAL(check_file(p, &r, NULL, NULL));
+  CU_ASSERT_EQUAL(r.s, 1);
+  CU_ASSERT_EQUAL(r.f, 1);
+}
+
+static void visit_chip_threads(const TjNode *e, void *ctx) {
+  int64_t pid;
+  const char *name = tj_str(e, "name");
+  if (*tj_str(e, "ph") == 'M' && tc_int(tj_get(e, "pid"), &pid) && pid == 999 && !strcmp(name, "thread_name"))
+    ((Seen *)ctx)->tid_bad++;
+}
+
+/* The chip's counters (core -1) are tracks of the "chip" process and name
+ * no thread under it (there is no subcore there). */
+static void test_chip_counter(void) {
+  TraceOptions o = options();
+  const char *p = in_tmp("chip.json");
+  Diag d;
+  TraceSink *s = trace_open(p, &o, &d);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  TraceEvent e = ev(TE_INFLIGHT, 3, 3, 0);
+  e.core = -1, e.space = "hbm", e.value = 64;
+  trace_event(s, &e);
+  CU_ASSERT_FATAL(trace_close(s, &d));
+  TcResult r;
+  Seen z = {0};
+  CU_ASSERT_FATAL(check_file(p, &r, visit_chip_threads, &z));
+  CU_ASSERT_EQUAL(r.c, 1);
+  CU_ASSERT_EQUAL(z.tid_bad, 0); /* thread names under the chip */
+}
+
 static void test_filters(void) {
   struct {
     const char *name;
@@ -488,7 +527,7 @@ static void test_dma_bookkeeping(void) {
   CU_ASSERT_FATAL(check_file(p, &r, NULL, NULL));
   CU_ASSERT_EQUAL(r.b, 25000);
   CU_ASSERT_EQUAL(r.e, 25000);
-  CU_ASSERT_EQUAL(r.s, 25000);
+  CU_ASSERT_EQUAL(r.s, 10000 + 1); /* a flow is written with its end */
   CU_ASSERT_EQUAL(r.f, 10000 + 1);
   CU_ASSERT_EQUAL(r.x, 25000 + 10000 + 2); /* dma_start and dma_wait slices */
 }
@@ -675,6 +714,8 @@ int main(int argc, char **argv) {
   CU_add_test(s, "chrome json structure", test_structure);
   CU_add_test(s, "scalar subcore names", test_scalar_names);
   CU_add_test(s, "window and carried counters", test_window);
+  CU_add_test(s, "window: flows with both ends only", test_window_flows);
+  CU_add_test(s, "chip counters name no thread", test_chip_counter);
   CU_add_test(s, "filters", test_filters);
   CU_add_test(s, "size bound", test_size_bound);
   CU_add_test(s, "csv", test_csv);

@@ -5,8 +5,9 @@
  * duplicate keys.  Structure (Chrome trace-event format as Perfetto reads
  * it): the top level is {"displayTimeUnit": "ns", "version": {...}, "traceEvents": [...]};
  * every event has name, ph, ts, pid, tid; X has dur, b/e/s/f have id; every
- * "b" meets its "e", every "f" (bp "e") follows its "s"; each pid/tid an
- * event uses is named by metadata; the X slices of a thread are in time
+ * "b" meets its "e", every "f" (bp "e") follows its "s" and every "s" has
+ * its "f"; each pid an event uses, and each tid but a counter's (a "C" is
+ * a track of its process), is named by metadata; the X slices of a thread are in time
  * order and never overlap, even after Perfetto's rounding to whole
  * nanoseconds; a "trace truncated" instant, if any, is the last event.
  * CSV: RFC 4180 rows of the fixed columns.
@@ -314,6 +315,8 @@ typedef struct {
   uint64_t *flows; /* open addressing, 0 = empty; ids are stored + 1 */
   size_t flowcap, nflows;
   int64_t *flow_ts;
+  bool *flow_ended;
+  size_t nflows_ended;
 } TcState;
 
 /* A time in picoseconds from its decimal microseconds (6 decimals exactly
@@ -371,18 +374,21 @@ static void tc_flow_add(TcState *st, uint64_t id, int64_t ts) {
     st->flowcap = st->flowcap ? st->flowcap * 2 : 1024;
     st->flows = calloc(st->flowcap, sizeof *st->flows);
     st->flow_ts = calloc(st->flowcap, sizeof *st->flow_ts);
-    if (!st->flows || !st->flow_ts) abort();
+    st->flow_ended = calloc(st->flowcap, sizeof *st->flow_ended);
+    if (!st->flows || !st->flow_ts || !st->flow_ended) abort();
     for (size_t i = 0; i < old.flowcap; i++)
       if (old.flows[i]) {
         size_t h = tc_flow_slot(st, old.flows[i] - 1);
-        st->flows[h] = old.flows[i], st->flow_ts[h] = old.flow_ts[i];
+        st->flows[h] = old.flows[i], st->flow_ts[h] = old.flow_ts[i], st->flow_ended[h] = old.flow_ended[i];
       }
     free(old.flows);
     free(old.flow_ts);
+    free(old.flow_ended);
   }
   size_t h = tc_flow_slot(st, id);
   if (!st->flows[h]) st->nflows++;
-  st->flows[h] = id + 1, st->flow_ts[h] = ts;
+  else if (st->flow_ended[h]) st->nflows_ended--; /* an id used again starts a new flow */
+  st->flows[h] = id + 1, st->flow_ts[h] = ts, st->flow_ended[h] = false;
 }
 
 static bool tc_int(const TjNode *n, int64_t *v) {
@@ -449,6 +455,9 @@ static bool tc_flow(Tj *j, TcState *st, const TjNode *ev, char ph, uint64_t id, 
   size_t h = st->flowcap ? tc_flow_slot(st, id) : 0;
   if (!st->flowcap || !st->flows[h]) return tj_fail(j, "flow end %llu without its start", (unsigned long long)id);
   if (ts < st->flow_ts[h]) return tj_fail(j, "flow %llu ends before it starts", (unsigned long long)id);
+  if (st->flow_ended[h]) return tj_fail(j, "flow %llu ends twice", (unsigned long long)id);
+  st->flow_ended[h] = true;
+  st->nflows_ended++;
   return true;
 }
 
@@ -464,7 +473,7 @@ static bool tc_event(Tj *j, TcState *st, const TjNode *ev, TcResult *r, bool *af
   r->events++;
   if (*ph != 'M') {
     tc_add_int(&st->procs_used, &st->npu, (int)pid);
-    tc_track(st, (int)pid, (int)tid)->used = true;
+    if (*ph != 'C') tc_track(st, (int)pid, (int)tid)->used = true; /* a counter is its process's track */
   }
   int64_t id = 0;
   if (strchr("besf", *ph) && !tc_int(tj_get(ev, "id"), &id)) return tj_fail(j, "'%c' event without an integer id", *ph);
@@ -499,6 +508,8 @@ static bool tc_event(Tj *j, TcState *st, const TjNode *ev, TcResult *r, bool *af
 
 static bool tc_finish(Tj *j, TcState *st, TcResult *r) {
   if (st->nopen) return tj_fail(j, "async id %llu never ends", (unsigned long long)st->open[0].id);
+  for (size_t i = 0; i < st->flowcap; i++) /* an arrow needs both ends */
+    if (st->flows[i] && !st->flow_ended[i]) return tj_fail(j, "flow %llu has no end", (unsigned long long)(st->flows[i] - 1));
   for (size_t i = 0; i < st->npu; i++)
     if (!tc_has_int(st->procs_named, st->npn, st->procs_used[i]))
       return tj_fail(j, "pid %d has no process_name", st->procs_used[i]);
@@ -517,6 +528,7 @@ static void tc_free(TcState *st) {
   free(st->open);
   free(st->flows);
   free(st->flow_ts);
+  free(st->flow_ended);
 }
 
 static bool tc_key(Tj *j, const char *want) {

@@ -97,6 +97,9 @@
 #define R_TRUNCATED                                                                                  \
   "{\"ts\":%T,\"ph\":\"i\",\"s\":\"g\",\"pid\":%d,\"tid\":%d,\"name\":\"trace truncated\",\"cat\":\"trace\"," \
   "\"args\":{\"reason\":%s,\"cycle\":%u,\"max_bytes\":%u,\"records\":%u,\"events_dropped\":%u}}"
+#define R_STOPPED                                                                                    \
+  "{\"ts\":%T,\"ph\":\"i\",\"s\":\"g\",\"pid\":%d,\"tid\":%d,\"name\":\"run stopped\",\"cat\":\"run\","         \
+  "\"args\":{\"fault\":%s,\"message\":%s,\"line\":%d,\"col\":%d,\"cycle\":%u}}"
 #define CSV_HEADER "cycle,core,subcore,op,space,ref,offset,bytes,old,new,end_cycle,line,col,spans\n"
 #define CSV_ACCESS "%u,%d,%d,%c,%c,%c,%d,%d,%c,%c,%u,%d,%d,%Q\n"
 #define CSV_TRUNCATED "%u,,,truncated,,,,,,%c,,,,\n"
@@ -128,6 +131,7 @@ typedef struct {
   bool pass;    /* every filter keeps it */
   bool pass_sr; /* the space and ref filters keep it (for its wait) */
   bool start_written, ended, waited;
+  int start_tid; /* the thread of its dma_start slice (the flow's start binds to it) */
   char *op, *src_space, *src_ref, *dst_space, *dst_ref;
   int64_t bytes;
   int line, col;
@@ -395,6 +399,15 @@ static void name_thread(TraceSink *s, Track *t, int lane) {
   fmt(&s->chunk, ",\n" R_THREAD_SORT, pid, tid, sort);
 }
 
+/* A counter is a track of its process (Perfetto and chrome://tracing read
+ * no thread from a "C" record), so it names no thread: its tid is the
+ * subcore's when that one is in the mesh (named already), else the
+ * process's own (the chip's counters: CORE_TID, under no thread name). */
+static int64_t counter_tid(const TraceSink *s, int core, int subcore) {
+  if (core < 0 || core >= s->o.cores || subcore < 0 || subcore >= s->o.subcores) return CORE_TID;
+  return subcore + 1;
+}
+
 /* ---- window and filters ---------------------------------------------------------- */
 static bool in_window(const TraceSink *s, uint64_t t0, uint64_t t1) {
   uint64_t ws = s->o.window_start, we = s->o.window_end;
@@ -468,10 +481,9 @@ static void carry_flush(TraceSink *s) {
   uint64_t ts = ps_of(s, s->o.window_start);
   for (size_t i = 0; i < s->ncarry; i++) {
     Carry *k = &s->carry[i];
-    Track *t = track_get(s, k->core, k->subcore, false);
-    name_thread(s, t, 0);
-    fmt(&s->chunk, k->inflight ? ",\n" R_INFLIGHT : ",\n" R_SEMAPHORE, ts, (int64_t)pid_of(k->core), (int64_t)tid_of(t, 0),
-        k->name, k->value);
+    name_process(s, k->core);
+    fmt(&s->chunk, k->inflight ? ",\n" R_INFLIGHT : ",\n" R_SEMAPHORE, ts, (int64_t)pid_of(k->core),
+        counter_tid(s, k->core, k->subcore), k->name, k->value);
   }
   commit(s, s->o.window_start, false);
 }
@@ -680,8 +692,8 @@ static void on_dma_start(TraceSink *s, const TraceEvent *e) {
   int64_t pid = pid_of(e->core), tid = tid_of(t, lane);
   fmt(&s->chunk, ",\n" R_DMA_START, a, pid, tid, (int64_t)e->dma, m->flow, e->op, e->src_space, e->src_ref, e->dst_space,
       e->dst_ref, e->bytes, (int64_t)e->line, (int64_t)e->col, e->t0);
-  fmt(&s->chunk, ",\n" R_FLOW_START, a, pid, tid, m->flow);
   m->start_written = commit(s, e->t0, true);
+  m->start_tid = (int)tid;
 }
 
 static void on_dma_end(TraceSink *s, const TraceEvent *e, uint64_t t) {
@@ -712,7 +724,10 @@ static void on_dma_wait(TraceSink *s, const TraceEvent *e, uint64_t t1) {
       int64_t pid = pid_of(e->core), tid = tid_of(t, lane);
       fmt(&s->chunk, ",\n" R_DMA_WAIT, a, pid, tid, dur_of(a, b), (int64_t)e->dma, e->op, (int64_t)e->line,
           (int64_t)e->col, e->t0, t1);
-      if (m && m->start_written) fmt(&s->chunk, ",\n" R_FLOW_END, a, pid, tid, m->flow);
+      if (m && m->start_written) { /* both ends are written: the flow, start and end together */
+        fmt(&s->chunk, ",\n" R_FLOW_START, ps_of(s, m->start), (int64_t)pid_of(m->core), (int64_t)m->start_tid, m->flow);
+        fmt(&s->chunk, ",\n" R_FLOW_END, a, pid, tid, m->flow);
+      }
       commit(s, e->t0, true);
     }
   }
@@ -737,11 +752,10 @@ static void on_counter(TraceSink *s, const TraceEvent *e) {
     s->st.filtered++;
     return;
   }
-  Track *t = track_get(s, e->core, e->subcore, false);
   begin_record(s);
-  name_thread(s, t, 0);
+  name_process(s, e->core);
   fmt(&s->chunk, inflight ? ",\n" R_INFLIGHT : ",\n" R_SEMAPHORE, ps_of(s, e->t0), (int64_t)pid_of(e->core),
-      (int64_t)tid_of(t, 0), name, e->value);
+      counter_tid(s, e->core, e->subcore), name, e->value);
   commit(s, e->t0, true);
 }
 
@@ -780,6 +794,22 @@ void trace_event(TraceSink *s, const TraceEvent *e) {
   case TE_SEMAPHORE: on_counter(s, e); break;
   case TE_INFLIGHT: on_counter(s, e); break;
   }
+}
+
+void trace_stop(TraceSink *s, uint64_t cycle, const char *fault, const char *message, int line, int col) {
+  if (!s) return;
+  if (cycle > s->last_cycle) s->last_cycle = cycle;
+  if (!fault || s->o.format != TRACE_CHROME_JSON || s->cut || s->io_errno) return;
+  if (!in_window(s, cycle, cycle)) {
+    s->st.filtered++;
+    return;
+  }
+  Track *t = track_get(s, s->main_core, s->main_subcore, false);
+  begin_record(s);
+  name_thread(s, t, 0);
+  fmt(&s->chunk, ",\n" R_STOPPED, ps_of(s, cycle), (int64_t)pid_of(s->main_core), (int64_t)tid_of(t, 0), fault, message,
+      (int64_t)line, (int64_t)col, cycle);
+  commit(s, cycle, true);
 }
 
 /* ---- options ------------------------------------------------------------------------ */

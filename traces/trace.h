@@ -90,6 +90,11 @@ TraceSink *trace_open(const char *path, const TraceOptions *opt, Diag *d);
 /* Writes (or filters out) one event.  s may be NULL (no trace): nothing
  * happens.  The strings of *e are read during the call only. */
 void trace_event(TraceSink *s, const TraceEvent *e);
+/* The run stopped at `cycle`: DMAs still in flight end there ("unfinished")
+ * when the trace closes.  fault (NULL for a run that ended normally) names
+ * the fault kind; then a global instant "run stopped" at that cycle says
+ * why (message) and where (line, col). */
+void trace_stop(TraceSink *s, uint64_t cycle, const char *fault, const char *message, int line, int col);
 /* Finishes the file (a valid document even when the size bound cut it) and
  * renames it into place; false with *d set on an I/O error (then nothing is
  * left at `path`).  Frees the sink. */

@@ -1,13 +1,16 @@
 /* traces/viewer_sdl.c -- sc-sim-view, a viewer of the Chrome JSON traces
  * sc-sim writes (one event per line; see docs/traces.md).
  *
- *   sc-sim-view trace.json [--screenshot FILE.bmp] [--width W --height H]
+ *   sc-sim-view trace.json [--stats stats.json] [--screenshot FILE.bmp] [--width W --height H]
  *
  * The window shows, over one time axis: a timeline row per subcore and per
  * DMA engine (bars for slices and for DMAs, overlapping ones stacked), the
  * counters as step plots, and a heat map per memory space (address against
  * time; reads blue, writes orange, both purple), each ref a band of its
- * space.  Mouse wheel or +/- zoom around the pointer, drag or arrows pan,
+ * space.  With --stats (the same run's --stats file) the profile is drawn
+ * beside the timeline: one row per program line, most cycles first, a bar
+ * split by cause (issuing, load latency, DMA, semaphore, barrier); the
+ * pointer on a row or on an event highlights that line in both.  Mouse wheel or +/- zoom around the pointer, drag or arrows pan,
  * up/down scroll the rows, 0 resets, q quits; the line at the bottom
  * describes the event under the pointer.  --screenshot renders one frame
  * with SDL's dummy video driver into a BMP and exits.
@@ -262,6 +265,7 @@ typedef struct {
   int track, row, kind;
   Uint32 color;
   char *label, *info;
+  int line; /* the program line (0: none) */
 } Bar;
 
 typedef struct {
@@ -325,11 +329,32 @@ typedef struct {
     int pid, tid;
     double id, t0;
     char *args;
+    int line;
   } open[256];
   int nopen;
 } Model;
 
 static Model M;
+
+/* The profile of --stats: rows as the file lists them (most cycles first). */
+enum { PC_ISSUE, PC_LOAD, PC_DMA, PC_SEM, PC_BARRIER, PC_COUNT };
+static const char *const PC_NAME[PC_COUNT] = {"ISSUE", "LOAD", "DMA", "SEM", "BARRIER"};
+static const char *const PC_KEY[PC_COUNT] = {"issue_cycles", "stall_load_cycles", "stall_dma_cycles",
+                                             "stall_semaphore_cycles", "stall_barrier_cycles"};
+static const Uint32 PC_COLOR[PC_COUNT] = {0x4e79a7, 0xb07aa1, 0xc8463c, 0xf28e2b, 0x78787f};
+
+typedef struct {
+  int line;
+  char op[40];
+  double cycles, instrs, bytes, part[PC_COUNT];
+} ProfRow;
+
+static struct {
+  ProfRow *rows;
+  int n;
+  double total, max;
+  char bound[200];
+} P;
 
 #define GROW(arr, n, cap)                                                 \
   do {                                                                    \
@@ -384,7 +409,7 @@ static unsigned char rw_of(const char *op, bool has_old) {
 static int add_bar(int track, double t0, double t1, int kind, Uint32 color, const char *label, char *info) {
   GROW(M.bars, M.nbars, M.capbars);
   Bar *b = &M.bars[M.nbars];
-  *b = (Bar){t0, t1 < t0 ? t0 : t1, track, 0, kind, color, strdup(label), info};
+  *b = (Bar){t0, t1 < t0 ? t0 : t1, track, 0, kind, color, strdup(label), info, 0};
   if (t0 < M.tmin) M.tmin = t0;
   if (b->t1 > M.tmax) M.tmax = b->t1;
   return M.nbars++;
@@ -448,6 +473,7 @@ static void on_slice(const JV *e, int track, double ts, double dur, const char *
   int bar = add_bar(track, ts, ts + dur, !strcmp(name, "dma_start") || !strcmp(name, "dma_wait") ? B_MARK : B_SLICE,
                     color_of(name, cat), name,
                     fmt_info("%s %s%s %s line %.0f", M.tracks[track].name, name, rest, w, jnum(e, "args.line", 0)));
+  M.bars[bar].line = (int)jnum(e, "args.line", 0);
   if (!space || !ref || !cat || strcmp(cat, "access")) return;
   int si = space_get(space);
   Space *s = &M.spaces[si];
@@ -469,6 +495,7 @@ static void on_dma(const JV *e, char ph, int pid, int tid, double ts, const char
     char w[64];
     when(e, ts, ts, w, sizeof w);
     M.open[M.nopen].pid = pid, M.open[M.nopen].tid = tid, M.open[M.nopen].id = id, M.open[M.nopen].t0 = ts;
+    M.open[M.nopen].line = (int)jnum(e, "args.line", 0);
     M.open[M.nopen++].args = fmt_info(
         "%s dma %.0f: %s %s -> %s %s %.0fB %s line %.0f (%s)", name, jnum(e, "args.dma", -1), jstr(e, "args.src_space") ? jstr(e, "args.src_space") : "?",
         jstr(e, "args.src_ref") ? jstr(e, "args.src_ref") : "?", jstr(e, "args.dst_space") ? jstr(e, "args.dst_space") : "?",
@@ -478,7 +505,8 @@ static void on_dma(const JV *e, char ph, int pid, int tid, double ts, const char
   }
   for (int i = 0; i < M.nopen; i++)
     if (M.open[i].pid == pid && M.open[i].id == id) {
-      add_bar(track_get(pid, M.open[i].tid), M.open[i].t0, ts, B_DMA, color_of("dma", "dma"), "dma", M.open[i].args);
+      int b = add_bar(track_get(pid, M.open[i].tid), M.open[i].t0, ts, B_DMA, color_of("dma", "dma"), "dma", M.open[i].args);
+      M.bars[b].line = M.open[i].line;
       M.open[i] = M.open[--M.nopen];
       return;
     }
@@ -532,6 +560,13 @@ static void on_event(const JV *e) {
   case 'b':
   case 'e': on_dma(e, *ph, pid, tid, ts, name); break;
   case 'C': on_counter(e, pid, ts, name); break;
+  case 'i':
+    if (!strcmp(name, "run stopped"))
+      add_bar(track_get(pid, tid), ts, ts, B_MARK, rgb(255, 80, 80), name,
+              fmt_info("run stopped at cycle %.0f: fault %s: %s (line %.0f)", jnum(e, "args.cycle", 0),
+                       jstr(e, "args.fault") ? jstr(e, "args.fault") : "?", jstr(e, "args.message") ? jstr(e, "args.message") : "",
+                       jnum(e, "args.line", 0)));
+    break;
   default: break;
   }
 }
@@ -563,6 +598,48 @@ static bool load(const char *path, char *err, size_t errcap) {
   if (!M.nbars && !M.ncounters) return snprintf(err, errcap, "%s: no events (is it a trace sc-sim wrote?)", path), false;
   if (!(M.hz > 0)) M.hz = 1e9;
   return true;
+}
+
+/* The profile section of a --stats file (the whole file is one JSON value). */
+static bool load_stats(const char *path, char *err, size_t errcap) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return snprintf(err, errcap, "cannot open %s", path), false;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = n >= 0 && n < (1L << 30) ? malloc((size_t)n + 1) : NULL;
+  size_t got = buf ? fread(buf, 1, (size_t)n, f) : 0;
+  fclose(f);
+  if (!buf || got != (size_t)n) return free(buf), snprintf(err, errcap, "cannot read %s", path), false;
+  buf[n] = '\0';
+  JP j = {.p = buf, .cap = (size_t)n / 2 + 1024}; /* a node takes at least two bytes of text */
+  j.pool = malloc(j.cap * sizeof *j.pool);
+  if (!j.pool) abort();
+  JV *doc = jp_value(&j);
+  const JV *prof = doc && !j.bad ? jget(doc, "profile") : NULL;
+  bool ok = prof && prof->type == 'a';
+  if (ok) {
+    int cap = 0;
+    for (const JV *k = prof->kids; k; k = k->next) cap++;
+    P.rows = calloc((size_t)(cap ? cap : 1), sizeof *P.rows);
+    if (!P.rows) abort();
+    for (const JV *k = prof->kids; k; k = k->next) {
+      ProfRow *r = &P.rows[P.n++];
+      r->line = (int)jnum(k, "line", 0);
+      snprintf(r->op, sizeof r->op, "%s", jstr(k, "op") ? jstr(k, "op") : "?");
+      r->cycles = jnum(k, "cycles", 0), r->instrs = jnum(k, "instructions", 0), r->bytes = jnum(k, "bytes", 0);
+      for (int c = 0; c < PC_COUNT; c++) r->part[c] = jnum(k, PC_KEY[c], 0);
+      P.total += r->cycles;
+      if (r->cycles > P.max) P.max = r->cycles;
+    }
+    snprintf(P.bound, sizeof P.bound, "%s", jstr(doc, "bound.verdict") ? jstr(doc, "bound.verdict") : "");
+  } else {
+    snprintf(err, errcap, "%s: no profile section (is it a --stats file sc-sim wrote?)", path);
+  }
+  jp_free(&j);
+  free(j.pool);
+  free(buf);
+  return ok;
 }
 
 static int cmp_proc(const void *a, const void *b) {
@@ -654,6 +731,8 @@ typedef struct {
   int row_track[1024], row_sub[1024], row_y[1024], nrows;
   int cnt_y[128], cnt_h, cnt_first, ncnt;
   int heat_y0[8], heat_h[8];
+  int prof_x, prof_y0, prof_row_h, prof_first, prof_nrows; /* the profile panel (prof_x 0: none) */
+  int hl_line;   /* the program line highlighted in the timeline and the profile (0: none) */
 } View;
 
 static void color(SDL_Renderer *R, Uint32 c) {
@@ -695,6 +774,10 @@ static void draw_bar(SDL_Renderer *R, const View *v, const Bar *b, int y, int h)
     return;
   }
   fill(R, (int)x0, y + 1, w, h - 2, b->color);
+  if (v->hl_line && b->line == v->hl_line) { /* the highlighted program line: a white frame */
+    color(R, 0xffffff);
+    SDL_RenderDrawRect(R, &(SDL_Rect){(int)x0, y, w < 2 ? 2 : w, h});
+  }
   if (w > 3 * CW) {
     color(R, 0x101010);
     text(R, (int)x0 + 2, y + (h - 7) / 2, b->label, w - 4);
@@ -731,6 +814,17 @@ static void draw_rows(SDL_Renderer *R, View *v, int y0, int y1) {
   v->rows_y1 = y;
 }
 
+/* A counter's label names its process: "SC1 VMEM_SHARED" for the bytes in
+ * flight through SC1's VMEM_SHARED port, "CHIP HBM"; a semaphore instance
+ * ("sem@1.0") names its core already. */
+static const char *counter_label(const Counter *c) {
+  static char buf[160];
+  const char *proc = M.procs[proc_rank(c->pid) < M.nprocs ? proc_rank(c->pid) : 0].name;
+  if (!strncmp(c->name, "inflight ", 9)) snprintf(buf, sizeof buf, "%s %s", proc, c->name + 9);
+  else snprintf(buf, sizeof buf, "%s", c->name);
+  return buf;
+}
+
 static void draw_counters(SDL_Renderer *R, View *v, int y0, int n) {
   v->ncnt = 0;
   for (int i = 0; i < n; i++) {
@@ -739,7 +833,7 @@ static void draw_counters(SDL_Renderer *R, View *v, int y0, int n) {
     v->cnt_y[v->ncnt++] = y;
     fill(R, v->plot_x, y + h, v->plot_w, 1, 0x404048);
     color(R, 0xc8c8c8);
-    if (h >= 8) text(R, 2, y + (h - 7) / 2, c->name, v->label_w - 4);
+    if (h >= 8) text(R, 2, y + (h - 7) / 2, counter_label(c), v->label_w - 4);
     double prev_v = 0, vmax = c->vmax > 0 ? c->vmax : 1;
     int px = v->plot_x;
     for (int k = 0; k <= c->n; k++) {
@@ -805,10 +899,53 @@ static void draw_heat(SDL_Renderer *R, View *v, const Space *s, int y0, int h) {
   }
 }
 
+/* The profile beside the timeline, from x0 to the right edge: a header
+ * (total, the bound verdict, the causes' colours), then one row per
+ * program line: line, cycles, share, operation, and a bar of its cycles
+ * (to scale with the costliest line) split by cause. */
+static void draw_profile(SDL_Renderer *R, View *v, int x0, int y0, int y1) {
+  int w = v->W - x0;
+  fill(R, x0, y0, w, y1 - y0, 0x24242a);
+  fill(R, x0, y0, 1, y1 - y0, 0x505058);
+  char buf[256];
+  snprintf(buf, sizeof buf, "PROFILE: %.0f SUBCORE CYCLES BY LINE", P.total);
+  color(R, 0xe0e0a0);
+  text(R, x0 + 4, y0 + 2, buf, w - 8);
+  color(R, 0xc8c8c8);
+  text(R, x0 + 4, y0 + 2 + CH, P.bound, w - 8);
+  int lx = x0 + 4, ly = y0 + 2 + 2 * CH;
+  for (int c = 0; c < PC_COUNT; c++) {
+    fill(R, lx, ly + 1, 5, 5, PC_COLOR[c]);
+    color(R, 0xb0b0b0);
+    lx += 7 + text(R, lx + 7, ly, PC_NAME[c], v->W - lx - 7) + CW;
+  }
+  color(R, 0x909090);
+  text(R, x0 + 4, y0 + 2 + 3 * CH + 2, "LINE   CYCLES      %  OP", w - 8);
+  v->prof_x = x0, v->prof_row_h = CH + 6, v->prof_y0 = y0 + 4 * CH + 6;
+  int maxw = w - 12, y = v->prof_y0;
+  v->prof_nrows = 0;
+  for (int i = v->prof_first; i < P.n && y + v->prof_row_h <= y1; i++, y += v->prof_row_h, v->prof_nrows++) {
+    const ProfRow *r = &P.rows[i];
+    if (v->hl_line && r->line == v->hl_line) fill(R, x0 + 1, y, w - 1, v->prof_row_h, 0x3c3c4c);
+    snprintf(buf, sizeof buf, "%4d %8.0f %6.1f  %s", r->line, r->cycles, P.total > 0 ? 100 * r->cycles / P.total : 0, r->op);
+    color(R, 0xe0e0e0);
+    text(R, x0 + 4, y + 1, buf, w - 8);
+    double bx = x0 + 6;
+    for (int c = 0; c < PC_COUNT; c++) {
+      double bw = P.max > 0 ? r->part[c] / P.max * maxw : 0;
+      if (bw >= 0.5) fill(R, (int)bx, y + CH, bw < 1 ? 1 : (int)(bx + bw) - (int)bx, 3, PC_COLOR[c]);
+      bx += bw;
+    }
+  }
+}
+
 static void render(SDL_Renderer *R, View *v) {
   fill(R, 0, 0, v->W, v->H, 0x1c1c20);
-  v->label_w = 14 * CW;
-  v->plot_x = v->label_w, v->plot_w = v->W - v->label_w - 4;
+  v->label_w = 16 * CW; /* "SC0 VMEM_SHARED" */
+  int prof_w = P.n ? (v->W * 3 / 10 > 44 * CW ? v->W * 3 / 10 : 44 * CW) : 0;
+  if (prof_w > v->W / 2) prof_w = v->W / 2;
+  v->prof_x = 0;
+  v->plot_x = v->label_w, v->plot_w = v->W - v->label_w - 4 - prof_w;
   v->row_h = 12, v->cnt_h = 22;
   if (v->plot_w < 10) return;
   char title[256];
@@ -831,14 +968,30 @@ static void render(SDL_Renderer *R, View *v) {
     draw_heat(R, v, &M.spaces[i], y + 2, h - 4);
     y += h;
   }
+  if (prof_w) draw_profile(R, v, v->W - prof_w, 14 + CH + 6, bottom);
   fill(R, 0, v->H - CH - 5, v->W, CH + 5, 0x303036);
   color(R, 0xffffa0);
   text(R, 4, v->H - CH - 2, v->status, v->W - 8);
 }
 
 /* ---- hovering ----------------------------------------------------------------------------------------------- */
+static bool hover_profile(View *v) {
+  if (!v->prof_x || v->mx < v->prof_x) return false;
+  int i = v->my >= v->prof_y0 ? (v->my - v->prof_y0) / v->prof_row_h : -1;
+  if (i < 0 || i >= v->prof_nrows) return true;
+  const ProfRow *r = &P.rows[v->prof_first + i];
+  v->hl_line = r->line;
+  snprintf(v->status, sizeof v->status,
+           "line %d %s: %.0f cycles (%.1f %%), %.0f instrs, issue %.0f, load %.0f, dma %.0f, sem %.0f, barrier %.0f, %.0f bytes",
+           r->line, r->op, r->cycles, P.total > 0 ? 100 * r->cycles / P.total : 0, r->instrs, r->part[PC_ISSUE],
+           r->part[PC_LOAD], r->part[PC_DMA], r->part[PC_SEM], r->part[PC_BARRIER], r->bytes);
+  return true;
+}
+
 static void hover(View *v) {
   v->status[0] = '\0';
+  v->hl_line = 0;
+  if (hover_profile(v)) return;
   if (v->mx < v->plot_x) return;
   double t = x_to_t(v, v->mx), slack = (v->v1 - v->v0) / v->plot_w * 2;
   for (int i = 0; i < v->nrows; i++) {
@@ -848,6 +1001,7 @@ static void hover(View *v) {
       const Bar *b = &M.bars[tr->bars[k]];
       if (b->row == v->row_sub[i] && b->t0 - slack <= t && t <= b->t1 + slack) {
         snprintf(v->status, sizeof v->status, "%s", b->info);
+        v->hl_line = b->line;
         return;
       }
     }
@@ -857,7 +1011,7 @@ static void hover(View *v) {
     const Counter *c = &M.counters[i];
     double val = 0;
     for (int k = 0; k < c->n && c->t[k] <= t; k++) val = c->v[k];
-    snprintf(v->status, sizeof v->status, "%s = %.0f at %.6f us", c->name, val, t);
+    snprintf(v->status, sizeof v->status, "%s = %.0f at %.6f us", counter_label(c), val, t);
     return;
   }
   for (int s = 0; s < M.nspaces; s++) {
@@ -872,6 +1026,7 @@ static void hover(View *v) {
       for (int b = 0; b < a->band; b++) base += sp->bands[b].extent;
       if (a->t0 - slack <= t && t <= a->t1 + slack && base + a->off - per_px <= addr && addr <= base + a->off + a->bytes + per_px) {
         snprintf(v->status, sizeof v->status, "%s", M.bars[a->bar].info);
+        v->hl_line = M.bars[a->bar].line;
         return;
       }
     }
@@ -900,7 +1055,7 @@ static void pan(View *v, double frac) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: sc-sim-view trace.json [--screenshot FILE.bmp] [--width W --height H]\n");
+  fprintf(stderr, "usage: sc-sim-view trace.json [--stats stats.json] [--screenshot FILE.bmp] [--width W --height H]\n");
   return 2;
 }
 
@@ -916,8 +1071,8 @@ static int screenshot(View *v, const char *path) {
   int rc = SDL_SaveBMP(s, path) == 0 ? 0 : 1;
   if (rc) fprintf(stderr, "sc-sim-view: cannot write %s: %s\n", path, SDL_GetError());
   else
-    printf("sc-sim-view: %d bars, %d counters, %d accesses in %d space(s) on %d track(s) -> %s (%dx%d)\n", M.nbars,
-           M.ncounters, M.nacc, M.nspaces, M.ntracks, path, v->W, v->H);
+    printf("sc-sim-view: %d bars, %d counters, %d accesses in %d space(s) on %d track(s), %d profile line(s) -> %s (%dx%d)\n",
+           M.nbars, M.ncounters, M.nacc, M.nspaces, M.ntracks, P.n, path, v->W, v->H);
   SDL_DestroyRenderer(R);
   SDL_FreeSurface(s);
   return rc;
@@ -972,10 +1127,11 @@ static int interactive(View *v) {
 }
 
 int main(int argc, char **argv) {
-  const char *path = NULL, *shot = NULL;
+  const char *path = NULL, *shot = NULL, *stats = NULL;
   View v = {.W = 1280, .H = 720};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--screenshot") && i + 1 < argc) shot = argv[++i];
+    else if (!strcmp(argv[i], "--stats") && i + 1 < argc) stats = argv[++i];
     else if (!strcmp(argv[i], "--width") && i + 1 < argc) v.W = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--height") && i + 1 < argc) v.H = atoi(argv[++i]);
     else if (argv[i][0] != '-' && !path) path = argv[i];
@@ -985,6 +1141,7 @@ int main(int argc, char **argv) {
   char err[512];
   font_init();
   if (!load(path, err, sizeof err)) return fprintf(stderr, "sc-sim-view: %s\n", err), 1;
+  if (stats && !load_stats(stats, err, sizeof err)) return fprintf(stderr, "sc-sim-view: %s\n", err), 1;
   finish();
   reset(&v);
   if (shot) {

@@ -128,10 +128,10 @@ class interpret(contextlib.ContextDecorator):
     def __init__(self, chip: str = "tpu7x", *, trace: str | None = None,
                  stats: bool | str = False, strict_races: bool = False,
                  verify: bool = True, out_dir: str | None = None,
-                 jax_check: bool = True) -> None:
+                 jax_check: bool = True, profile: bool = False) -> None:
         chips.resolve(chip)
         self.opts = Options(chip, trace, stats, strict_races, verify, out_dir,
-                            jax_check)
+                            jax_check, profile)
         self._scopes: list[Any] = []
 
     def __enter__(self) -> Session:
@@ -159,11 +159,13 @@ class interpret(contextlib.ContextDecorator):
 def run(fn: Callable[..., Any], *args: Any, chip: str = "tpu7x",
         trace: str | None = None, stats: bool | str = False,
         strict_races: bool = False, verify: bool = True,
-        jax_check: bool = True) -> tuple[Any, RunRecord]:
+        jax_check: bool = True, profile: bool = False) -> tuple[Any, RunRecord]:
     """Call `fn(*args)` with its SparseCore kernels on sc-sim: its outputs
-    and the record of the (last) kernel run."""
+    and the record of the (last) kernel run (profile=True: with the cycles
+    of each of the kernel's Python lines, `record.profile` and
+    `record.profile_table()`)."""
     with interpret(chip, trace=trace, stats=stats, strict_races=strict_races,
-                   verify=verify, jax_check=jax_check) as session:
+                   verify=verify, jax_check=jax_check, profile=profile) as session:
         out = fn(*args)
         out = jax.block_until_ready(out)
     if not session.records:

@@ -19,6 +19,7 @@ from jax.sharding import AbstractDevice, AbstractMesh
 from . import arrays, binary, chips
 from .errors import (FaultError, InvalidProgramError, ScSimError, UnsupportedError,
                      VerificationError, exception_class)
+from .profile import ProfileRow, format_profile, python_profile
 from .program import Source, render
 from .translate import KernelInfo, Translator, format_source
 
@@ -42,6 +43,13 @@ class RunRecord:
     warnings: list[dict[str, Any]]
     undefined: dict[str, np.ndarray]   # per output: mask of undefined elements
     program: str | None = None         # the program's path, if kept
+    profile: list[ProfileRow] | None = None  # profile=True: cycles per Python line, most first
+
+    def profile_table(self) -> str:
+        """The profile (profile=True) as a text table (sc_sim.profile.format_profile)."""
+        if self.profile is None:
+            raise ValueError("no profile: run with profile=True")
+        return format_profile(self.profile)
 
 
 @dataclasses.dataclass
@@ -53,6 +61,7 @@ class Options:
     verify: bool = True
     out_dir: str | None = None  # to_program: keep programs here
     jax_check: bool = True      # also ask JAX's own lowering (issue 18)
+    profile: bool = False       # RunRecord.profile: the cycles of each Python line
 
 
 def abstract_mesh(chip: str) -> AbstractMesh:
@@ -263,6 +272,8 @@ def execute(prep: Prepared, args: Sequence[Any], opts: Options
         record = RunRecord(prep.name, opts.chip, cycles, us,
                            stats, warns, masks,
                            path if not cleanup else None)
+        if opts.profile and stats:
+            record.profile = python_profile(stats, line_map)
         return outs, record
     finally:
         if cleanup:

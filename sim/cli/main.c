@@ -23,6 +23,7 @@ typedef struct {
   const char *cmd; /* run, check, lower, diff */
   const char *path;
   bool json, no_verify, no_races, strict_races, profile;
+  bool track_origins;
   Mutant mutant;
   uint64_t max_ops, max_cycles, max_log_mb, max_mismatches, trace_max_bytes;
   const char *stats, *trace, *trace_format, *trace_window, *trace_filter, *mutate;
@@ -42,6 +43,7 @@ static const struct {
     {"--no-verify", OPT_FLAG, offsetof(Options, no_verify), "run the engine only: no reference run, no comparison (expectations still hold)"},
     {"--no-races", OPT_FLAG, offsetof(Options, no_races), "skip race detection"},
     {"--strict-races", OPT_FLAG, offsetof(Options, strict_races), "benign races (identical writes) are faults too"},
+    {"--track-origins", OPT_FLAG, offsetof(Options, track_origins), "an uninit fault names the load its undefined value came from"},
     {"--mutate", OPT_TEXT, offsetof(Options, mutate), "NAME: run a deliberately wrong lowering (--list-mutants)"},
     {"--max-ops", OPT_COUNT, offsetof(Options, max_ops), "N: stop a run after N operations (fault limit)"},
     {"--max-cycles", OPT_COUNT, offsetof(Options, max_cycles), "N: stop a run after N simulated cycles (fault limit)"},
@@ -307,6 +309,7 @@ static void pipe_options(const Options *o, PipeOptions *po) {
   po->limits.no_races = o->no_races;
   po->limits.strict_races = o->strict_races;
   po->limits.profile = o->profile;
+  po->limits.track_origins = o->track_origins;
   if (o->max_log_mb) po->limits.max_log_bytes = o->max_log_mb > UINT64_MAX >> 20 ? UINT64_MAX : o->max_log_mb << 20;
   po->max_list = o->max_mismatches > VERIFY_MAX_LIST ? VERIFY_MAX_LIST : (int)o->max_mismatches;
   po->stats_path = o->stats;

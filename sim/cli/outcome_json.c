@@ -74,6 +74,16 @@ static void fault_obj(FILE *f, const PipeOutcome *out) {
   json_str(f, ft->details);
   subcore_field(f, ft->kind == FAULT_NONE ? -1 : ft->core, ft->subcore);
   index_field(f, &ft->at);
+  fputs(", \"origin\": ", f); /* --track-origins */
+  if (ft->origin.line) {
+    fputs("{\"what\": ", f);
+    json_str(f, ft->origin_what);
+    fputs(", \"file\": ", f);
+    json_str(f, ft->origin.file ? ft->origin.file : "sc-sim");
+    fprintf(f, ", \"line\": %d, \"column\": %d}", ft->origin.line, ft->origin.col);
+  } else {
+    fputs("null", f);
+  }
   fputc('}', f);
 }
 

@@ -340,7 +340,7 @@ static bool uninit_lane(Eng *E, Sc *s, const Instr *in, const char *what, const 
   snprintf(msg, sizeof msg, "%s of the %s is undefined", where, what);
   bool first = !E->r->faulted;
   eng_efault(E, s, in, FAULT_UNINIT, msg);
-  if (first) E->r->fault.at = at;
+  if (first) E->r->fault.at = at, eng_origin_fault(E, s, in, v);
   return false;
 }
 
@@ -660,7 +660,11 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
   Hit *hit = gather ? NULL : dup_hits(E, in, rows < o.n ? rows : o.n);
   int64_t nhit = 0;
   for (int64_t r = 0; r < rows && r < o.n; r++) {
-    if (!o.def[r]) return uninit_lane(E, s, in, "DMA offsets", &o, r), val_free(&o), false;
+    if (!o.def[r]) { /* offsets in a register: the load they came from (a view: none) */
+      uninit_lane(E, s, in, "DMA offsets", &o, r);
+      if (in->view4 < 0 && in->a >= 0) eng_origin_fault(E, s, in, &s->reg[in->a]);
+      return val_free(&o), false;
+    }
     int64_t at = o.v[r].i;
     if (filter && at == ignored) continue;
     if (at < 0 || at >= z) {
@@ -855,7 +859,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   trace_dma(E, d, TE_DMA_START, s->t, NULL);
   if (E->trace) {
     trace_counter(E, TE_INFLIGHT, -1, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), s->t);
-    trace_counter(E, TE_INFLIGHT, s->core, 0, "vmem_shared", (int64_t)dma_inflight_bytes(E->dm, 1), s->t);
+    trace_counter(E, TE_INFLIGHT, s->core, 0, "vmem_shared", (int64_t)dma_inflight_shared(E->dm, s->core), s->t);
   }
   if (in->view3 >= 0) return X_OK;
   s->sync_tag = tag;
@@ -998,7 +1002,10 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
   if (in->op == I_BRANCH_IF_FALSE) {
     bool ok = true;
     const Value *v = eng_rd(E, s, in, in->a, &ok);
-    if (ok && v->n == 1 && !v->def[0]) return eng_efault(E, s, in, FAULT_UNINIT, "the condition (of a when or a while) is undefined"), X_FAULT;
+    if (ok && v->n == 1 && !v->def[0]) {
+      eng_efault(E, s, in, FAULT_UNINIT, "the condition (of a when or a while) is undefined");
+      return eng_origin_fault(E, s, in, v), X_FAULT;
+    }
     if (!ok || !eng_int_reg(E, s, in, in->a, &a)) return X_FAULT;
     if (!a) return s->pc = in->target, X_BLOCKED + 1;
     return X_OK;
@@ -1040,7 +1047,11 @@ static int x_expect(Eng *E, Sc *s, const Instr *in) {
   if (!eng_fits1(E, s, in, "expected value", b->n, "the checked value", got.n)) return val_free(&got), X_FAULT;
   for (int64_t i = 0; i < got.n; i++) {
     int64_t ib = b->n == 1 ? 0 : i;
-    if (!got.def[i] || !b->def[ib]) return expect_fault(E, s, in, &got, i, FAULT_UNINIT, NULL, NULL), X_FAULT;
+    if (!got.def[i] || !b->def[ib]) {
+      const Value *undef = !got.def[i] ? (in->op == I_EXPECT ? &s->reg[in->a] : NULL) : b;
+      expect_fault(E, s, in, &got, i, FAULT_UNINIT, NULL, NULL);
+      return eng_origin_fault(E, s, in, undef), X_FAULT;
+    }
     Cell want = alu_convert(b->dtype, got.dtype, b->v[ib]);
     if (alu_equal(got.dtype, got.v[i], want)) continue;
     char g[64], w[64];
@@ -1151,7 +1162,8 @@ static void dma_events(Eng *E, uint64_t t) {
   } while (n == 64);
   if (E->trace) {
     trace_counter(E, TE_INFLIGHT, -1, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), t);
-    trace_counter(E, TE_INFLIGHT, 0, 0, "vmem_shared", (int64_t)dma_inflight_bytes(E->dm, 1), t);
+    for (int c = 0; c < E->p->mesh_cores; c++) /* each SparseCore's own port */
+      trace_counter(E, TE_INFLIGHT, c, 0, "vmem_shared", (int64_t)dma_inflight_shared(E->dm, c), t);
   }
   if (any) unblock_all(E, t);
 }
@@ -1258,6 +1270,7 @@ static bool issue(Eng *E, Sc *s) {
     return true;
   }
   if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps */
+  if (E->origin) eng_origin_note(E, s, in);
   if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
   if (in->d >= 0 && !is_load(in->op)) s->ready[in->d] = s->t + s->cost;
   s->t += s->cost;
@@ -1323,6 +1336,8 @@ static void engine_stop(Eng *E) {
     if (s->waiting) wait_done(E, s, s->t);
     E->r->stats.sub[i].end = s->t;
   }
+  const Fault *f = &E->r->fault;
+  if (E->trace) trace_stop(E->trace, stop, E->r->faulted ? fault_name(f->kind) : NULL, f->details, f->loc.line, f->loc.col);
 }
 
 static int prof_by_line(const void *a, const void *b) {
@@ -1393,6 +1408,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   E->rd = E->no_races ? NULL : race_new(E->nsub);
   E->cache = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cache);
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
+  if (E->track_origins && !eng_origin_init(E)) return false;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
@@ -1469,6 +1485,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   E.no_races = lim && lim->no_races;
   E.strict_races = lim && lim->strict_races;
   E.profile = lim && lim->profile;
+  E.track_origins = lim && lim->track_origins;
   out->nsub = E.nsub;
   if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
   else {
@@ -1497,6 +1514,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.hits);
   free(E.spans);
   free(E.prof);
+  free(E.origin);
   free(E.op_start);
   dma_free(E.dm);
   race_free(E.rd);

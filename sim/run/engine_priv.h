@@ -94,6 +94,8 @@ typedef struct {
   int cur;           /* the instruction being executed (its index in the code) */
   int64_t *spans;    /* tracing: the (offset, bytes) pairs the access touched */
   int64_t nspans, capspans;
+  bool track_origins;
+  int *origin;       /* --track-origins: per (subcore, register) the instruction + 1 that left its undefined lanes; NULL when off */
 } Eng;
 
 /* A view with its operands read: per level the evaluated starts/sizes and
@@ -148,6 +150,14 @@ void eng_ev_undef(EV *ev, const Part *pt, int np);
 bool eng_ev_oob(Eng *E, Sc *s, const Instr *in, EV *ev);
 int64_t eng_aff_off(const EV *ev, int64_t i);
 int64_t eng_dense_block(const EV *ev);
+
+/* ---- engine_origin.c ---- */
+bool eng_origin_init(Eng *E);
+/* After in ran on s: the origin of the undefined lanes it left in in->d. */
+void eng_origin_note(Eng *E, Sc *s, const Instr *in);
+/* After an uninit fault of in on s about register value v (a pointer into
+ * s->reg; anything else names no origin): Fault.origin and origin_what. */
+void eng_origin_fault(Eng *E, const Sc *s, const Instr *in, const Value *v);
 
 /* ---- engine_race.c ---- */
 uint32_t eng_race_open_rows(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev, int64_t e0, int64_t n);

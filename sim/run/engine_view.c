@@ -44,7 +44,10 @@ bool eng_int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out) {
   bool ok = true;
   Value *v = eng_rd(E, s, in, r, &ok);
   if (!ok || !eng_fits(E, s, in, "scalar operand", v->n, "a scalar", 1)) return false;
-  if (!v->def[0]) return eng_efault(E, s, in, FAULT_UNINIT, "an index, bound or count is undefined");
+  if (!v->def[0]) {
+    eng_efault(E, s, in, FAULT_UNINIT, "an index, bound or count is undefined");
+    return eng_origin_fault(E, s, in, v), false;
+  }
   *out = scalar_of(v);
   return true;
 }

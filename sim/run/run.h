@@ -52,6 +52,8 @@ typedef struct {
   int op;            /* the operation's id, -1 when none */
   char details[768];
   RunElement at;     /* the lane or element, when the fault names one */
+  Loc origin;        /* --track-origins, an uninit fault: the load its undefined value came from (line 0: none) */
+  char origin_what[160]; /* that load: "tpu.vector_load of vmem 'buf'" */
 } Fault;
 
 /* What an event records: a loaded value, the old value of a swap, or the
@@ -117,6 +119,7 @@ typedef struct {
   uint64_t max_log_bytes; /* per run; 0: the default */
   bool strict_races; /* engine only: benign races are faults too (SPEC §10.2) */
   bool profile;      /* engine only: account cycles per program line (Stats.prof) */
+  bool track_origins; /* engine only: an uninit fault names the load its value came from (Fault.origin) */
 } RunLimits;
 
 #define RUN_DEFAULT_MAX_OPS 50000000ULL

@@ -23,6 +23,8 @@ void verify_fault_diag(const RunResult *r, Diag *d) {
   if (r->fault.kind == FAULT_EXPECT) diag_set(d, D_RUN_EXPECT, r->fault.loc, r->fault.details);
   else diag_set(d, D_RUN_FAULT, r->fault.loc, fault_name(r->fault.kind), r->fault.details);
   diag_note(d, "on subcore %d.%d", r->fault.core, r->fault.subcore);
+  const Loc *o = &r->fault.origin;
+  if (o->line) diag_note(d, "the undefined value came from %s at %s:%d:%d", r->fault.origin_what, o->file ? o->file : "?", o->line, o->col);
 }
 
 static void cell_text(Dtype t, Cell c, bool def, char *buf, size_t n) {

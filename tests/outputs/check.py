@@ -46,11 +46,13 @@ def expected_lines(path):
 class Trace:
     def __init__(self, doc):
         self.events = doc["traceEvents"]
-        self.threads = {}
+        self.threads, self.procs = {}, {}
         self.hz = 1e9
         for e in self.events:
             if e["ph"] == "M" and e["name"] == "thread_name":
                 self.threads[(e["pid"], e["tid"])] = e["args"]["name"]
+            if e["ph"] == "M" and e["name"] == "process_name":
+                self.procs[e["pid"]] = e["args"]["name"]
             if e["ph"] == "M" and e["name"] == "process_labels":
                 m = re.search(r"clock (\d+) Hz", e["args"]["labels"])
                 self.hz = int(m.group(1)) if m else self.hz
@@ -65,7 +67,19 @@ class Trace:
         return c
 
     def thread(self, e):
-        return self.threads.get((e["pid"], e["tid"]), f"pid{e['pid']}.tid{e['tid']}")
+        name = self.threads.get((e["pid"], e["tid"]), f"pid{e['pid']}.tid{e['tid']}")
+        cores = [p for p in self.procs if p != 999]
+        return f"{self.procs.get(e['pid'], e['pid'])}/{name}" if len(cores) > 1 else name
+
+    def tracks(self):
+        """One line per process: its named threads by tid ("tracks SC0: vec0 dma0")."""
+        out = []
+        for pid in sorted(self.procs):
+            names = [n for (p, tid), n in sorted(self.threads.items()) if p == pid]
+            if len(set(names)) != len(names):
+                self.errors.append(f"process {self.procs[pid]} names a thread twice: {names}")
+            out.append(f"tracks {self.procs[pid]}: {' '.join(names)}".rstrip())
+        return out
 
     def stamp(self, e, a):
         """The event's cycles, checked against its ts (and dur)."""
@@ -90,7 +104,7 @@ def where(a):
 RANK = {"dma_start": 0, "dma": 1, "flow": 2, "access": 3, "sync": 4, "dma_wait": 5, "counter": 6, "other": 7}
 
 
-def trace_lines(t):
+def trace_lines(t, inflight=False):
     lines, begins, flows = [], {}, {}
     for seq, e in enumerate(t.events):
         ph, a = e["ph"], e.get("args", {})
@@ -134,12 +148,16 @@ def trace_lines(t):
             add(c0, "flow", t.thread(s), f"{c0}-{c1} flow {t.thread(s)}->{t.thread(e)}", sseq)
         elif ph == "C" and e.get("cat") == "semaphore":
             add(t.cycles(e["ts"]), "counter", e["name"], f"{t.cycles(e['ts'])} {e['name']} value={a['value']}")
+        elif ph == "C" and inflight:
+            track = f"{t.procs.get(e['pid'], e['pid'])} {e['name']}"
+            add(t.cycles(e["ts"]), "counter", track, f"{t.cycles(e['ts'])} {track} bytes={a['bytes']}")
         elif ph == "C":
-            continue  # bytes in flight: left out (README)
+            continue  # bytes in flight: only when the expected lines list them (README)
         else:
             add(t.cycles(e["ts"]), "other", "", f"{t.cycles(e['ts'])} {ph} {e['name']} {json.dumps(a, sort_keys=True)}")
     t.errors += [f"'b' {i} without its 'e'" for i in begins]
-    return [text for _, text in sorted(lines, key=lambda x: x[0])]
+    t.errors += [f"flow start {i} without its end" for i in flows]
+    return t.tracks() + [text for _, text in sorted(lines, key=lambda x: x[0])]
 
 
 def json_accesses(t):
@@ -177,7 +195,8 @@ def compare(got, want, what):
 
 def check_trace(json_path, csv_path, expected):
     t = Trace(strict_json(json_path))
-    ok = compare(trace_lines(t), expected_lines(expected), json_path)
+    want = expected_lines(expected)
+    ok = compare(trace_lines(t, any(" inflight " in line for line in want)), want, json_path)
     if json_accesses(t) != csv_accesses(csv_path):
         print(f"{csv_path}: its accesses differ from the JSON trace's")
         ok = False
