@@ -12,6 +12,7 @@
  * a walk down the VDesc's levels with an explicit work list (a widening
  * bitcast splits one element into parts on several rows). */
 #include "engine_priv.h"
+#include "stream.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1470,6 +1471,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   E.strict_races = lim && lim->strict_races;
   E.profile = lim && lim->profile;
   out->nsub = E.nsub;
+  if (lim && lim->stream) stream_attach(lim->stream, STREAM_ENG, out);
   if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
   else {
     engine_schedule(&E);

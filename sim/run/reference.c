@@ -13,6 +13,7 @@
 
 #include "../../lowering/index.h"
 #include "run.h"
+#include "stream.h"
 
 #define MAX_FRAMES (64 + 4)
 #define MAX_PIECES 16
@@ -71,6 +72,11 @@ typedef struct {
   const int *atomics; /* the engine's order of fetch_and_adds (SPEC §9.10) */
   int natomics, next_atomic;
   uint64_t max_log; /* bytes of event log */
+  Stream *st;       /* streaming verification: the engine runs beside (NULL: run alone) */
+  /* The scheduler's pass, kept between calls while streaming: the next
+   * subcore, and what the pass saw so far. */
+  int rr;
+  bool progress, all_done, waits; /* waits: a subcore waited for the engine */
 } Ref_;
 
 /* ---- environment ----------------------------------------------------- */
@@ -902,7 +908,10 @@ static int do_semaphore(Ref_ *R, Sub *s, const Op *op) {
 
 static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
   /* atomics whose order is free replay the engine's order (SPEC §9.10) */
-  if (R->next_atomic < R->natomics && R->atomics[R->next_atomic] != s->idx) return ST_BLOCKED;
+  int who = -1, known = R->st ? stream_atomic(R->st, R->next_atomic, &who) : R->next_atomic < R->natomics;
+  if (!R->st && known) who = R->atomics[R->next_atomic];
+  if (known == 0 && R->st) return R->waits = true, ST_BLOCKED; /* the engine has not run it yet */
+  if (known == 1 && who != s->idx) return ST_BLOCKED;
   int target;
   if (target_of(R, s, op, FLD_SUBCORE, 0, (int)R->p->mesh_subcores, &target) != ST_OK) return ST_FAULT;
   RV rv;
@@ -916,7 +925,7 @@ static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
     ok = view_write_lane(R, s, &rv, 0, c, def);
     run_log(R->r, s->idx, op->id, EV_OLD, &old);
     env_set(s, op->name[FLD_OUT], &old);
-    if (R->next_atomic < R->natomics) R->next_atomic++;
+    if (known == 1) R->next_atomic++;
   }
   val_free(&x);
   val_free(&old);
@@ -1226,57 +1235,93 @@ static void limit(Ref_ *R, Sub *s, const char *what, uint64_t n) {
   run_fault(R->r, FAULT_LIMIT, at, s->core, s->subcore, -1, "%s", buf);
 }
 
-static void schedule(Ref_ *R) {
+/* The subcores take turns, each running until it blocks.  While streaming
+ * (target >= 0: the engine still runs) a subcore also yields when it is
+ * STREAM_AHEAD events ahead of the engine, and the call returns after a
+ * turn that leaves target's queue without an engine event, or when no
+ * subcore can go on before the engine does. */
+static void schedule(Ref_ *R, int target) {
   for (;;) {
-    bool progress = false, all_done = true;
-    for (int i = 0; i < R->nsub && !R->r->faulted; i++) {
-      Sub *s = &R->subs[i];
+    for (; R->rr < R->nsub && !R->r->faulted; R->rr++) {
+      Sub *s = &R->subs[R->rr];
       while (!s->done && !R->r->faulted) {
+        if (R->st && stream_ahead(R->st, STREAM_REF, s->idx)) {
+          R->waits = true;
+          break;
+        }
         int st = step(R, s);
         if (st == ST_BLOCKED) break;
-        progress = true;
+        R->progress = true;
         if (R->r->ops > R->max_ops) limit(R, s, "the run executed more than %llu operations (--max-ops)", R->max_ops);
         else if (R->r->log_bytes > R->max_log) limit(R, s, RUN_LOG_LIMIT_MSG, R->max_log >> 20);
       }
-      all_done &= s->done;
+      R->all_done &= s->done;
+      if (target >= 0 && !stream_queued(R->st, STREAM_ENG, target)) {
+        R->rr++;
+        return;
+      }
     }
-    if (R->r->faulted || all_done) return;
-    if (!progress) return deadlock(R);
+    if (R->r->faulted || R->all_done) return;
+    bool progress = R->progress, waits = R->waits;
+    R->rr = 0, R->progress = false, R->all_done = true, R->waits = false;
+    if (!progress && waits && target >= 0) return;
+    if (!progress && !waits) return deadlock(R);
   }
 }
 
-bool reference_run(const Program *p, const RunLimits *lim, RunResult *out) {
+struct RefRun *reference_open(const Program *p, const RunLimits *lim, RunResult *out) {
   memset(out, 0, sizeof *out);
-  Ref_ R = {p, out, NULL, 0, lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS, NULL, lim ? lim->atomics : NULL,
-            lim ? lim->natomics : 0, 0, run_max_log_bytes(lim)};
-  R.nsub = (int)(p->mesh_cores * p->mesh_subcores);
-  out->nsub = R.nsub;
-  out->logs = calloc((size_t)R.nsub, sizeof *out->logs);
-  R.subs = calloc((size_t)R.nsub, sizeof *R.subs);
-  R.arrived = calloc((size_t)p->mesh_cores, sizeof(int));
-  if (!out->logs || !R.subs || !R.arrived || !run_mem_init(p, &out->mem)) {
+  Ref_ *R = calloc(1, sizeof *R);
+  if (!R) abort();
+  *R = (Ref_){p, out, NULL, 0, lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS, NULL, lim ? lim->atomics : NULL,
+              lim ? lim->natomics : 0, 0, run_max_log_bytes(lim), lim ? lim->stream : NULL, 0, false, true, false};
+  R->nsub = (int)(p->mesh_cores * p->mesh_subcores);
+  out->nsub = R->nsub;
+  if (R->st) stream_attach(R->st, STREAM_REF, out);
+  out->logs = calloc((size_t)R->nsub, sizeof *out->logs);
+  R->subs = calloc((size_t)R->nsub, sizeof *R->subs);
+  R->arrived = calloc((size_t)p->mesh_cores, sizeof(int));
+  if (!out->logs || !R->subs || !R->arrived || !run_mem_init(p, &out->mem)) {
     run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs");
   } else {
-    for (int i = 0; i < R.nsub; i++) {
-      Sub *s = &R.subs[i];
+    for (int i = 0; i < R->nsub; i++) {
+      Sub *s = &R->subs[i];
       s->idx = i;
       s->core = i / (int)p->mesh_subcores;
       s->subcore = i % (int)p->mesh_subcores;
-      push(&R, s, NULL, &p->body);
+      push(R, s, NULL, &p->body);
     }
-    schedule(&R);
-    if (!out->faulted) check_semaphores(&R);
   }
-  for (int i = 0; i < R.nsub && R.subs; i++) {
-    for (int k = 0; k < R.subs[i].capenv; k++) val_free(&R.subs[i].env[k].v);
-    free(R.subs[i].env);
-    names_free(&R.subs[i].slot);
-    for (Pending *pd = R.subs[i].pending, *nx; pd; pd = nx) {
+  return (struct RefRun *)R;
+}
+
+void reference_pump(struct RefRun *run, int sub) {
+  Ref_ *R = (Ref_ *)run;
+  if (!R->r->faulted && R->subs && R->arrived) schedule(R, sub);
+}
+
+bool reference_close(struct RefRun *run) {
+  Ref_ *R = (Ref_ *)run;
+  RunResult *out = R->r;
+  if (!out->faulted) {
+    schedule(R, -1);
+    if (!out->faulted) check_semaphores(R);
+  }
+  for (int i = 0; i < R->nsub && R->subs; i++) {
+    for (int k = 0; k < R->subs[i].capenv; k++) val_free(&R->subs[i].env[k].v);
+    free(R->subs[i].env);
+    names_free(&R->subs[i].slot);
+    for (Pending *pd = R->subs[i].pending, *nx; pd; pd = nx) {
       nx = pd->next;
       pend_free(pd);
     }
   }
-  free(R.subs);
-  free(R.arrived);
+  free(R->subs);
+  free(R->arrived);
+  free(R);
   return !out->faulted;
+}
+
+bool reference_run(const Program *p, const RunLimits *lim, RunResult *out) {
+  return reference_close(reference_open(p, lim, out));
 }

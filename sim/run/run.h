@@ -97,6 +97,10 @@ typedef struct {
   uint64_t more_warnings; /* past RUN_MAX_WARNINGS */
   int *atomics;      /* engine only: the subcore of each fetch_and_add, in the order run */
   int natomics, capatomics;
+  /* Where run_log sends events instead of logs (streaming verification,
+   * sim/run/stream.h), when set. */
+  void (*sink)(void *ctx, int sub, int op, EventKind k, const Value *v);
+  void *sink_ctx;
 } RunResult;
 
 typedef struct NamedValue {
@@ -117,6 +121,7 @@ typedef struct {
   uint64_t max_log_bytes; /* per run; 0: the default */
   bool strict_races; /* engine only: benign races are faults too (SPEC §10.2) */
   bool profile;      /* engine only: account cycles per program line (Stats.prof) */
+  struct Stream *stream; /* streaming verification: the run's events go there (sim/run/stream.h) */
 } RunLimits;
 
 #define RUN_DEFAULT_MAX_OPS 50000000ULL
@@ -151,5 +156,13 @@ Region *run_region(RunResult *r, const Ref *ref, int core, int subcore);
 /* The reference interpreter (sim/reference.c): SPEC §5 and §9 applied to
  * the body directly. */
 bool reference_run(const Program *p, const RunLimits *lim, RunResult *out);
+/* The same in steps, beside the engine (streaming verification, lim->stream
+ * set): open, then pump (run until subcore sub's engine events are matched,
+ * or nothing can go on before the engine does), then close (run to the
+ * end, free; the result of reference_run). */
+struct RefRun;
+struct RefRun *reference_open(const Program *p, const RunLimits *lim, RunResult *out);
+void reference_pump(struct RefRun *R, int sub);
+bool reference_close(struct RefRun *R);
 
 #endif
