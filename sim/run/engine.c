@@ -1251,6 +1251,7 @@ static bool issue(Eng *E, Sc *s) {
   }
   s->cost = 0;
   int st = execute(E, s, in);
+  race_done(E->rd);
   if (st == X_FAULT) return false;
   if (st == X_BLOCKED) {
     s->blocked = block_kind(in->op);
@@ -1272,6 +1273,7 @@ static bool issue(Eng *E, Sc *s) {
     limit_fault(E, s, in, "the run executed more than %llu operations (--max-ops)", E->max_ops);
   if (E->max_cycles && s->t > E->max_cycles) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
   if (E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
+  if (race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
   return !E->r->faulted;
 }
 
@@ -1391,7 +1393,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   double clock = q->clock_hz > 0 ? (double)q->clock_hz : 1e9;
   E->dm = dma_new(E->nsub, (int)p->mesh_cores, (double)q->dma_bytes_per_cycle, (double)q->hbm_bytes_per_second / clock,
                   (double)q->vmem_shared_bytes_per_cycle, (uint64_t)q->dma_setup_cycles);
-  E->rd = E->no_races ? NULL : race_new(E->nsub);
+  E->rd = E->no_races ? NULL : race_new(E->nsub, RUN_MAX_SHADOW_MB << 20);
   E->cache = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cache);
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
