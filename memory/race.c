@@ -362,9 +362,13 @@ static void benign(RaceDetector *r, uint32_t tag, const RaceAccess *now, const R
   report(r, tag, now, g, at, &r->benign[r->nbenign++]);
 }
 
+/* One byte's check and update; *clean: no earlier access conflicted
+ * (then a byte with the same shadow state passes the same way). */
 static bool access_byte(RaceDetector *r, Shadow *s, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t at,
-                        RaceReport *rep) {
+                        RaceReport *rep, bool *clean) {
+  *clean = true;
   if (s->w && conflict(r, s->w, a, sub)) {
+    *clean = false;
     if (!a->write || !same_byte(s, g, at)) return report(r, s->w, a, g, at, rep);
     benign(r, s->w, a, g, at);
   }
@@ -400,11 +404,28 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
   if (!r || !tag) return true;
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
+  Shadow *pg = NULL;
+  uint32_t pw = 0, pr = 0; /* the state of the last byte that passed clean */
+  bool same = false;
   for (int64_t b = off; b < off + n; b++) {
-    Shadow *pg = page_of(r, g, b / PAGE);
+    if (!pg || b % PAGE == 0) pg = page_of(r, g, b / PAGE);
     if (!pg) return true; /* past the shadow's bound: the caller stops the run (race_over) */
     Shadow *s = &pg[b % PAGE];
-    if (!access_byte(r, s, tag, a, sub, g, b, rep)) {
+    if (same && s->w == pw && s->r == pr && !(pr & READSET)) { /* the checks of the byte before hold: update only */
+      if (!a->write) {
+        add_read(r, s, tag, sub, a->dma);
+        continue;
+      }
+      tag_ref(r, tag);
+      if (s->w) tag_unref(r, s->w);
+      if (s->r) tag_unref(r, s->r);
+      s->w = tag, s->r = 0;
+      s->wv = g->bytes[b];
+      s->wd = mem_defined(g, b);
+      continue;
+    }
+    pw = s->w, pr = s->r;
+    if (!access_byte(r, s, tag, a, sub, g, b, rep, &same)) {
       if (rep->hi > b + 1) return false; /* the spans gave the whole overlap */
       int64_t hi = b + 1;
       while (hi < off + n) { /* widen the report over the overlapping run */

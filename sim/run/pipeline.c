@@ -228,7 +228,20 @@ static void output_done(PipeOutcome *out, bool ok, const Diag *d) {
   fail(out);
 }
 
-static void pump_reference(void *ref, int sub) { reference_pump(ref, sub); }
+/* The reference beside the engine, opened at the engine's first event (so
+ * that the engine has its memory first, as when the runs took turns). */
+typedef struct {
+  const Program *p;
+  const RunLimits *lim;
+  RunResult *out;
+  struct RefRun *run;
+} Beside;
+
+static void pump_reference(void *ctx, int sub) {
+  Beside *b = ctx;
+  if (!b->run) b->run = reference_open(b->p, b->lim, b->out);
+  reference_pump(b->run, sub);
+}
 
 static void run(const PipeOptions *o, PipeOutcome *out) {
   const Program *p = &out->program;
@@ -250,17 +263,17 @@ static void run(const PipeOptions *o, PipeOutcome *out) {
    * are compared as they come (sim/run/stream.h), and it replays the
    * engine's atomics as the engine runs them (SPEC §9.10). */
   Stream *st = NULL;
-  struct RefRun *ref = NULL;
+  Beside ref = {p, &lim, &out->ref, NULL};
   if (!o->no_verify) {
     st = stream_open(p, (int)(p->mesh_cores * p->mesh_subcores), out->verify.max_list);
     lim.stream = st;
-    ref = reference_open(p, &lim, &out->ref);
-    stream_set_pump(st, pump_reference, ref);
+    stream_set_pump(st, pump_reference, &ref);
   }
   engine_run(p, &out->code, &lim, &out->eng);
   if (st) {
     stream_close(st, STREAM_ENG);
-    reference_close(ref);
+    if (!ref.run) ref.run = reference_open(p, &lim, &out->ref);
+    reference_close(ref.run);
     stream_close(st, STREAM_REF);
   }
   out->ran = true;

@@ -35,6 +35,8 @@ struct Stream {
   Event tmp;
 };
 
+static bool faulted(const Stream *st, int side) { return st->run[side] && st->run[side]->faulted; }
+
 static uint64_t event_bytes(const Value *v) { return sizeof(Event) + (uint64_t)v->cap * (sizeof(Cell) + 1); }
 
 Stream *stream_open(const Program *p, int nsub, int max_list) {
@@ -114,7 +116,7 @@ static void stream_event(void *ctx, int side, int sub, int op, EventKind k, cons
   Stream *st = ctx;
   SubQ *q = &st->sq[sub];
   q->count[side]++;
-  if (st->run[STREAM_REF]->faulted || st->run[STREAM_ENG]->faulted) { /* a fault is the verdict: the logs are not judged */
+  if (faulted(st, STREAM_REF) || faulted(st, STREAM_ENG)) { /* a fault is the verdict: the logs are not judged */
     if (q->n) drop_queue(st, q);
     return;
   }
