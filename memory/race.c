@@ -26,6 +26,9 @@ typedef struct {
   int n, cap;
 } TagSet;
 
+struct RaceDetector;
+static Shadow *page_find(struct RaceDetector *r, const Region *g, int64_t page);
+
 typedef struct {
   int issuer;
   uint32_t *start_vc; /* the issuer's clock when it started */
@@ -51,6 +54,9 @@ struct RaceDetector {
   int nfree_dma, capfree_dma;
   uint64_t shadow_bytes, max_shadow; /* the shadow pages' size, and its bound (0: none) */
   bool over;           /* a page was refused: past max_shadow */
+  const Region *last_g; /* the page found last */
+  int64_t last_page;
+  Shadow *last_sh;
   uint32_t *slots;     /* synchronisation objects: a vector clock each */
   int nslots, capslots;
   uint32_t *barrier;   /* 2 generations x nsub x nsub arrival clocks */
@@ -252,6 +258,13 @@ void race_done(RaceDetector *r) {
 }
 
 static Shadow *page_of(RaceDetector *r, const Region *g, int64_t page) {
+  if (r->last_sh && r->last_g == g && r->last_page == page) return r->last_sh;
+  Shadow *sh = page_find(r, g, page);
+  if (sh) r->last_g = g, r->last_page = page, r->last_sh = sh;
+  return sh;
+}
+
+static Shadow *page_find(RaceDetector *r, const Region *g, int64_t page) {
   if (r->npages * 2 >= r->cappages) { /* rehash */
     int64_t cap = r->cappages ? r->cappages * 2 : 256;
     PageEntry *t = calloc((size_t)cap, sizeof *t);
