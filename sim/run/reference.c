@@ -62,6 +62,16 @@ typedef struct {
   Pending *pending;
 } Sub;
 
+/* The byte pieces of every element of one resolved view, walked once and
+ * reused by the operation's later reads and writes of the same view. */
+typedef struct {
+  uint64_t gen;  /* the view it holds (RV.gen) */
+  Piece *pc;     /* the pieces of element i: pc[first[i]] .. pc[first[i + 1] - 1] */
+  int64_t *first;
+  int64_t cap_pc, cap_n;
+} PieceCache;
+#define NCACHE 8
+
 typedef struct {
   const Program *p;
   RunResult *r;
@@ -77,6 +87,9 @@ typedef struct {
    * subcore, and what the pass saw so far. */
   int rr;
   bool progress, all_done, waits; /* waits: a subcore waited for the engine */
+  PieceCache cache[NCACHE]; /* the views resolved last, round robin */
+  uint64_t gen;
+  int next_cache;
 } Ref_;
 
 /* ---- environment ----------------------------------------------------- */
@@ -325,13 +338,17 @@ typedef struct {
   Dtype dt[MAX_TRANSFORMS + 1];
   int64_t n; /* elements of the view */
   const Op *op;
+  uint64_t gen;       /* this resolution (its PieceCache holds it while cache->gen == gen) */
+  PieceCache *cache;
   char oob[400];
 } RV;
 
 static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
-  memset(rv, 0, sizeof *rv);
+  rv->oob[0] = '\0'; /* every other field is set below (or only read where it is) */
   rv->v = v;
   rv->op = op;
+  rv->gen = ++R->gen;
+  rv->cache = &R->cache[R->next_cache++ % NCACHE];
   rv->reg = run_region(R->r, v->ref, core, subcore);
   rv->rank[0] = v->ref->rank;
   memcpy(rv->lvl[0], v->ref->shape, sizeof rv->lvl[0]);
@@ -447,6 +464,12 @@ static bool locate(RV *rv, int level, const int64_t *idx, int lo, int nb, Piece 
 }
 
 static bool rv_element(RV *rv, int64_t i, Piece *pc, int *np) {
+  const PieceCache *c = rv->cache;
+  if (c && c->gen == rv->gen) {
+    *np = (int)(c->first[i + 1] - c->first[i]);
+    memcpy(pc, c->pc + c->first[i], sizeof *pc * (size_t)*np);
+    return true;
+  }
   int64_t idx[MAX_RANK];
   int top = rv->v->ntr;
   unflat(i, rv->rank[top], rv->lvl[top], idx);
@@ -489,15 +512,34 @@ static bool view_oob(Ref_ *R, Sub *s, RV *rv) {
   return fault(R, s, rv->op, FAULT_OOB, "%s%s", rv->oob, "");
 }
 
+static void *grow_to(void *p, int64_t *cap, int64_t need, size_t size) {
+  if (need <= *cap) return p;
+  int64_t c = *cap ? *cap : 16;
+  while (c < need) c *= 2;
+  void *q = realloc(p, size * (size_t)c);
+  if (!q) abort();
+  *cap = c;
+  return q;
+}
+
 static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
   int top = rv->v->ntr;
   val_shape(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
   Piece pc[MAX_PIECES];
   int np;
+  PieceCache *c = rv->cache;
+  bool fill = c && c->gen != rv->gen; /* walk once, keep the pieces */
+  if (fill) c->gen = 0, c->first = grow_to(c->first, &c->cap_n, rv->n + 1, sizeof *c->first), c->first[0] = 0;
   for (int64_t i = 0; i < rv->n; i++) {
     if (!rv_element(rv, i, pc, &np)) return view_oob(R, s, rv);
     read_pieces(rv->reg, rv->dt[top], pc, np, &out->v[i], &out->def[i]);
+    if (fill) {
+      c->pc = grow_to(c->pc, &c->cap_pc, c->first[i] + np, sizeof *c->pc);
+      memcpy(c->pc + c->first[i], pc, sizeof *pc * (size_t)np);
+      c->first[i + 1] = c->first[i] + np;
+    }
   }
+  if (fill) c->gen = rv->gen;
   return true;
 }
 
@@ -1273,8 +1315,12 @@ struct RefRun *reference_open(const Program *p, const RunLimits *lim, RunResult 
   memset(out, 0, sizeof *out);
   Ref_ *R = calloc(1, sizeof *R);
   if (!R) abort();
-  *R = (Ref_){p, out, NULL, 0, lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS, NULL, lim ? lim->atomics : NULL,
-              lim ? lim->natomics : 0, 0, run_max_log_bytes(lim), lim ? lim->stream : NULL, 0, false, true, false};
+  R->p = p, R->r = out;
+  R->max_ops = lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS;
+  R->atomics = lim ? lim->atomics : NULL, R->natomics = lim ? lim->natomics : 0;
+  R->max_log = run_max_log_bytes(lim);
+  R->st = lim ? lim->stream : NULL;
+  R->all_done = true;
   R->nsub = (int)(p->mesh_cores * p->mesh_subcores);
   out->nsub = R->nsub;
   if (R->st) stream_attach(R->st, STREAM_REF, out);
@@ -1318,6 +1364,7 @@ bool reference_close(struct RefRun *run) {
   }
   free(R->subs);
   free(R->arrived);
+  for (int i = 0; i < NCACHE; i++) free(R->cache[i].pc), free(R->cache[i].first);
   free(R);
   return !out->faulted;
 }
