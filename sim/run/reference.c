@@ -728,8 +728,9 @@ static int64_t view_bytes(const RV *rv) { return rv->n * dtype_size(rv->dt[rv->v
 
 static bool pend_alloc(Pending *pd, int64_t n) {
   pd->n = n;
-  pd->sp = calloc((size_t)(n ? n : 1) * MAX_PIECES, sizeof(Piece));
-  pd->dp = calloc((size_t)(n ? n : 1) * MAX_PIECES, sizeof(Piece));
+  /* pieces are read only up to nsp/ndp (zero until an element is paired): no zeroing */
+  pd->sp = malloc((size_t)(n ? n : 1) * MAX_PIECES * sizeof(Piece));
+  pd->dp = malloc((size_t)(n ? n : 1) * MAX_PIECES * sizeof(Piece));
   pd->nsp = calloc((size_t)(n ? n : 1), sizeof(int));
   pd->ndp = calloc((size_t)(n ? n : 1), sizeof(int));
   return pd->sp && pd->dp && pd->nsp && pd->ndp;
