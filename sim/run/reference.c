@@ -90,7 +90,18 @@ typedef struct {
   PieceCache cache[NCACHE]; /* the views resolved last, round robin */
   uint64_t gen;
   int next_cache;
+  Value pool[32]; /* temporaries' lanes kept for reuse (tmp_take, tmp_give) */
+  int npool;
 } Ref_;
+
+/* A temporary Value, with the lanes of one given back before (no heap
+ * allocation per expression once the pool is warm). */
+static Value tmp_take(Ref_ *R) { return R->npool ? R->pool[--R->npool] : (Value){0}; }
+static void tmp_give(Ref_ *R, Value *v) {
+  if (R->npool < (int)(sizeof R->pool / sizeof R->pool[0])) R->pool[R->npool++] = *v;
+  else val_free(v);
+  memset(v, 0, sizeof *v);
+}
 
 /* ---- environment ----------------------------------------------------- */
 static Value *env_get(Sub *s, const char *name) {
@@ -138,7 +149,7 @@ static bool uninit_lane(Ref_ *R, Sub *s, const Op *op, const char *what, const V
 static bool ev(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out);
 
 static bool ev_binary(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
-  Value a = {0}, b = {0};
+  Value a = tmp_take(R), b = tmp_take(R);
   bool ok = ev(R, s, op, e->a, &a) && ev(R, s, op, e->b, &b);
   if (ok) {
     const Value *big = a.n >= b.n ? &a : &b;
@@ -152,21 +163,21 @@ static bool ev_binary(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) 
         ok = fault(R, s, op, FAULT_DIVZERO, "integer division by zero in '%s'%s", e->text ? e->text : "expression", "");
     }
   }
-  val_free(&a);
-  val_free(&b);
+  tmp_give(R, &a);
+  tmp_give(R, &b);
   return ok;
 }
 
 static bool ev_unary(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
-  Value a = {0};
-  if (!ev(R, s, op, e->a, &a)) return val_free(&a), false;
+  Value a = tmp_take(R);
+  if (!ev(R, s, op, e->a, &a)) return tmp_give(R, &a), false;
   val_shape(out, e->ty, a.rank, a.shape);
   for (int64_t i = 0; i < a.n; i++) {
     out->def[i] = a.def[i];
     out->v[i] = alu_unary(e->op, e->ty, alu_convert(a.dtype, e->op == OP_NOT ? a.dtype : e->ty, a.v[i]));
     if (e->op == OP_NOT) out->v[i] = alu_unary(OP_NOT, a.dtype, a.v[i]);
   }
-  val_free(&a);
+  tmp_give(R, &a);
   return true;
 }
 
@@ -317,11 +328,11 @@ static bool ev(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
 
 /* A scalar that must be defined (an index, a bound, a condition). */
 static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
-  Value t = {0};
+  Value t = tmp_take(R);
   bool ok = ev(R, s, op, e, &t);
   if (ok && !t.def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
   if (ok) *v = dtype_is_float(t.dtype) ? (int64_t)t.v[0].f : t.v[0].i;
-  val_free(&t);
+  tmp_give(R, &t);
   return ok;
 }
 
@@ -559,7 +570,7 @@ static bool resolve_field(Ref_ *R, Sub *s, const Op *op, FieldId f, RV *rv) {
 
 static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add) {
   Dtype t = rv->dt[rv->v->ntr];
-  Value old = {0};
+  Value old = tmp_take(R);
   bool ok = view_read(R, s, rv, &old);
   for (int64_t i = 0; ok && i < rv->n; i++) {
     int64_t xi = val_lane(x, i);
@@ -568,40 +579,40 @@ static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add) {
     if (add && def) alu_binary(OP_ADD, t, t, old.v[i], c, &c);
     ok = view_write_lane(R, s, rv, i, c, def);
   }
-  val_free(&old);
+  tmp_give(R, &old);
   return ok;
 }
 
 static bool log_new(Ref_ *R, Sub *s, const Op *op, RV *rv) {
-  Value after = {0};
+  Value after = tmp_take(R);
   bool ok = view_read(R, s, rv, &after);
   if (ok) run_log(R->r, s->idx, op->id, EV_NEW, &after);
-  val_free(&after);
+  tmp_give(R, &after);
   return ok;
 }
 
 static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
-  Value v = {0};
+  Value v = tmp_take(R);
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, &v);
   if (ok) {
     run_log(R->r, s->idx, op->id, EV_LOADED, &v);
     env_set(s, op->name[FLD_OUT], &v);
   }
-  val_free(&v);
+  tmp_give(R, &v);
   return ok;
 }
 
 static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
-  Value x = {0}, old = {0};
+  Value x = tmp_take(R), old = tmp_take(R);
   bool add = op->kind == OPK_ADDUPDATE;
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && ev(R, s, op, op->e[FLD_VALUE], &x) && view_read(R, s, &rv, &old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, &old);
   ok = ok && store_value(R, s, &rv, &x, add) && log_new(R, s, op, &rv);
   if (ok && op->kind == OPK_SWAP) env_set(s, op->name[FLD_OUT], &old);
-  val_free(&x);
-  val_free(&old);
+  tmp_give(R, &x);
+  tmp_give(R, &old);
   return ok;
 }
 
@@ -1366,6 +1377,7 @@ bool reference_close(struct RefRun *run) {
   free(R->subs);
   free(R->arrived);
   for (int i = 0; i < NCACHE; i++) free(R->cache[i].pc), free(R->cache[i].first);
+  for (int i = 0; i < R->npool; i++) val_free(&R->pool[i]);
   free(R);
   return !out->faulted;
 }
