@@ -54,6 +54,8 @@ struct RaceDetector {
   int nfree_dma, capfree_dma;
   uint64_t shadow_bytes, max_shadow; /* the shadow pages' size, and its bound (0: none) */
   bool over;           /* a page was refused: past max_shadow */
+  uint32_t memo_tag[2], memo_w[2], memo_r[2]; /* a shadow state access memo_tag passed clean (0: none); a DMA's two sides */
+  int memo_next;
   const Region *last_g; /* the page found last */
   int64_t last_page;
   Shadow *last_sh;
@@ -120,7 +122,9 @@ void race_free(RaceDetector *r) {
 }
 
 static uint32_t *vc_of(RaceDetector *r, int sub) { return r->vc + (size_t)sub * (size_t)r->nsub; }
-static void tick(RaceDetector *r, int sub) { vc_of(r, sub)[sub]++; }
+/* A clock moves: what passed clean before may not now. */
+static void forget(RaceDetector *r) { r->memo_tag[0] = r->memo_tag[1] = 0; }
+static void tick(RaceDetector *r, int sub) { vc_of(r, sub)[sub]++, forget(r); }
 static void join(uint32_t *dst, const uint32_t *src, int n) {
   for (int i = 0; i < n; i++)
     if (src[i] > dst[i]) dst[i] = src[i];
@@ -172,7 +176,7 @@ void race_release(RaceDetector *r, int sub, int slot) {
 }
 
 void race_acquire(RaceDetector *r, int sub, int slot) {
-  if (r) join(vc_of(r, sub), r->slots + (size_t)slot * (size_t)r->nsub, r->nsub);
+  if (r) forget(r), join(vc_of(r, sub), r->slots + (size_t)slot * (size_t)r->nsub, r->nsub);
 }
 
 void race_barrier_arrive(RaceDetector *r, int sub, int gen) {
@@ -184,6 +188,7 @@ void race_barrier_arrive(RaceDetector *r, int sub, int gen) {
 
 void race_barrier_leave(RaceDetector *r, int sub, int gen, int first, int n) {
   if (!r) return;
+  forget(r);
   for (int k = first; k < first + n; k++)
     join(vc_of(r, sub), r->barrier + ((size_t)(gen & 1) * (size_t)r->nsub + (size_t)k) * (size_t)r->nsub, r->nsub);
 }
@@ -245,11 +250,14 @@ static uint32_t new_tag(RaceDetector *r, const RaceAccess *a, int sub) {
   if (a->dma >= 0) r->dma[a->dma].refs++;
   r->open = grow(r->open, &r->capopen, r->nopen + 1, sizeof *r->open);
   r->open[r->nopen++] = t + 1;
+  if (r->memo_tag[0] == t + 1) r->memo_tag[0] = 0;
+  if (r->memo_tag[1] == t + 1) r->memo_tag[1] = 0;
   return t + 1;
 }
 
 void race_done(RaceDetector *r) {
   if (!r) return;
+  r->memo_tag[0] = r->memo_tag[1] = 0;
   for (int i = 0; i < r->nopen; i++) {
     uint32_t t = r->open[i];
     if (!(r->acc_refs[t - 1] &= ~OPEN)) tag_free(r, t);
@@ -418,8 +426,11 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
   Shadow *pg = NULL;
-  uint32_t pw = 0, pr = 0; /* the state of the last byte that passed clean */
-  bool same = false;
+  /* the state of the last byte that passed clean: within one instruction no
+   * clock moves, so it holds for every call of the same access */
+  int m = r->memo_tag[0] == tag ? 0 : r->memo_tag[1] == tag ? 1 : -1;
+  uint32_t pw = m >= 0 ? r->memo_w[m] : 0, pr = m >= 0 ? r->memo_r[m] : 0;
+  bool same = m >= 0;
   for (int64_t b = off; b < off + n; b++) {
     if (!pg || b % PAGE == 0) pg = page_of(r, g, b / PAGE);
     if (!pg) return true; /* past the shadow's bound: the caller stops the run (race_over) */
@@ -452,6 +463,8 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
       return false;
     }
   }
+  if (m < 0) m = r->memo_next, r->memo_next ^= 1;
+  r->memo_tag[m] = same ? tag : 0, r->memo_w[m] = pw, r->memo_r[m] = pr;
   return true;
 }
 
