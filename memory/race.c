@@ -431,10 +431,14 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
   int m = r->memo_tag[0] == tag ? 0 : r->memo_tag[1] == tag ? 1 : -1;
   uint32_t pw = m >= 0 ? r->memo_w[m] : 0, pr = m >= 0 ? r->memo_r[m] : 0;
   bool same = m >= 0;
+  int64_t page_end = off; /* pg covers bytes up to here */
   for (int64_t b = off; b < off + n; b++) {
-    if (!pg || b % PAGE == 0) pg = page_of(r, g, b / PAGE);
-    if (!pg) return true; /* past the shadow's bound: the caller stops the run (race_over) */
-    Shadow *s = &pg[b % PAGE];
+    if (b >= page_end) { /* offsets are never negative: pages by masks */
+      pg = page_of(r, g, (int64_t)((uint64_t)b / PAGE));
+      if (!pg) return true; /* past the shadow's bound: the caller stops the run (race_over) */
+      page_end = (int64_t)(((uint64_t)b / PAGE + 1) * PAGE);
+    }
+    Shadow *s = &pg[(uint64_t)b & (PAGE - 1)];
     if (same && s->w == pw && s->r == pr && !(pr & READSET)) { /* the checks of the byte before hold: update only */
       if (!a->write) {
         add_read(r, s, tag, sub, a->dma);
