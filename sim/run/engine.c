@@ -1080,12 +1080,26 @@ static int execute(Eng *E, Sc *s, const Instr *in) {
 /* ---- the scheduler --------------------------------------------------------- */
 /* The cycle every source of `in` is available: the source registers of its
  * form (isa.h: A B C M, and the run N) and the registers of its views. */
+/* Bit i: the form of op reads operand "ABCMN"[i] (isa_operand, tabulated once). */
+static unsigned operand_bits(Opcode op) {
+  static uint8_t bits[I_COUNT];
+  static bool made;
+  if (!made) {
+    for (int o = 0; o < I_COUNT; o++)
+      for (int i = 0; i < 5; i++)
+        if (isa_operand((Opcode)o, "ABCMN"[i])) bits[o] |= (uint8_t)(1u << i);
+    made = true;
+  }
+  return bits[op];
+}
+
 static uint64_t operands_ready(const Eng *E, const Sc *s, const Instr *in) {
   uint64_t t = s->t;
   int regs[4] = {in->a, in->b, in->c, in->mask};
+  unsigned form = operand_bits(in->op);
   for (int i = 0; i < 4; i++)
-    if (regs[i] >= 0 && isa_operand(in->op, "ABCM"[i]) && s->ready[regs[i]] > t) t = s->ready[regs[i]];
-  if (isa_operand(in->op, 'N'))
+    if (regs[i] >= 0 && (form >> i & 1) && s->ready[regs[i]] > t) t = s->ready[regs[i]];
+  if (form >> 4 & 1)
     for (int64_t k = 0; k < in->imm; k++)
       if (s->ready[in->a + k] > t) t = s->ready[in->a + k];
   int views[4] = {in->view, in->view2, in->view3, in->view4};
