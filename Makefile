@@ -5,6 +5,7 @@
 #                 (creates build/venv with the pinned jax when missing)
 # make asan       the whole suite under AddressSanitizer + UBSan
 # make valgrind   the golden suite under valgrind (memcheck, definite leaks)
+# make callgrind-budget  host instructions per simulated instruction against bench/callgrind_budget.txt
 # make deps       install libyaml, CUnit and pkg-config from Debian
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -58,6 +59,17 @@ test: deps-check $(UNIT_TESTS) $(BUILD)/sc-sim $(BUILD)/trace-check
 bench: all $(BUILD)/bench/baseline
 	@bench/run.sh $(BUILD)/sc-sim $(BUILD)/bench/baseline
 
+# Host instructions per simulated instruction under callgrind on two bench
+# programs, against bench/callgrind_budget.txt (more than 20 % over fails):
+# a speed check that does not depend on the machine's load.  valgrind comes
+# from Debian.
+callgrind-budget: all
+	@command -v valgrind >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then echo "callgrind-budget: installing valgrind"; \
+	    (apt-get install -y valgrind || (apt-get update && apt-get install -y valgrind)) >/dev/null; \
+	  else echo "make callgrind-budget needs valgrind: run 'sudo apt-get install -y valgrind' and then make again" >&2; exit 1; fi; }
+	@bench/callgrind.sh $(BUILD)/sc-sim
+
 $(BUILD)/bench/baseline: bench/baseline.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -o $@ $<
@@ -106,7 +118,7 @@ install: all
 clean:
 	rm -rf build
 
-.PHONY: all run test asan valgrind bench deps deps-check install clean
+.PHONY: all run test asan valgrind bench callgrind-budget deps deps-check install clean
 .SECONDARY:
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 -include mk/fuzz.mk

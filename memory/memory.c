@@ -167,27 +167,41 @@ Region *mem_region(MemSystem *m, int ref, int core, int subcore) {
   return NULL;
 }
 
+/* The bits [lo, hi) of one definedness byte (0 <= lo < hi <= 8). */
+static uint8_t bits(int lo, int hi) { return (uint8_t)(((1u << (hi - lo)) - 1u) << lo); }
+
 bool mem_range_defined(const Region *g, int64_t off, int64_t n) {
-  for (int64_t b = off; b < off + n; b++) {
-    if (!(b & 7) && b + 8 <= off + n) { /* whole shadow bytes */
-      if (g->defined[b >> 3] != 0xff) return false;
-      b += 7;
-      continue;
-    }
-    if (!mem_defined(g, b)) return false;
+  int64_t end = off + n;
+  if (off < end && (off & 7)) { /* a partial first byte */
+    int64_t lim = (off | 7) + 1 < end ? (off | 7) + 1 : end;
+    uint8_t m = bits((int)(off & 7), (int)(lim - (off & ~7)));
+    if ((g->defined[off >> 3] & m) != m) return false;
+    off = lim;
+  }
+  for (; off + 8 <= end; off += 8)
+    if (g->defined[off >> 3] != 0xff) return false;
+  if (off < end) {
+    uint8_t m = bits(0, (int)(end - off));
+    if ((g->defined[off >> 3] & m) != m) return false;
   }
   return true;
 }
 
 void mem_set_defined(Region *g, int64_t off, int64_t n, bool v) {
-  for (int64_t b = off; b < off + n; b++) {
-    if (!(b & 7) && b + 8 <= off + n) {
-      g->defined[b >> 3] = v ? 0xff : 0;
-      b += 7;
-      continue;
-    }
-    if (v) g->defined[b >> 3] |= (uint8_t)(1u << (b & 7));
-    else g->defined[b >> 3] &= (uint8_t)~(1u << (b & 7));
+  int64_t end = off + n;
+  if (off < end && (off & 7)) {
+    int64_t lim = (off | 7) + 1 < end ? (off | 7) + 1 : end;
+    uint8_t m = bits((int)(off & 7), (int)(lim - (off & ~7)));
+    g->defined[off >> 3] = v ? (uint8_t)(g->defined[off >> 3] | m) : (uint8_t)(g->defined[off >> 3] & ~m);
+    off = lim;
+  }
+  if (end - off >= 8) {
+    memset(g->defined + (off >> 3), v ? 0xff : 0, (size_t)((end - off) >> 3));
+    off += (end - off) & ~(int64_t)7;
+  }
+  if (off < end) {
+    uint8_t m = bits(0, (int)(end - off));
+    g->defined[off >> 3] = v ? (uint8_t)(g->defined[off >> 3] | m) : (uint8_t)(g->defined[off >> 3] & ~m);
   }
 }
 

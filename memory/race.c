@@ -13,6 +13,7 @@ typedef struct {
   uint8_t wd;  /* a write-write race storing the same bytes is benign */
 } Shadow;
 #define READSET 0x80000000u
+#define OPEN (1ULL << 63) /* acc_refs: the access's instruction still runs */
 
 typedef struct {
   const Region *g;
@@ -25,10 +26,14 @@ typedef struct {
   int n, cap;
 } TagSet;
 
+struct RaceDetector;
+static Shadow *page_find(struct RaceDetector *r, const Region *g, int64_t page);
+
 typedef struct {
   int issuer;
   uint32_t *start_vc; /* the issuer's clock when it started */
   uint32_t wait_clock; /* 0 until a wait retires it */
+  int refs;            /* 1 until retired, plus the live accesses it made; free at 0 */
 } DmaThread;
 
 struct RaceDetector {
@@ -37,9 +42,23 @@ struct RaceDetector {
   RaceAccess *acc;     /* access table, tag = index + 1 */
   uint32_t *acc_clock; /* the thread clock at the access */
   int *acc_thread;     /* the subcore index of the access's thread */
+  uint64_t *acc_refs;  /* shadow entries naming the access; the record is free at 0 once closed */
   int nacc, capacc;
+  uint32_t *free_acc;  /* recycled tags */
+  int nfree_acc, capfree_acc;
+  uint32_t *open;      /* tags of the instruction running (race_done closes them) */
+  int nopen, capopen;
   DmaThread *dma;
   int ndma, capdma;
+  int *free_dma;       /* recycled DMA threads */
+  int nfree_dma, capfree_dma;
+  uint64_t shadow_bytes, max_shadow; /* the shadow pages' size, and its bound (0: none) */
+  bool over;           /* a page was refused: past max_shadow */
+  uint32_t memo_tag[2], memo_w[2], memo_r[2]; /* a shadow state access memo_tag passed clean (0: none); a DMA's two sides */
+  int memo_next;
+  const Region *last_g; /* the page found last */
+  int64_t last_page;
+  Shadow *last_sh;
   uint32_t *slots;     /* synchronisation objects: a vector clock each */
   int nslots, capslots;
   uint32_t *barrier;   /* 2 generations x nsub x nsub arrival clocks */
@@ -64,10 +83,11 @@ static void *grow(void *p, int *cap, int need, size_t size) {
   return q;
 }
 
-RaceDetector *race_new(int nsub) {
+RaceDetector *race_new(int nsub, uint64_t max_shadow) {
   RaceDetector *r = calloc(1, sizeof *r);
   if (!r) return NULL;
   r->nsub = nsub;
+  r->max_shadow = max_shadow;
   r->vc = calloc((size_t)nsub * (size_t)nsub, sizeof(uint32_t));
   r->barrier = calloc(2 * (size_t)nsub * (size_t)nsub, sizeof(uint32_t));
   if (!r->vc || !r->barrier) {
@@ -92,13 +112,19 @@ void race_free(RaceDetector *r) {
   free(r->acc);
   free(r->acc_clock);
   free(r->acc_thread);
+  free(r->acc_refs);
+  free(r->free_acc);
+  free(r->open);
+  free(r->free_dma);
   free(r->barrier);
   free(r->vc);
   free(r);
 }
 
 static uint32_t *vc_of(RaceDetector *r, int sub) { return r->vc + (size_t)sub * (size_t)r->nsub; }
-static void tick(RaceDetector *r, int sub) { vc_of(r, sub)[sub]++; }
+/* A clock moves: what passed clean before may not now. */
+static void forget(RaceDetector *r) { r->memo_tag[0] = r->memo_tag[1] = 0; }
+static void tick(RaceDetector *r, int sub) { vc_of(r, sub)[sub]++, forget(r); }
 static void join(uint32_t *dst, const uint32_t *src, int n) {
   for (int i = 0; i < n; i++)
     if (src[i] > dst[i]) dst[i] = src[i];
@@ -106,21 +132,35 @@ static void join(uint32_t *dst, const uint32_t *src, int n) {
 
 int race_dma_start(RaceDetector *r, int sub) {
   if (!r) return -1;
-  r->dma = grow(r->dma, &r->capdma, r->ndma + 1, sizeof *r->dma);
-  DmaThread *d = &r->dma[r->ndma];
+  int k;
+  if (r->nfree_dma) k = r->free_dma[--r->nfree_dma];
+  else {
+    r->dma = grow(r->dma, &r->capdma, r->ndma + 1, sizeof *r->dma);
+    k = r->ndma++;
+    r->dma[k].start_vc = malloc(sizeof(uint32_t) * (size_t)r->nsub);
+    if (!r->dma[k].start_vc) abort();
+  }
+  DmaThread *d = &r->dma[k];
   d->issuer = sub;
-  d->start_vc = malloc(sizeof(uint32_t) * (size_t)r->nsub);
-  if (!d->start_vc) abort();
   memcpy(d->start_vc, vc_of(r, sub), sizeof(uint32_t) * (size_t)r->nsub);
   d->wait_clock = 0;
+  d->refs = 1;
   tick(r, sub);
-  return r->ndma++;
+  return k;
+}
+
+/* A DMA thread no access names and no wait will retire is free for reuse. */
+static void dma_unref(RaceDetector *r, int dma) {
+  if (--r->dma[dma].refs) return;
+  r->free_dma = grow(r->free_dma, &r->capfree_dma, r->nfree_dma + 1, sizeof *r->free_dma);
+  r->free_dma[r->nfree_dma++] = dma;
 }
 
 void race_dma_retire(RaceDetector *r, int dma, int sub) {
   if (!r || dma < 0) return;
   tick(r, sub);
   r->dma[dma].wait_clock = vc_of(r, sub)[sub];
+  dma_unref(r, dma);
 }
 
 int race_slot(RaceDetector *r) {
@@ -136,7 +176,7 @@ void race_release(RaceDetector *r, int sub, int slot) {
 }
 
 void race_acquire(RaceDetector *r, int sub, int slot) {
-  if (r) join(vc_of(r, sub), r->slots + (size_t)slot * (size_t)r->nsub, r->nsub);
+  if (r) forget(r), join(vc_of(r, sub), r->slots + (size_t)slot * (size_t)r->nsub, r->nsub);
 }
 
 void race_barrier_arrive(RaceDetector *r, int sub, int gen) {
@@ -148,6 +188,7 @@ void race_barrier_arrive(RaceDetector *r, int sub, int gen) {
 
 void race_barrier_leave(RaceDetector *r, int sub, int gen, int first, int n) {
   if (!r) return;
+  forget(r);
   for (int k = first; k < first + n; k++)
     join(vc_of(r, sub), r->barrier + ((size_t)(gen & 1) * (size_t)r->nsub + (size_t)k) * (size_t)r->nsub, r->nsub);
 }
@@ -171,21 +212,67 @@ static bool conflict(const RaceDetector *r, uint32_t tag, const RaceAccess *now,
   return !before(r, tag, sub, now->dma);
 }
 
+/* An access record lives while a shadow entry names it or its
+ * instruction runs; then its tag is reused, so that the records are
+ * bounded by the shadow, not by the run's length. */
+static void tag_free(RaceDetector *r, uint32_t tag) {
+  if (r->acc[tag - 1].dma >= 0) dma_unref(r, r->acc[tag - 1].dma);
+  r->acc[tag - 1].op = -2; /* free */
+  r->free_acc = grow(r->free_acc, &r->capfree_acc, r->nfree_acc + 1, sizeof *r->free_acc);
+  r->free_acc[r->nfree_acc++] = tag;
+}
+
+static void tag_ref(RaceDetector *r, uint32_t tag) { r->acc_refs[tag - 1]++; }
+/* The reference's count drops; an unreferenced closed record is freed
+ * (an open one waits for race_done). */
+static void tag_unref(RaceDetector *r, uint32_t tag) {
+  if (!--r->acc_refs[tag - 1]) tag_free(r, tag);
+}
+
 static uint32_t new_tag(RaceDetector *r, const RaceAccess *a, int sub) {
-  int need = r->nacc + 1;
-  int cap = r->capacc;
-  r->acc = grow(r->acc, &cap, need, sizeof *r->acc);
-  cap = r->capacc;
-  r->acc_clock = grow(r->acc_clock, &cap, need, sizeof *r->acc_clock);
-  cap = r->capacc;
-  r->acc_thread = grow(r->acc_thread, &r->capacc, need, sizeof *r->acc_thread);
-  r->acc[r->nacc] = *a;
-  r->acc_thread[r->nacc] = sub;
-  r->acc_clock[r->nacc] = a->dma >= 0 ? 0 : vc_of(r, sub)[sub];
-  return (uint32_t)++r->nacc;
+  uint32_t t;
+  if (r->nfree_acc) t = r->free_acc[--r->nfree_acc] - 1;
+  else {
+    int need = r->nacc + 1;
+    int cap = r->capacc;
+    r->acc = grow(r->acc, &cap, need, sizeof *r->acc);
+    cap = r->capacc;
+    r->acc_clock = grow(r->acc_clock, &cap, need, sizeof *r->acc_clock);
+    cap = r->capacc;
+    r->acc_refs = grow(r->acc_refs, &cap, need, sizeof *r->acc_refs);
+    r->acc_thread = grow(r->acc_thread, &r->capacc, need, sizeof *r->acc_thread);
+    t = (uint32_t)r->nacc++;
+  }
+  r->acc[t] = *a;
+  r->acc_thread[t] = sub;
+  r->acc_clock[t] = a->dma >= 0 ? 0 : vc_of(r, sub)[sub];
+  r->acc_refs[t] = OPEN;
+  if (a->dma >= 0) r->dma[a->dma].refs++;
+  r->open = grow(r->open, &r->capopen, r->nopen + 1, sizeof *r->open);
+  r->open[r->nopen++] = t + 1;
+  if (r->memo_tag[0] == t + 1) r->memo_tag[0] = 0;
+  if (r->memo_tag[1] == t + 1) r->memo_tag[1] = 0;
+  return t + 1;
+}
+
+void race_done(RaceDetector *r) {
+  if (!r) return;
+  r->memo_tag[0] = r->memo_tag[1] = 0;
+  for (int i = 0; i < r->nopen; i++) {
+    uint32_t t = r->open[i];
+    if (!(r->acc_refs[t - 1] &= ~OPEN)) tag_free(r, t);
+  }
+  r->nopen = 0;
 }
 
 static Shadow *page_of(RaceDetector *r, const Region *g, int64_t page) {
+  if (r->last_sh && r->last_g == g && r->last_page == page) return r->last_sh;
+  Shadow *sh = page_find(r, g, page);
+  if (sh) r->last_g = g, r->last_page = page, r->last_sh = sh;
+  return sh;
+}
+
+static Shadow *page_find(RaceDetector *r, const Region *g, int64_t page) {
   if (r->npages * 2 >= r->cappages) { /* rehash */
     int64_t cap = r->cappages ? r->cappages * 2 : 256;
     PageEntry *t = calloc((size_t)cap, sizeof *t);
@@ -205,11 +292,14 @@ static Shadow *page_of(RaceDetector *r, const Region *g, int64_t page) {
   int64_t k = (int64_t)(h % (uint64_t)r->cappages);
   while (r->pages[k].sh && !(r->pages[k].g == g && r->pages[k].page == page)) k = (k + 1) % r->cappages;
   if (!r->pages[k].sh) {
+    if (r->max_shadow && r->shadow_bytes + PAGE * sizeof(Shadow) > r->max_shadow) return r->over = true, NULL;
+    Shadow *sh = calloc(PAGE, sizeof(Shadow));
+    if (!sh) return r->over = true, NULL;
     r->pages[k].g = g;
     r->pages[k].page = page;
-    r->pages[k].sh = calloc(PAGE, sizeof(Shadow));
-    if (!r->pages[k].sh) abort();
+    r->pages[k].sh = sh;
     r->npages++;
+    r->shadow_bytes += PAGE * sizeof(Shadow);
   }
   return r->pages[k].sh;
 }
@@ -246,7 +336,9 @@ static void add_read(RaceDetector *r, Shadow *s, uint32_t tag, int sub, int dma)
   const uint32_t *old;
   uint32_t one;
   int n = reads_of(r, s, &old, &one);
+  tag_ref(r, tag);
   if (n == 0 || (n == 1 && before(r, old[0], sub, dma))) {
+    if (n) tag_unref(r, old[0]);
     if (s->r & READSET) r->sets[s->r & ~READSET].n = 0;
     else s->r = tag;
     if (s->r & READSET) r->sets[s->r & ~READSET].v[r->sets[s->r & ~READSET].n++] = tag;
@@ -266,6 +358,7 @@ static void add_read(RaceDetector *r, Shadow *s, uint32_t tag, int sub, int dma)
   int k = 0;
   for (int i = 0; i < t->n; i++) /* keep an antichain: drop reads ordered before this one */
     if (!before(r, t->v[i], sub, dma)) t->v[k++] = t->v[i];
+    else tag_unref(r, t->v[i]);
   t->n = k;
   t->v = grow(t->v, &t->cap, t->n + 1, sizeof(uint32_t));
   t->v[t->n++] = tag;
@@ -290,9 +383,13 @@ static void benign(RaceDetector *r, uint32_t tag, const RaceAccess *now, const R
   report(r, tag, now, g, at, &r->benign[r->nbenign++]);
 }
 
+/* One byte's check and update; *clean: no earlier access conflicted
+ * (then a byte with the same shadow state passes the same way). */
 static bool access_byte(RaceDetector *r, Shadow *s, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t at,
-                        RaceReport *rep) {
+                        RaceReport *rep, bool *clean) {
+  *clean = true;
   if (s->w && conflict(r, s->w, a, sub)) {
+    *clean = false;
     if (!a->write || !same_byte(s, g, at)) return report(r, s->w, a, g, at, rep);
     benign(r, s->w, a, g, at);
   }
@@ -305,9 +402,12 @@ static bool access_byte(RaceDetector *r, Shadow *s, uint32_t tag, const RaceAcce
   int n = reads_of(r, s, &reads, &one);
   for (int i = 0; i < n; i++)
     if (conflict(r, reads[i], a, sub)) return report(r, reads[i], a, g, at, rep);
+  tag_ref(r, tag);
+  if (s->w) tag_unref(r, s->w);
   s->w = tag;
   s->wv = g->bytes[at];
   s->wd = mem_defined(g, at);
+  for (int i = 0; i < n; i++) tag_unref(r, reads[i]);
   if (s->r & READSET) r->sets[s->r & ~READSET].n = 0;
   else s->r = 0;
   return true;
@@ -325,13 +425,41 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
   if (!r || !tag) return true;
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
+  Shadow *pg = NULL;
+  /* the state of the last byte that passed clean: within one instruction no
+   * clock moves, so it holds for every call of the same access */
+  int m = r->memo_tag[0] == tag ? 0 : r->memo_tag[1] == tag ? 1 : -1;
+  uint32_t pw = m >= 0 ? r->memo_w[m] : 0, pr = m >= 0 ? r->memo_r[m] : 0;
+  bool same = m >= 0;
+  int64_t page_end = off; /* pg covers bytes up to here */
   for (int64_t b = off; b < off + n; b++) {
-    Shadow *s = &page_of(r, g, b / PAGE)[b % PAGE];
-    if (!access_byte(r, s, tag, a, sub, g, b, rep)) {
+    if (b >= page_end) { /* offsets are never negative: pages by masks */
+      pg = page_of(r, g, (int64_t)((uint64_t)b / PAGE));
+      if (!pg) return true; /* past the shadow's bound: the caller stops the run (race_over) */
+      page_end = (int64_t)(((uint64_t)b / PAGE + 1) * PAGE);
+    }
+    Shadow *s = &pg[(uint64_t)b & (PAGE - 1)];
+    if (same && s->w == pw && s->r == pr && !(pr & READSET)) { /* the checks of the byte before hold: update only */
+      if (!a->write) {
+        add_read(r, s, tag, sub, a->dma);
+        continue;
+      }
+      tag_ref(r, tag);
+      if (s->w) tag_unref(r, s->w);
+      if (s->r) tag_unref(r, s->r);
+      s->w = tag, s->r = 0;
+      s->wv = g->bytes[b];
+      s->wd = mem_defined(g, b);
+      continue;
+    }
+    pw = s->w, pr = s->r;
+    if (!access_byte(r, s, tag, a, sub, g, b, rep, &same)) {
       if (rep->hi > b + 1) return false; /* the spans gave the whole overlap */
       int64_t hi = b + 1;
       while (hi < off + n) { /* widen the report over the overlapping run */
-        Shadow *t = &page_of(r, g, hi / PAGE)[hi % PAGE];
+        Shadow *tp = page_of(r, g, hi / PAGE);
+        if (!tp) break;
+        Shadow *t = &tp[hi % PAGE];
         if (t->w != s->w || t->r != s->r) break; /* another last writer or other reads: another overlap */
         hi++;
       }
@@ -339,5 +467,10 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
       return false;
     }
   }
+  if (m < 0) m = r->memo_next, r->memo_next ^= 1;
+  r->memo_tag[m] = same ? tag : 0, r->memo_w[m] = pw, r->memo_r[m] = pr;
   return true;
 }
+
+bool race_over(const RaceDetector *r) { return r && r->over; }
+uint64_t race_shadow_bytes(const RaceDetector *r) { return r ? r->shadow_bytes : 0; }

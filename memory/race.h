@@ -43,7 +43,10 @@ typedef struct {
 
 typedef struct RaceDetector RaceDetector;
 
-RaceDetector *race_new(int nsub);
+/* max_shadow: the bound on the shadow's bytes (0: none); past it the
+ * detector stops checking and race_over says so, for the caller to stop
+ * the run with a limit fault. */
+RaceDetector *race_new(int nsub, uint64_t max_shadow);
 void race_free(RaceDetector *r);
 /* Synchronisation. */
 int race_dma_start(RaceDetector *r, int sub);          /* returns the DMA thread */
@@ -59,6 +62,12 @@ void race_barrier_leave(RaceDetector *r, int sub, int gen, int first, int n);
  * which returns false with *rep filled when they race. */
 uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub);
 bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n, RaceReport *rep);
+/* The end of an instruction: the accesses it opened are closed, and their
+ * records are reused once no shadow entry names them (so a run's records
+ * are bounded by the bytes it touched, not by its length). */
+void race_done(RaceDetector *r);
+bool race_over(const RaceDetector *r);
+uint64_t race_shadow_bytes(const RaceDetector *r);
 /* Takes the oldest queued benign race; false when none is left. */
 bool race_benign_next(RaceDetector *r, RaceReport *rep);
 

@@ -326,7 +326,7 @@ static void race_store(int g, int64_t off, int64_t n, int v) {
 
 /* Runs a row's steps; returns the step whose bytes raced (-1 for none). */
 static int race_run(const RaceRow *row, RaceReport *rep) {
-  RaceDetector *r = race_new(row->nsub);
+  RaceDetector *r = race_new(row->nsub, 0);
   CU_ASSERT_PTR_NOT_NULL_FATAL(r);
   int dma[4] = {-1, -1, -1, -1}, got = -1;
   race_slot(r), race_slot(r); /* semaphores 0 and 1 */
@@ -379,7 +379,7 @@ static void test_race_benign(void) {
     bool benign;
   } rows[] = {{7, 7, true}, {-1, -1, true}, {7, 8, false}, {7, -1, false}, {-1, 7, false}};
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    RaceDetector *r = race_new(2);
+    RaceDetector *r = race_new(2, 0);
     RaceReport rep;
     RaceAccess a = {0, 1, 1, 0, 0, 0, true, false, -1, 0, 8}, b = {1, 2, 1, 0, 1, 0, true, false, -1, 0, 8};
     race_store(0, 0, 8, rows[i].v0);

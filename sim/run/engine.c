@@ -12,6 +12,7 @@
  * a walk down the VDesc's levels with an explicit work list (a widening
  * bitcast splits one element into parts on several rows). */
 #include "engine_priv.h"
+#include "stream.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1090,12 +1091,26 @@ static int execute(Eng *E, Sc *s, const Instr *in) {
 /* ---- the scheduler --------------------------------------------------------- */
 /* The cycle every source of `in` is available: the source registers of its
  * form (isa.h: A B C M, and the run N) and the registers of its views. */
+/* Bit i: the form of op reads operand "ABCMN"[i] (isa_operand, tabulated once). */
+static unsigned operand_bits(Opcode op) {
+  static uint8_t bits[I_COUNT];
+  static bool made;
+  if (!made) {
+    for (int o = 0; o < I_COUNT; o++)
+      for (int i = 0; i < 5; i++)
+        if (isa_operand((Opcode)o, "ABCMN"[i])) bits[o] |= (uint8_t)(1u << i);
+    made = true;
+  }
+  return bits[op];
+}
+
 static uint64_t operands_ready(const Eng *E, const Sc *s, const Instr *in) {
   uint64_t t = s->t;
   int regs[4] = {in->a, in->b, in->c, in->mask};
+  unsigned form = operand_bits(in->op);
   for (int i = 0; i < 4; i++)
-    if (regs[i] >= 0 && isa_operand(in->op, "ABCM"[i]) && s->ready[regs[i]] > t) t = s->ready[regs[i]];
-  if (isa_operand(in->op, 'N'))
+    if (regs[i] >= 0 && (form >> i & 1) && s->ready[regs[i]] > t) t = s->ready[regs[i]];
+  if (form >> 4 & 1)
     for (int64_t k = 0; k < in->imm; k++)
       if (s->ready[in->a + k] > t) t = s->ready[in->a + k];
   int views[4] = {in->view, in->view2, in->view3, in->view4};
@@ -1262,6 +1277,7 @@ static bool issue(Eng *E, Sc *s) {
   }
   s->cost = 0;
   int st = execute(E, s, in);
+  race_done(E->rd);
   if (st == X_FAULT) return false;
   if (st == X_BLOCKED) {
     s->blocked = block_kind(in->op);
@@ -1284,6 +1300,7 @@ static bool issue(Eng *E, Sc *s) {
     limit_fault(E, s, in, "the run executed more than %llu operations (--max-ops)", E->max_ops);
   if (E->max_cycles && s->t > E->max_cycles) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
   if (E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
+  if (race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
   return !E->r->faulted;
 }
 
@@ -1405,7 +1422,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   double clock = q->clock_hz > 0 ? (double)q->clock_hz : 1e9;
   E->dm = dma_new(E->nsub, (int)p->mesh_cores, (double)q->dma_bytes_per_cycle, (double)q->hbm_bytes_per_second / clock,
                   (double)q->vmem_shared_bytes_per_cycle, (uint64_t)q->dma_setup_cycles);
-  E->rd = E->no_races ? NULL : race_new(E->nsub);
+  E->rd = E->no_races ? NULL : race_new(E->nsub, RUN_MAX_SHADOW_MB << 20);
   E->cache = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cache);
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
   if (E->track_origins && !eng_origin_init(E)) return false;
@@ -1487,6 +1504,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   E.profile = lim && lim->profile;
   E.track_origins = lim && lim->track_origins;
   out->nsub = E.nsub;
+  if (lim && lim->stream) stream_attach(lim->stream, STREAM_ENG, out);
   if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
   else {
     engine_schedule(&E);

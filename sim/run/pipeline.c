@@ -11,6 +11,7 @@
 #include "../../traces/stats.h"
 #include "../front/load.h"
 #include "engine.h"
+#include "stream.h"
 
 static const struct {
   const char *name;
@@ -183,10 +184,16 @@ static bool refs_ok(PipeOutcome *out) {
   return false;
 }
 
-static void judge(const PipeOptions *o, PipeOutcome *out) {
+/* The logs compared as the runs went (st), or now. */
+static bool runs_agree(PipeOutcome *out, Stream *st) {
   const Program *p = &out->program;
+  if (!st) return verify_runs(p, &out->ref, &out->eng, &out->diag, &out->verify);
+  return verify_memory(p, &out->ref, &out->eng, stream_verdict(st, &out->diag, &out->verify), &out->diag, &out->verify);
+}
+
+static void judge(const PipeOptions *o, PipeOutcome *out, Stream *st) {
   if (out->ref.faulted || out->eng.faulted) fault_outcome(o, out);
-  else if (!o->no_verify && !verify_runs(p, &out->ref, &out->eng, &out->diag, &out->verify)) fail(out);
+  else if (!o->no_verify && !runs_agree(out, st)) fail(out);
   else if (!refs_ok(out) || !cycles_ok(out)) fail(out);
   else set_verdict(out, PV_OK);
   /* Without race detection a racy program's runs may differ: say so where
@@ -221,6 +228,21 @@ static void output_done(PipeOutcome *out, bool ok, const Diag *d) {
   fail(out);
 }
 
+/* The reference beside the engine, opened at the engine's first event (so
+ * that the engine has its memory first, as when the runs took turns). */
+typedef struct {
+  const Program *p;
+  const RunLimits *lim;
+  RunResult *out;
+  struct RefRun *run;
+} Beside;
+
+static void pump_reference(void *ctx, int sub) {
+  Beside *b = ctx;
+  if (!b->run) b->run = reference_open(b->p, b->lim, b->out);
+  reference_pump(b->run, sub);
+}
+
 static void run(const PipeOptions *o, PipeOutcome *out) {
   const Program *p = &out->program;
   bool bad;
@@ -231,18 +253,32 @@ static void run(const PipeOptions *o, PipeOutcome *out) {
   lim.no_log = o->no_verify;
   lim.profile = lim.profile || o->stats_path; /* the stats file has a profile section */
   lim.atomics = NULL, lim.natomics = 0;
-  engine_run(p, &out->code, &lim, &out->eng);
-  lim.atomics = out->eng.atomics; /* the reference replays the engine's atomics (SPEC §9.10) */
-  lim.natomics = out->eng.natomics;
-  if (!o->no_verify) reference_run(p, &lim, &out->ref);
-  out->ran = true;
   if (o->stop == PIPE_DIFF) {
     int want = o->max_list > 0 ? o->max_list : 10;
     out->verify.max_list = want < VERIFY_MAX_LIST ? want : VERIFY_MAX_LIST;
     out->verify.list = calloc((size_t)out->verify.max_list, sizeof *out->verify.list);
     if (!out->verify.list) abort();
   }
-  judge(o, out);
+  /* The reference runs beside the engine, which drives it: their events
+   * are compared as they come (sim/run/stream.h), and it replays the
+   * engine's atomics as the engine runs them (SPEC §9.10). */
+  Stream *st = NULL;
+  Beside ref = {p, &lim, &out->ref, NULL};
+  if (!o->no_verify) {
+    st = stream_open(p, (int)(p->mesh_cores * p->mesh_subcores), out->verify.max_list);
+    lim.stream = st;
+    stream_set_pump(st, pump_reference, &ref);
+  }
+  engine_run(p, &out->code, &lim, &out->eng);
+  if (st) {
+    stream_close(st, STREAM_ENG);
+    if (!ref.run) ref.run = reference_open(p, &lim, &out->ref);
+    reference_close(ref.run);
+    stream_close(st, STREAM_REF);
+  }
+  out->ran = true;
+  judge(o, out, st);
+  stream_free(st);
   Diag d;
   if (trace) output_done(out, trace_close(trace, &d), &d);
   if (o->stats_path) output_done(out, stats_write(o->stats_path, p, &out->eng.stats, &d), &d);

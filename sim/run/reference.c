@@ -13,6 +13,7 @@
 
 #include "../../lowering/index.h"
 #include "run.h"
+#include "stream.h"
 
 #define MAX_FRAMES (64 + 4)
 #define MAX_PIECES 16
@@ -61,6 +62,16 @@ typedef struct {
   Pending *pending;
 } Sub;
 
+/* The byte pieces of every element of one resolved view, walked once and
+ * reused by the operation's later reads and writes of the same view. */
+typedef struct {
+  uint64_t gen;  /* the view it holds (RV.gen) */
+  Piece *pc;     /* the pieces of element i: pc[first[i]] .. pc[first[i + 1] - 1] */
+  int64_t *first;
+  int64_t cap_pc, cap_n;
+} PieceCache;
+#define NCACHE 8
+
 typedef struct {
   const Program *p;
   RunResult *r;
@@ -71,7 +82,26 @@ typedef struct {
   const int *atomics; /* the engine's order of fetch_and_adds (SPEC §9.10) */
   int natomics, next_atomic;
   uint64_t max_log; /* bytes of event log */
+  Stream *st;       /* streaming verification: the engine runs beside (NULL: run alone) */
+  /* The scheduler's pass, kept between calls while streaming: the next
+   * subcore, and what the pass saw so far. */
+  int rr;
+  bool progress, all_done, waits; /* waits: a subcore waited for the engine */
+  PieceCache cache[NCACHE]; /* the views resolved last, round robin */
+  uint64_t gen;
+  int next_cache;
+  Value pool[32]; /* temporaries' lanes kept for reuse (tmp_take, tmp_give) */
+  int npool;
 } Ref_;
+
+/* A temporary Value, with the lanes of one given back before (no heap
+ * allocation per expression once the pool is warm). */
+static Value tmp_take(Ref_ *R) { return R->npool ? R->pool[--R->npool] : (Value){0}; }
+static void tmp_give(Ref_ *R, Value *v) {
+  if (R->npool < (int)(sizeof R->pool / sizeof R->pool[0])) R->pool[R->npool++] = *v;
+  else val_free(v);
+  memset(v, 0, sizeof *v);
+}
 
 /* ---- environment ----------------------------------------------------- */
 static Value *env_get(Sub *s, const char *name) {
@@ -119,7 +149,7 @@ static bool uninit_lane(Ref_ *R, Sub *s, const Op *op, const char *what, const V
 static bool ev(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out);
 
 static bool ev_binary(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
-  Value a = {0}, b = {0};
+  Value a = tmp_take(R), b = tmp_take(R);
   bool ok = ev(R, s, op, e->a, &a) && ev(R, s, op, e->b, &b);
   if (ok) {
     const Value *big = a.n >= b.n ? &a : &b;
@@ -133,21 +163,21 @@ static bool ev_binary(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) 
         ok = fault(R, s, op, FAULT_DIVZERO, "integer division by zero in '%s'%s", e->text ? e->text : "expression", "");
     }
   }
-  val_free(&a);
-  val_free(&b);
+  tmp_give(R, &a);
+  tmp_give(R, &b);
   return ok;
 }
 
 static bool ev_unary(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
-  Value a = {0};
-  if (!ev(R, s, op, e->a, &a)) return val_free(&a), false;
+  Value a = tmp_take(R);
+  if (!ev(R, s, op, e->a, &a)) return tmp_give(R, &a), false;
   val_shape(out, e->ty, a.rank, a.shape);
   for (int64_t i = 0; i < a.n; i++) {
     out->def[i] = a.def[i];
     out->v[i] = alu_unary(e->op, e->ty, alu_convert(a.dtype, e->op == OP_NOT ? a.dtype : e->ty, a.v[i]));
     if (e->op == OP_NOT) out->v[i] = alu_unary(OP_NOT, a.dtype, a.v[i]);
   }
-  val_free(&a);
+  tmp_give(R, &a);
   return true;
 }
 
@@ -298,11 +328,11 @@ static bool ev(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
 
 /* A scalar that must be defined (an index, a bound, a condition). */
 static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
-  Value t = {0};
+  Value t = tmp_take(R);
   bool ok = ev(R, s, op, e, &t);
   if (ok && !t.def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
   if (ok) *v = dtype_is_float(t.dtype) ? (int64_t)t.v[0].f : t.v[0].i;
-  val_free(&t);
+  tmp_give(R, &t);
   return ok;
 }
 
@@ -319,13 +349,17 @@ typedef struct {
   Dtype dt[MAX_TRANSFORMS + 1];
   int64_t n; /* elements of the view */
   const Op *op;
+  uint64_t gen;       /* this resolution (its PieceCache holds it while cache->gen == gen) */
+  PieceCache *cache;
   char oob[400];
 } RV;
 
 static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
-  memset(rv, 0, sizeof *rv);
+  rv->oob[0] = '\0'; /* every other field is set below (or only read where it is) */
   rv->v = v;
   rv->op = op;
+  rv->gen = ++R->gen;
+  rv->cache = &R->cache[R->next_cache++ % NCACHE];
   rv->reg = run_region(R->r, v->ref, core, subcore);
   rv->rank[0] = v->ref->rank;
   memcpy(rv->lvl[0], v->ref->shape, sizeof rv->lvl[0]);
@@ -441,6 +475,12 @@ static bool locate(RV *rv, int level, const int64_t *idx, int lo, int nb, Piece 
 }
 
 static bool rv_element(RV *rv, int64_t i, Piece *pc, int *np) {
+  const PieceCache *c = rv->cache;
+  if (c && c->gen == rv->gen) {
+    *np = (int)(c->first[i + 1] - c->first[i]);
+    memcpy(pc, c->pc + c->first[i], sizeof *pc * (size_t)*np);
+    return true;
+  }
   int64_t idx[MAX_RANK];
   int top = rv->v->ntr;
   unflat(i, rv->rank[top], rv->lvl[top], idx);
@@ -483,15 +523,34 @@ static bool view_oob(Ref_ *R, Sub *s, RV *rv) {
   return fault(R, s, rv->op, FAULT_OOB, "%s%s", rv->oob, "");
 }
 
+static void *grow_to(void *p, int64_t *cap, int64_t need, size_t size) {
+  if (need <= *cap) return p;
+  int64_t c = *cap ? *cap : 16;
+  while (c < need) c *= 2;
+  void *q = realloc(p, size * (size_t)c);
+  if (!q) abort();
+  *cap = c;
+  return q;
+}
+
 static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
   int top = rv->v->ntr;
   val_shape(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
   Piece pc[MAX_PIECES];
   int np;
+  PieceCache *c = rv->cache;
+  bool fill = c && c->gen != rv->gen; /* walk once, keep the pieces */
+  if (fill) c->gen = 0, c->first = grow_to(c->first, &c->cap_n, rv->n + 1, sizeof *c->first), c->first[0] = 0;
   for (int64_t i = 0; i < rv->n; i++) {
     if (!rv_element(rv, i, pc, &np)) return view_oob(R, s, rv);
     read_pieces(rv->reg, rv->dt[top], pc, np, &out->v[i], &out->def[i]);
+    if (fill) {
+      c->pc = grow_to(c->pc, &c->cap_pc, c->first[i] + np, sizeof *c->pc);
+      memcpy(c->pc + c->first[i], pc, sizeof *pc * (size_t)np);
+      c->first[i + 1] = c->first[i] + np;
+    }
   }
+  if (fill) c->gen = rv->gen;
   return true;
 }
 
@@ -511,7 +570,7 @@ static bool resolve_field(Ref_ *R, Sub *s, const Op *op, FieldId f, RV *rv) {
 
 static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add) {
   Dtype t = rv->dt[rv->v->ntr];
-  Value old = {0};
+  Value old = tmp_take(R);
   bool ok = view_read(R, s, rv, &old);
   for (int64_t i = 0; ok && i < rv->n; i++) {
     int64_t xi = val_lane(x, i);
@@ -520,40 +579,40 @@ static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add) {
     if (add && def) alu_binary(OP_ADD, t, t, old.v[i], c, &c);
     ok = view_write_lane(R, s, rv, i, c, def);
   }
-  val_free(&old);
+  tmp_give(R, &old);
   return ok;
 }
 
 static bool log_new(Ref_ *R, Sub *s, const Op *op, RV *rv) {
-  Value after = {0};
+  Value after = tmp_take(R);
   bool ok = view_read(R, s, rv, &after);
   if (ok) run_log(R->r, s->idx, op->id, EV_NEW, &after);
-  val_free(&after);
+  tmp_give(R, &after);
   return ok;
 }
 
 static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
-  Value v = {0};
+  Value v = tmp_take(R);
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, &v);
   if (ok) {
     run_log(R->r, s->idx, op->id, EV_LOADED, &v);
     env_set(s, op->name[FLD_OUT], &v);
   }
-  val_free(&v);
+  tmp_give(R, &v);
   return ok;
 }
 
 static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
-  Value x = {0}, old = {0};
+  Value x = tmp_take(R), old = tmp_take(R);
   bool add = op->kind == OPK_ADDUPDATE;
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && ev(R, s, op, op->e[FLD_VALUE], &x) && view_read(R, s, &rv, &old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, &old);
   ok = ok && store_value(R, s, &rv, &x, add) && log_new(R, s, op, &rv);
   if (ok && op->kind == OPK_SWAP) env_set(s, op->name[FLD_OUT], &old);
-  val_free(&x);
-  val_free(&old);
+  tmp_give(R, &x);
+  tmp_give(R, &old);
   return ok;
 }
 
@@ -680,8 +739,9 @@ static int64_t view_bytes(const RV *rv) { return rv->n * dtype_size(rv->dt[rv->v
 
 static bool pend_alloc(Pending *pd, int64_t n) {
   pd->n = n;
-  pd->sp = calloc((size_t)(n ? n : 1) * MAX_PIECES, sizeof(Piece));
-  pd->dp = calloc((size_t)(n ? n : 1) * MAX_PIECES, sizeof(Piece));
+  /* pieces are read only up to nsp/ndp (zero until an element is paired): no zeroing */
+  pd->sp = malloc((size_t)(n ? n : 1) * MAX_PIECES * sizeof(Piece));
+  pd->dp = malloc((size_t)(n ? n : 1) * MAX_PIECES * sizeof(Piece));
   pd->nsp = calloc((size_t)(n ? n : 1), sizeof(int));
   pd->ndp = calloc((size_t)(n ? n : 1), sizeof(int));
   return pd->sp && pd->dp && pd->nsp && pd->ndp;
@@ -902,7 +962,10 @@ static int do_semaphore(Ref_ *R, Sub *s, const Op *op) {
 
 static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
   /* atomics whose order is free replay the engine's order (SPEC §9.10) */
-  if (R->next_atomic < R->natomics && R->atomics[R->next_atomic] != s->idx) return ST_BLOCKED;
+  int who = -1, known = R->st ? stream_atomic(R->st, R->next_atomic, &who) : R->next_atomic < R->natomics;
+  if (!R->st && known) who = R->atomics[R->next_atomic];
+  if (known == 0 && R->st) return R->waits = true, ST_BLOCKED; /* the engine has not run it yet */
+  if (known == 1 && who != s->idx) return ST_BLOCKED;
   int target;
   if (target_of(R, s, op, FLD_SUBCORE, 0, (int)R->p->mesh_subcores, &target) != ST_OK) return ST_FAULT;
   RV rv;
@@ -916,7 +979,7 @@ static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
     ok = view_write_lane(R, s, &rv, 0, c, def);
     run_log(R->r, s->idx, op->id, EV_OLD, &old);
     env_set(s, op->name[FLD_OUT], &old);
-    if (R->next_atomic < R->natomics) R->next_atomic++;
+    if (known == 1) R->next_atomic++;
   }
   val_free(&x);
   val_free(&old);
@@ -1226,57 +1289,99 @@ static void limit(Ref_ *R, Sub *s, const char *what, uint64_t n) {
   run_fault(R->r, FAULT_LIMIT, at, s->core, s->subcore, -1, "%s", buf);
 }
 
-static void schedule(Ref_ *R) {
+/* The subcores take turns, each running until it blocks.  While streaming
+ * (target >= 0: the engine still runs) a subcore also yields when it is
+ * STREAM_AHEAD events ahead of the engine, and the call returns after a
+ * turn that leaves target's queue without an engine event, or when no
+ * subcore can go on before the engine does. */
+static void schedule(Ref_ *R, int target) {
   for (;;) {
-    bool progress = false, all_done = true;
-    for (int i = 0; i < R->nsub && !R->r->faulted; i++) {
-      Sub *s = &R->subs[i];
+    for (; R->rr < R->nsub && !R->r->faulted; R->rr++) {
+      Sub *s = &R->subs[R->rr];
       while (!s->done && !R->r->faulted) {
+        if (R->st && stream_ahead(R->st, STREAM_REF, s->idx)) {
+          R->waits = true;
+          break;
+        }
         int st = step(R, s);
         if (st == ST_BLOCKED) break;
-        progress = true;
+        R->progress = true;
         if (R->r->ops > R->max_ops) limit(R, s, "the run executed more than %llu operations (--max-ops)", R->max_ops);
         else if (R->r->log_bytes > R->max_log) limit(R, s, RUN_LOG_LIMIT_MSG, R->max_log >> 20);
       }
-      all_done &= s->done;
+      R->all_done &= s->done;
+      if (target >= 0 && !stream_queued(R->st, STREAM_ENG, target)) {
+        R->rr++;
+        return;
+      }
     }
-    if (R->r->faulted || all_done) return;
-    if (!progress) return deadlock(R);
+    if (R->r->faulted || R->all_done) return;
+    bool progress = R->progress, waits = R->waits;
+    R->rr = 0, R->progress = false, R->all_done = true, R->waits = false;
+    if (!progress && waits && target >= 0) return;
+    if (!progress && !waits) return deadlock(R);
   }
 }
 
-bool reference_run(const Program *p, const RunLimits *lim, RunResult *out) {
+struct RefRun *reference_open(const Program *p, const RunLimits *lim, RunResult *out) {
   memset(out, 0, sizeof *out);
-  Ref_ R = {p, out, NULL, 0, lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS, NULL, lim ? lim->atomics : NULL,
-            lim ? lim->natomics : 0, 0, run_max_log_bytes(lim)};
-  R.nsub = (int)(p->mesh_cores * p->mesh_subcores);
-  out->nsub = R.nsub;
-  out->logs = calloc((size_t)R.nsub, sizeof *out->logs);
-  R.subs = calloc((size_t)R.nsub, sizeof *R.subs);
-  R.arrived = calloc((size_t)p->mesh_cores, sizeof(int));
-  if (!out->logs || !R.subs || !R.arrived || !run_mem_init(p, &out->mem)) {
+  Ref_ *R = calloc(1, sizeof *R);
+  if (!R) abort();
+  R->p = p, R->r = out;
+  R->max_ops = lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS;
+  R->atomics = lim ? lim->atomics : NULL, R->natomics = lim ? lim->natomics : 0;
+  R->max_log = run_max_log_bytes(lim);
+  R->st = lim ? lim->stream : NULL;
+  R->all_done = true;
+  R->nsub = (int)(p->mesh_cores * p->mesh_subcores);
+  out->nsub = R->nsub;
+  if (R->st) stream_attach(R->st, STREAM_REF, out);
+  out->logs = calloc((size_t)R->nsub, sizeof *out->logs);
+  R->subs = calloc((size_t)R->nsub, sizeof *R->subs);
+  R->arrived = calloc((size_t)p->mesh_cores, sizeof(int));
+  if (!out->logs || !R->subs || !R->arrived || !run_mem_init(p, &out->mem)) {
     run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs");
   } else {
-    for (int i = 0; i < R.nsub; i++) {
-      Sub *s = &R.subs[i];
+    for (int i = 0; i < R->nsub; i++) {
+      Sub *s = &R->subs[i];
       s->idx = i;
       s->core = i / (int)p->mesh_subcores;
       s->subcore = i % (int)p->mesh_subcores;
-      push(&R, s, NULL, &p->body);
+      push(R, s, NULL, &p->body);
     }
-    schedule(&R);
-    if (!out->faulted) check_semaphores(&R);
   }
-  for (int i = 0; i < R.nsub && R.subs; i++) {
-    for (int k = 0; k < R.subs[i].capenv; k++) val_free(&R.subs[i].env[k].v);
-    free(R.subs[i].env);
-    names_free(&R.subs[i].slot);
-    for (Pending *pd = R.subs[i].pending, *nx; pd; pd = nx) {
+  return (struct RefRun *)R;
+}
+
+void reference_pump(struct RefRun *run, int sub) {
+  Ref_ *R = (Ref_ *)run;
+  if (!R->r->faulted && R->subs && R->arrived) schedule(R, sub);
+}
+
+bool reference_close(struct RefRun *run) {
+  Ref_ *R = (Ref_ *)run;
+  RunResult *out = R->r;
+  if (!out->faulted) {
+    schedule(R, -1);
+    if (!out->faulted) check_semaphores(R);
+  }
+  for (int i = 0; i < R->nsub && R->subs; i++) {
+    for (int k = 0; k < R->subs[i].capenv; k++) val_free(&R->subs[i].env[k].v);
+    free(R->subs[i].env);
+    names_free(&R->subs[i].slot);
+    for (Pending *pd = R->subs[i].pending, *nx; pd; pd = nx) {
       nx = pd->next;
       pend_free(pd);
     }
   }
-  free(R.subs);
-  free(R.arrived);
+  free(R->subs);
+  free(R->arrived);
+  for (int i = 0; i < NCACHE; i++) free(R->cache[i].pc), free(R->cache[i].first);
+  for (int i = 0; i < R->npool; i++) val_free(&R->pool[i]);
+  free(R);
   return !out->faulted;
+}
+
+bool reference_run(const Program *p, const RunLimits *lim, RunResult *out) {
+  return reference_close(reference_open(p, lim, out));
 }

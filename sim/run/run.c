@@ -45,6 +45,7 @@ uint64_t run_max_log_bytes(const RunLimits *lim) {
 }
 
 void run_log(RunResult *r, int sub, int op, EventKind k, const Value *v) {
+  if (r->sink) return r->sink(r->sink_ctx, sub, op, k, v);
   EventLog *l = &r->logs[sub];
   r->log_bytes += sizeof(Event) + (uint64_t)v->n * (sizeof(Cell) + 1) + 32; /* 32: two allocations' headers */
   if (l->n == l->cap) {

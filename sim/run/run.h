@@ -99,6 +99,10 @@ typedef struct {
   uint64_t more_warnings; /* past RUN_MAX_WARNINGS */
   int *atomics;      /* engine only: the subcore of each fetch_and_add, in the order run */
   int natomics, capatomics;
+  /* Where run_log sends events instead of logs (streaming verification,
+   * sim/run/stream.h), when set. */
+  void (*sink)(void *ctx, int sub, int op, EventKind k, const Value *v);
+  void *sink_ctx;
 } RunResult;
 
 typedef struct NamedValue {
@@ -120,6 +124,7 @@ typedef struct {
   bool strict_races; /* engine only: benign races are faults too (SPEC §10.2) */
   bool profile;      /* engine only: account cycles per program line (Stats.prof) */
   bool track_origins; /* engine only: an uninit fault names the load its value came from (Fault.origin) */
+  struct Stream *stream; /* streaming verification: the run's events go there (sim/run/stream.h) */
 } RunLimits;
 
 #define RUN_DEFAULT_MAX_OPS 50000000ULL
@@ -128,6 +133,12 @@ typedef struct {
 #define RUN_DEFAULT_MAX_LOG_MB 512ULL
 #define RUN_LOG_LIMIT_MSG \
   "the run's event log passed %llu MB (--max-log-mb; it keeps every loaded and stored value to verify the run, and --no-verify keeps none)"
+/* The race detector's shadow: 12 bytes per byte the run touched, bounded
+ * so that a run touching more (a long walk over a large HBM ref) stops
+ * with a limit fault instead of exhausting the host. */
+#define RUN_MAX_SHADOW_MB 4096ULL
+#define RUN_SHADOW_LIMIT_MSG \
+  "the race detector's shadow passed %llu MB (it keeps 12 bytes for every byte the run touched; --no-races keeps none)"
 /* The byte budget of a run's event logs from its limits. */
 uint64_t run_max_log_bytes(const RunLimits *lim);
 
@@ -154,5 +165,13 @@ Region *run_region(RunResult *r, const Ref *ref, int core, int subcore);
 /* The reference interpreter (sim/reference.c): SPEC §5 and §9 applied to
  * the body directly. */
 bool reference_run(const Program *p, const RunLimits *lim, RunResult *out);
+/* The same in steps, beside the engine (streaming verification, lim->stream
+ * set): open, then pump (run until subcore sub's engine events are matched,
+ * or nothing can go on before the engine does), then close (run to the
+ * end, free; the result of reference_run). */
+struct RefRun;
+struct RefRun *reference_open(const Program *p, const RunLimits *lim, RunResult *out);
+void reference_pump(struct RefRun *R, int sub);
+bool reference_close(struct RefRun *R);
 
 #endif

@@ -80,48 +80,59 @@ static bool same_lane(Dtype xt, Cell x, Dtype yt, Cell y) {
   return alu_equal(xt, x, alu_convert(yt, xt, y));
 }
 
+bool verify_event_equal(const Event *x, const Event *y) {
+  if (x->op != y->op || x->kind != y->kind || x->val.n != y->val.n) return false;
+  for (int64_t i = 0; i < x->val.n; i++) /* definedness is compared too (SPEC §10.1) */
+    if (x->val.def[i] != y->val.def[i] || (x->val.def[i] && !same_lane(x->val.dtype, x->val.v[i], y->val.dtype, y->val.v[i])))
+      return false;
+  return true;
+}
+
+void verify_event_pair(const Program *p, int s, const Event *x, const Event *y, bool *ok, Diag *d, VerifyStats *st) {
+  if (x->op != y->op || x->kind != y->kind || x->val.n != y->val.n) {
+    st->mismatched++;
+    if (*ok) *ok = mismatch_event(p, s, x, y, -1, d, &st->first);
+    return;
+  }
+  for (int64_t i = 0; i < x->val.n; i++) { /* definedness is compared too (SPEC §10.1) */
+    if (x->val.def[i] == y->val.def[i] && (!x->val.def[i] || same_lane(x->val.dtype, x->val.v[i], y->val.dtype, y->val.v[i]))) {
+      st->matched++;
+      continue;
+    }
+    st->mismatched++;
+    if (*ok) *ok = mismatch_event(p, s, x, y, i, d, &st->first);
+    const Op *op = find_op(&p->body, x->op);
+    char ra[64], rb[64], where[32], what[64];
+    cell_text(x->val.dtype, x->val.v[i], x->val.def[i], ra, sizeof ra);
+    cell_text(y->val.dtype, y->val.v[i], y->val.def[i], rb, sizeof rb);
+    snprintf(where, sizeof where, "lane %lld", (long long)i);
+    snprintf(what, sizeof what, "%s %s", op ? op_key(op->kind) : "?", x->kind == EV_LOADED ? "loaded" : x->kind == EV_OLD ? "old" : "new");
+    keep(st, op ? op->loc.line : 0, what, s, where, ra, rb);
+  }
+}
+
+void verify_event_counts(const Program *p, int s, uint64_t na, uint64_t nb, int extra_op, bool *ok, Diag *d, VerifyStats *st) {
+  if (na == nb) return;
+  st->mismatched += na > nb ? na - nb : nb - na;
+  if (!*ok) return;
+  /* located at the first result only one side has */
+  const Op *op = find_op(&p->body, extra_op);
+  char msg[200];
+  snprintf(msg, sizeof msg, "subcore %d.%d logged %llu memory results in the reference and %llu in the lowering",
+           s / (int)p->mesh_subcores, s % (int)p->mesh_subcores, (unsigned long long)na, (unsigned long long)nb);
+  diag_set(d, D_RUN_MISMATCH, op ? op->loc : (Loc){p->file, 0, 0}, msg);
+  st->first = (VerifyFirst){.set = true, .core = s / (int)p->mesh_subcores, .subcore = s % (int)p->mesh_subcores};
+  snprintf(st->first.what, sizeof st->first.what, "number of memory results");
+  *ok = false;
+}
+
 static bool compare_logs(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st) {
   bool ok = true;
   for (int s = 0; s < ref->nsub; s++) {
     const EventLog *a = &ref->logs[s], *b = &eng->logs[s];
     int n = a->n < b->n ? a->n : b->n;
-    for (int k = 0; k < n; k++) {
-      const Event *x = &a->ev[k], *y = &b->ev[k];
-      if (x->op != y->op || x->kind != y->kind || x->val.n != y->val.n) {
-        st->mismatched++;
-        if (ok) ok = mismatch_event(p, s, x, y, -1, d, &st->first);
-        continue;
-      }
-      for (int64_t i = 0; i < x->val.n; i++) { /* definedness is compared too (SPEC §10.1) */
-        if (x->val.def[i] == y->val.def[i] && (!x->val.def[i] || same_lane(x->val.dtype, x->val.v[i], y->val.dtype, y->val.v[i]))) {
-          st->matched++;
-          continue;
-        }
-        st->mismatched++;
-        if (ok) ok = mismatch_event(p, s, x, y, i, d, &st->first);
-        const Op *op = find_op(&p->body, x->op);
-        char ra[64], rb[64], where[32], what[64];
-        cell_text(x->val.dtype, x->val.v[i], x->val.def[i], ra, sizeof ra);
-        cell_text(y->val.dtype, y->val.v[i], y->val.def[i], rb, sizeof rb);
-        snprintf(where, sizeof where, "lane %lld", (long long)i);
-        snprintf(what, sizeof what, "%s %s", op ? op_key(op->kind) : "?", x->kind == EV_LOADED ? "loaded" : x->kind == EV_OLD ? "old" : "new");
-        keep(st, op ? op->loc.line : 0, what, s, where, ra, rb);
-      }
-    }
-    if (a->n != b->n) {
-      st->mismatched += (uint64_t)(a->n > b->n ? a->n - b->n : b->n - a->n);
-      if (ok) { /* located at the first result only one side has */
-        const EventLog *longer = a->n > b->n ? a : b;
-        const Op *op = find_op(&p->body, longer->ev[n].op);
-        char msg[200];
-        snprintf(msg, sizeof msg, "subcore %d.%d logged %d memory results in the reference and %d in the lowering",
-                 s / (int)p->mesh_subcores, s % (int)p->mesh_subcores, a->n, b->n);
-        diag_set(d, D_RUN_MISMATCH, op ? op->loc : (Loc){p->file, 0, 0}, msg);
-        st->first = (VerifyFirst){.set = true, .core = s / (int)p->mesh_subcores, .subcore = s % (int)p->mesh_subcores};
-        snprintf(st->first.what, sizeof st->first.what, "number of memory results");
-        ok = false;
-      }
-    }
+    for (int k = 0; k < n; k++) verify_event_pair(p, s, &a->ev[k], &b->ev[k], &ok, d, st);
+    if (a->n != b->n) verify_event_counts(p, s, (uint64_t)a->n, (uint64_t)b->n, (a->n > b->n ? a : b)->ev[n].op, &ok, d, st);
   }
   return ok;
 }
@@ -174,7 +185,10 @@ static bool compare_memory(const Program *p, const RunResult *ref, const RunResu
 bool verify_runs(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st) {
   VerifyStats local = {0};
   if (!st) st = &local;
-  bool a = compare_logs(p, ref, eng, d, st);
+  return verify_memory(p, ref, eng, compare_logs(p, ref, eng, d, st), d, st);
+}
+
+bool verify_memory(const Program *p, const RunResult *ref, const RunResult *eng, bool a, Diag *d, VerifyStats *st) {
   Diag d2;
   bool b = compare_memory(p, ref, eng, a ? d : &d2, st);
   return a && b;

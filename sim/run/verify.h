@@ -35,6 +35,19 @@ typedef struct {
 /* Compares the two runs; false with *d set (RUN_MISMATCH) at the first
  * difference.  When max_report > 0 keeps counting past the first. */
 bool verify_runs(const Program *p, const RunResult *ref, const RunResult *eng, Diag *d, VerifyStats *st);
+/* The comparison event by event, for a caller that holds the events (the
+ * streaming verification of sim/run/stream.h): whether two events agree
+ * (the same operation, kind, shape and lanes, definedness too); one pair of
+ * subcore sub, x the reference's and y the lowering's, counted into st (and
+ * the first difference into *d while *ok, which it clears); the end of a
+ * subcore's events, na in the reference and nb in the lowering, extra_op the
+ * operation of the first event only one side has. */
+bool verify_event_equal(const Event *x, const Event *y);
+void verify_event_pair(const Program *p, int sub, const Event *x, const Event *y, bool *ok, Diag *d, VerifyStats *st);
+void verify_event_counts(const Program *p, int sub, uint64_t na, uint64_t nb, int extra_op, bool *ok, Diag *d, VerifyStats *st);
+/* The end of verify_runs for logs compared elsewhere (logs_ok their
+ * verdict, *d set when false): the final memory. */
+bool verify_memory(const Program *p, const RunResult *ref, const RunResult *eng, bool logs_ok, Diag *d, VerifyStats *st);
 /* Checks expect.refs against a run's final memory (RUN_EXPECT on failure). */
 bool verify_expect_refs(const Program *p, RunResult *r, Diag *d, VerifyFirst *x);
 /* The checks of expect.refs that need no run (each entry a literal of the
