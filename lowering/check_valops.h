@@ -1,0 +1,24 @@
+/* lowering/check_valops.h -- typing and upstream's rules for the value
+ * operations of lowering/builtins.h's second group: reductions (jnp.sum,
+ * jnp.max, jnp.min, jnp.all, jnp.any), elementwise math (jnp.exp, jnp.abs;
+ * jnp.sqrt, lax.rsqrt, jnp.log, jnp.tanh have no SparseCore lowering),
+ * jnp.flip, jnp.take_along_axis, jnp.reshape, plsc.bitcast and
+ * jnp.concatenate.
+ *
+ * For the lowering and the reference it leaves on the call node: ty (the
+ * result dtype), sval (the operand's length along dimension 0: the last
+ * lane a reduction extracts, the length a flip reverses) and, for
+ * plsc.bitcast, dtype (the target). */
+#ifndef SC_CHECK_VALOPS_H
+#define SC_CHECK_VALOPS_H
+
+#include "index.h"
+
+/* True when b is one of these builtins. */
+bool valops_builtin(Builtin b);
+/* Types the call e (valops_builtin(e->builtin)) in kernel kind `scalar`
+ * (true: the scalar subcore) into *out; false when a rule fired or the
+ * input is wrong (recorded in ix->d). */
+bool check_valops_call(IndexCtx *ix, bool scalar, Expr *e, AVal *out);
+
+#endif
