@@ -92,11 +92,20 @@ static bool math(IndexCtx *ix, bool scalar, Expr *e, AVal *out) {
   return true;
 }
 
-/* jnp.flip: lax.rev over every dimension; SC lowers only dimensions (0,). */
-static bool flip(IndexCtx *ix, bool scalar, Expr *e, AVal *out) {
+/* jnp.flip: lax.rev over every dimension; SC lowers only dimensions (0,),
+ * gathering with num_lanes indices whatever the vector's length. */
+static bool flip(IndexCtx *ix, bool scalar, int64_t lanes, Expr *e, AVal *out) {
   if (!value(ix, e->args[0], out)) return false;
   if (scalar && unimplemented(ix, scalar, e->loc, "rev")) return false;
   if (out->rank != 1 && index_fire(ix, D_RV1, e->loc, axes_text(ix, out->rank))) return false;
+  if (out->rank == 1 && out->shape[0] != lanes) {
+    char msg[400];
+    snprintf(msg, sizeof msg,
+             "jnp.flip of a %s vector: lax.rev's SparseCore rule gathers with num_lanes (%lld) indices, so the pinned jax's "
+             "Mosaic verifier rejects the result; flip vectors of exactly num_lanes lanes",
+             shape_text(ix, 1, out->shape), (long long)lanes);
+    if (index_fire(ix, D_SC_UNSUP, e->loc, text(ix, msg))) return false;
+  }
   e->sval = out->rank ? out->shape[0] : 1;
   out->is_static = false;
   return true;
@@ -208,11 +217,12 @@ static bool concat(IndexCtx *ix, Expr *e, AVal *out) {
   return true;
 }
 
-bool check_valops_call(IndexCtx *ix, bool scalar, Expr *e, AVal *out) {
+bool check_valops_call(IndexCtx *ix, const Program *p, Expr *e, AVal *out) {
+  bool scalar = p->kernel == KERNEL_SCALAR;
   switch (e->builtin) {
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: return reduction(ix, scalar, e, out);
   case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT: case BI_LOG: case BI_TANH: return math(ix, scalar, e, out);
-  case BI_FLIP: return flip(ix, scalar, e, out);
+  case BI_FLIP: return flip(ix, scalar, p->params.num_lanes, e, out);
   case BI_TAKE: return take(ix, e, out);
   case BI_RESHAPE: return reshape(ix, e, out);
   case BI_BITCAST: return bitcast(ix, e, out);

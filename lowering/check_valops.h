@@ -16,9 +16,8 @@
 
 /* True when b is one of these builtins. */
 bool valops_builtin(Builtin b);
-/* Types the call e (valops_builtin(e->builtin)) in kernel kind `scalar`
- * (true: the scalar subcore) into *out; false when a rule fired or the
- * input is wrong (recorded in ix->d). */
-bool check_valops_call(IndexCtx *ix, bool scalar, Expr *e, AVal *out);
+/* Types the call e (valops_builtin(e->builtin)) of program p into *out;
+ * false when a rule fired or the input is wrong (recorded in ix->d). */
+bool check_valops_call(IndexCtx *ix, const Program *p, Expr *e, AVal *out);
 
 #endif

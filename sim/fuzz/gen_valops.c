@@ -42,7 +42,7 @@ static void random_op(G *g, const char *x, const char *o, const char *f) {
   case 5: snprintf(v, sizeof v, "jnp.reshape(jnp.reshape(%s, [2, %d]) + %lld, [%d])", x, L / 2, (long long)rr(R(g), -9, 9), L); break;
   case 6: snprintf(v, sizeof v, "plsc.bitcast(plsc.bitcast(%s, int16) + %lld, int32)", x, (long long)rr(R(g), -9, 9)); break;
   case 7: snprintf(v, sizeof v, "plsc.bitcast(astype(%s, float32) * 0.25, int32)", x); break;
-  case 8: snprintf(v, sizeof v, "plsc.bitcast(jnp.flip(plsc.bitcast(%s, uint8)), int32)", x); break;
+  case 8: snprintf(v, sizeof v, "plsc.bitcast(plsc.bitcast(%s, uint8) + %lld, int32)", x, (long long)rr(R(g), 0, 255)); break;
   case 9: snprintf(v, sizeof v, "jnp.reshape(jnp.concatenate([%s, jnp.flip(%s)]), [2, %d])[%d]", x, x, L, (int)rr(R(g), 0, 1)); break;
   case 10: snprintf(v, sizeof v, "jnp.abs(%s)", x); break;
   case 11: dst = f, snprintf(v, sizeof v, "jnp.exp(astype(%s, float32) * 0.001)", x); break;

@@ -57,8 +57,6 @@ static void swap_in(Sc *s, int r) {
   set_reg(s, r);
 }
 
-void eng_result(Sc *s, int r) { swap_in(s, r); }
-
 /* ---- timing helpers (the costs are the chip table's, sim/chips.h) ---------- */
 static const ChipParams *cp(const Eng *E) { return &E->p->params; }
 
