@@ -55,6 +55,7 @@
   X(SHAPE_CAST, "vector.shape_cast", "DATR", "d := a reshaped to shape R (row-major)")          \
   X(BITCAST, "tpu.bitcast", "DAT", "d := the bytes of a as dtype T (the last dimension scales by the bit widths)")                   \
   X(CONCAT, "tpu.concatenate", "DNT", "d := regs a..a+imm-1 joined along dimension 0")           \
+  X(SLICE, "vector.extract_strided_slice", "DAIR", "d := a[imm : imm + R[0]] along dimension 0 (shape R)") \
   X(LOAD, "memref.load", "DVG", "d := scalar at view (SMEM)")                                    \
   X(STORE, "memref.store", "VAG", "scalar at view := a")                                         \
   X(VLOAD, "tpu.vector_load", "DVmGF", "d := view (masked: expanded)")                            \

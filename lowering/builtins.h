@@ -44,6 +44,7 @@ typedef enum { BK_VALUE, BK_INDEX } BuiltinKind;
   X(RESHAPE, "jnp.reshape", NULL, BK_VALUE, 2, 2, "jnp.reshape takes (x, shape): jnp.reshape(x, [2, 8])") \
   X(BITCAST, "plsc.bitcast", NULL, BK_VALUE, 2, 2, "plsc.bitcast takes (x, dtype): plsc.bitcast(x, int32)") \
   X(CONCAT, "jnp.concatenate", NULL, BK_VALUE, 1, 1, "jnp.concatenate takes one list of vectors: jnp.concatenate([a, b])") \
+  X(SLICE, "lax.slice_in_dim", NULL, BK_VALUE, 3, 3, "lax.slice_in_dim takes (x, start, limit): lax.slice_in_dim(x, 0, 8)") \
   X(DS, "pl.ds", "pl.dslice", BK_INDEX, 0, 3, "pl.ds takes (start, size, stride)")                 \
   X(INDICES, "plsc.Indices", "Indices", BK_INDEX, 1, 2, "plsc.Indices(indices, ignored_value=k) needs the indices first")
 

@@ -366,7 +366,7 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   case BI_ASTYPE: return eval_astype(c, e, out);
   case BI_WHERE: case BI_MIN: case BI_MAX: return eval_where_minmax(c, e, out);
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
-  case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT:
+  case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
     return check_valops_call(&c->ix, c->p, e, out);
   case BI_DS: case BI_INDICES:
     snprintf(msg, sizeof msg, "%s only appear inside a ref's [...]", idx);

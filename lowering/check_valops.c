@@ -12,7 +12,7 @@ bool valops_builtin(Builtin b) {
   switch (b) {
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS:
   case BI_SQRT: case BI_RSQRT: case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE:
-  case BI_BITCAST: case BI_CONCAT: return true;
+  case BI_BITCAST: case BI_CONCAT: case BI_SLICE: return true;
   case BI_NONE: case BI_IOTA: case BI_FULL: case BI_WHERE: case BI_MIN: case BI_MAX: case BI_ASTYPE:
   case BI_DS: case BI_INDICES: break;
   }
@@ -217,6 +217,31 @@ static bool concat(IndexCtx *ix, Expr *e, AVal *out) {
   return true;
 }
 
+/* lax.slice_in_dim(x, start, limit) along axis 0 (jnp.split's pieces and
+ * x[a:b] on a value): static bounds, a negative one counting from the end. */
+static bool slice_in_dim(IndexCtx *ix, Expr *e, AVal *out) {
+  if (!value(ix, e->args[0], out)) return false;
+  if (out->rank == 0) return bad(ix, e->loc, "lax.slice_in_dim needs a vector, not a scalar");
+  int64_t b[2], n = out->shape[0];
+  for (int k = 0; k < 2; k++) {
+    AVal a;
+    if (!value(ix, e->args[1 + k], &a)) return false;
+    if (a.rank || !a.is_static || !dtype_is_int(a.dtype)) return bad(ix, e->args[1 + k]->loc, "lax.slice_in_dim's bounds must be integer literals");
+    b[k] = a.sval.i < 0 ? a.sval.i + n : a.sval.i;
+    e->args[1 + k]->has_sval = true, e->args[1 + k]->sval = b[k];
+  }
+  int64_t st[MAX_RANK], lim[MAX_RANK];
+  memset(st, 0, sizeof st);
+  memcpy(lim, out->shape, sizeof lim);
+  st[0] = b[0], lim[0] = b[1];
+  if (b[1] > n && index_fire(ix, D_VS1, e->loc, shape_text(ix, out->rank, lim), shape_text(ix, out->rank, out->shape))) return false;
+  if (b[1] < b[0] && index_fire(ix, D_VS2, e->loc, shape_text(ix, out->rank, st), shape_text(ix, out->rank, lim))) return false;
+  if (b[0] < 0 || b[1] > n || b[1] < b[0]) return bad(ix, e->loc, "lax.slice_in_dim's bounds are outside the vector");
+  out->shape[0] = b[1] - b[0];
+  out->is_static = false;
+  return true;
+}
+
 bool check_valops_call(IndexCtx *ix, const Program *p, Expr *e, AVal *out) {
   bool scalar = p->kernel == KERNEL_SCALAR;
   switch (e->builtin) {
@@ -227,6 +252,7 @@ bool check_valops_call(IndexCtx *ix, const Program *p, Expr *e, AVal *out) {
   case BI_RESHAPE: return reshape(ix, e, out);
   case BI_BITCAST: return bitcast(ix, e, out);
   case BI_CONCAT: return concat(ix, e, out);
+  case BI_SLICE: return slice_in_dim(ix, e, out);
   case BI_NONE: case BI_IOTA: case BI_FULL: case BI_WHERE: case BI_MIN: case BI_MAX: case BI_ASTYPE:
   case BI_DS: case BI_INDICES: break;
   }

@@ -136,6 +136,8 @@ typedef enum {
   X(VR1, "VR1", DC_RULE, 'T', "TypeError", "cannot reshape array of shape %s (size %s) into shape %s (size %s)") \
   X(CC1, "CC1", DC_RULE, 'T', "TypeError", "Cannot concatenate arrays with different numbers of dimensions: got %s.") \
   X(CC2, "CC2", DC_RULE, 'T', "TypeError", "Cannot concatenate arrays with shapes that differ in dimensions other than the one being concatenated: concatenating along dimension 0 for shapes %s.") \
+  X(VS1, "VS1", DC_RULE, 'T', "TypeError", "slice limit_indices must be less than or equal to operand shape, got limit_indices %s for operand shape %s.") \
+  X(VS2, "VS2", DC_RULE, 'T', "TypeError", "slice limit_indices must be greater than or equal to start_indices, got start_indices %s and limit_indices %s.") \
   X(TA1, "TA1", DC_RULE, 'T', "ValueError", "indices and arr must have the same number of dimensions; %s vs. %s") \
   X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types (e.g. shapes and dtypes of arrays), but they differ:\n\n%s\nRevise the function so that all output types (e.g. shapes and dtypes) match the corresponding input types.") \
   X(CF2, "CF2", DC_RULE, 'T', "TypeError", "cond_fun must return a boolean scalar, but got output type(s) [%s].") \

@@ -123,7 +123,7 @@ static int lower_call(L *l, const Expr *e) {
   case BI_FULL: return lower_full(l, e);
   case BI_WHERE: case BI_MIN: case BI_MAX: return lower_select(l, e);
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
-  case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT:
+  case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
     return lower_valops_call(&h, e);
   case BI_DS: case BI_INDICES: case BI_NONE: break;
   }

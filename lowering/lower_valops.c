@@ -10,6 +10,7 @@
  *   jnp.reshape       vector.shape_cast
  *   plsc.bitcast      tpu.bitcast
  *   jnp.concatenate   tpu.concatenate
+ *   lax.slice_in_dim  vector.extract_strided_slice (rows imm .. imm + R[0])
  * The sign-bit flip upstream wraps around an int32 max / min scan (its scan
  * compares unsigned) is left out: sc-sim's tpu.scan compares in the dtype. */
 #include "lower_valops.h"
@@ -137,6 +138,14 @@ static int concat(const LowerHooks *h, const Expr *e) {
   return done(h, in);
 }
 
+static int slice_in_dim(const LowerHooks *h, const Expr *e) {
+  int a = h->expr(h->l, e->args[0]);
+  Instr *in = put(h, I_SLICE, e->ty);
+  in->a = a, in->imm = e->args[1]->sval;
+  in->rank = 1, in->shape[0] = e->args[2]->sval - e->args[1]->sval;
+  return done(h, in);
+}
+
 int lower_valops_call(const LowerHooks *h, const Expr *e) {
   switch (e->builtin) {
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: return reduction(h, e);
@@ -146,6 +155,7 @@ int lower_valops_call(const LowerHooks *h, const Expr *e) {
   case BI_RESHAPE: return reshape(h, e);
   case BI_BITCAST: return bitcast(h, e);
   case BI_CONCAT: return concat(h, e);
+  case BI_SLICE: return slice_in_dim(h, e);
   case BI_SQRT: case BI_RSQRT: case BI_LOG: case BI_TANH: /* rejected by the checker (U1) */
   case BI_NONE: case BI_IOTA: case BI_FULL: case BI_WHERE: case BI_MIN: case BI_MAX: case BI_ASTYPE:
   case BI_DS: case BI_INDICES: break;

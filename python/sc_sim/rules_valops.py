@@ -101,6 +101,43 @@ def _bitcast(t: Translator, eqn, out, src) -> None:
     t.let(eqn, f"plsc.bitcast({t.val(a)}, {_dtype_name(new)})", out, src)
 
 
+@handler("slice")
+def _slice(t: Translator, eqn, out, src) -> None:
+    """x[a:b] along dimension 0; single elements stay v[k]."""
+    (a,) = eqn.invars
+    shape = tuple(a.aval.shape)
+    starts = tuple(int(s) for s in eqn.params["start_indices"])
+    limits = tuple(int(s) for s in eqn.params["limit_indices"])
+    strides = eqn.params.get("strides")
+    if len(shape) == 1 and limits[0] - starts[0] == 1:
+        rules_values._slice(t, eqn, out, src)
+        return
+    if ((strides is not None and any(s != 1 for s in strides))
+            or starts[1:] != (0,) * (len(shape) - 1) or limits[1:] != shape[1:]):
+        raise UnsupportedError(
+            f"slice {starts}:{limits} of a {shape} value at {format_source(src)}: "
+            "the format slices dimension 0 with stride 1 (lax.slice_in_dim)")
+    t.let(eqn, f"lax.slice_in_dim({t.val(a)}, {starts[0]}, {limits[0]})", out, src)
+
+
+@handler("split")
+def _split(t: Translator, eqn, out, src) -> None:
+    """jnp.split: one lax.slice_in_dim per piece."""
+    (a,) = eqn.invars
+    if eqn.params["axis"] != 0:
+        raise UnsupportedError(
+            f"split along axis {eqn.params['axis']} at {format_source(src)}: "
+            "the format splits dimension 0")
+    v = t.val(a)
+    start = 0
+    for var, size in zip(eqn.outvars, eqn.params["sizes"]):
+        size = int(size)
+        one = type(eqn)(eqn.invars, [var], eqn.primitive, eqn.params,
+                        eqn.effects, eqn.source_info, eqn.ctx)
+        t.let(one, f"lax.slice_in_dim({v}, {start}, {start + size})", out, src)
+        start += size
+
+
 @handler("concatenate")
 def _concatenate(t: Translator, eqn, out, src) -> None:
     if eqn.params["dimension"] != 0:

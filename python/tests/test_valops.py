@@ -92,3 +92,16 @@ def test_reshape_bitcast_concatenate(chip, lanes):
     np.testing.assert_array_equal(got, x.view(np.int16))
     got = _unary(chip, lanes, lambda v: jnp.concatenate([v, jnp.flip(v)]), x, (2 * lanes,))
     np.testing.assert_array_equal(got, np.concatenate([x, x[::-1]]))
+
+
+def test_split_and_slices(chip, lanes):
+    x = (np.arange(lanes) * 3).astype(np.int32)
+    half = lanes // 2
+
+    def swap_halves(v):
+        a, b = jnp.split(v, 2)
+        return jnp.concatenate([b, a])
+    np.testing.assert_array_equal(_unary(chip, lanes, swap_halves, x),
+                                  np.concatenate([x[half:], x[:half]]))
+    got = _unary(chip, lanes, lambda v: v[2:half + 2], x, (half,))
+    np.testing.assert_array_equal(got, x[2:half + 2])

@@ -1,5 +1,5 @@
 /* sim/fuzz/gen_valops.c -- the generator's unit "valops": reductions,
- * math, flips, gathers from a vector, reshapes, bitcasts and concatenation
+ * math, flips, gathers from a vector, reshapes, bitcasts, slices and concatenation
  * of values (lowering/check_valops.h).
  *
  * The unit declares a random int32 vector ref (a), an int32 and a float32
@@ -21,7 +21,7 @@ static void begin(G *g, Unit *u, int s) {
 
 /* One value operation of the loaded vector x (int32, L lanes) into o or f. */
 static void random_op(G *g, const char *x, const char *o, const char *f) {
-  int L = g->L, k = (int)rr(R(g), 0, 12);
+  int L = g->L, k = (int)rr(R(g), 0, 13);
   const char *dst = o;
   char v[400];
   static const char *const red[] = {"jnp.sum", "jnp.max", "jnp.min"};
@@ -45,6 +45,11 @@ static void random_op(G *g, const char *x, const char *o, const char *f) {
   case 8: snprintf(v, sizeof v, "plsc.bitcast(plsc.bitcast(%s, uint8) + %lld, int32)", x, (long long)rr(R(g), 0, 255)); break;
   case 9: snprintf(v, sizeof v, "jnp.reshape(jnp.concatenate([%s, jnp.flip(%s)]), [2, %d])[%d]", x, x, L, (int)rr(R(g), 0, 1)); break;
   case 10: snprintf(v, sizeof v, "jnp.abs(%s)", x); break;
+  case 12: {
+    int c = (int)rr(R(g), 1, L - 1);
+    snprintf(v, sizeof v, "jnp.concatenate([lax.slice_in_dim(%s, %d, %d), lax.slice_in_dim(%s, 0, %d)])", x, c, L, x, c);
+    break;
+  }
   case 11: dst = f, snprintf(v, sizeof v, "jnp.exp(astype(%s, float32) * 0.001)", x); break;
   default: dst = f, snprintf(v, sizeof v, "full([%d], %s(astype(%s, float32) * 0.5))", L, red[rr(R(g), 0, 2)], x); break;
   }

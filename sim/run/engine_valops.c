@@ -1,6 +1,7 @@
 /* sim/run/engine_valops.c -- the engine's value instructions of
  * lowering/lower_valops.c: tpu.scan, tpu.dynamic_gather, math.exp,
- * math.absf / math.absi, vector.shape_cast, tpu.bitcast, tpu.concatenate.
+ * math.absf / math.absi, vector.shape_cast, tpu.bitcast, tpu.concatenate,
+ * vector.extract_strided_slice.
  *
  * Costs (docs/timing.md): the vector issue cost of the result, except the
  * cross-lane tpu.scan and tpu.dynamic_gather, which add xlane_cycles. */
@@ -131,6 +132,20 @@ static bool x_concat(Eng *E, Sc *s, const Instr *in) {
   return true;
 }
 
+/* Rows imm .. imm + shape[0] of dimension 0. */
+static bool x_slice(Eng *E, Sc *s, const Instr *in, const Value *a) {
+  if (!a->rank || in->imm < 0 || in->shape[0] < 0 || in->imm + in->shape[0] > a->shape[0])
+    return eng_efault(E, s, in, FAULT_LOWERING, "vector.extract_strided_slice: the rows are outside the operand");
+  int64_t shape[MAX_RANK], inner = a->n / (a->shape[0] ? a->shape[0] : 1);
+  memcpy(shape, a->shape, sizeof shape);
+  shape[0] = in->shape[0];
+  Value *t = &s->tmp;
+  val_shape(t, in->ty, a->rank, shape);
+  memcpy(t->v, a->v + in->imm * inner, sizeof(Cell) * (size_t)t->n);
+  memcpy(t->def, a->def + in->imm * inner, (size_t)t->n);
+  return true;
+}
+
 bool eng_x_valops(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   if (in->op == I_CONCAT) {
@@ -143,6 +158,7 @@ bool eng_x_valops(Eng *E, Sc *s, const Instr *in) {
   else if (in->op == I_DYN_GATHER) ok = x_gather(E, s, in, a);
   else if (in->op == I_SHAPE_CAST) ok = x_shape_cast(E, s, in, a);
   else if (in->op == I_BITCAST) ok = x_bitcast(E, s, in, a);
+  else if (in->op == I_SLICE) ok = x_slice(E, s, in, a);
   else ok = x_lanewise(s, in, a); /* math.exp, math.absf, math.absi */
   if (ok) set_result(s, in->d);
   return ok;

@@ -243,7 +243,7 @@ static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case BI_ASTYPE: return ev_astype(R, s, op, e, out);
   case BI_WHERE: case BI_MIN: case BI_MAX: return ev_select(R, s, op, e, out);
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
-  case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT:
+  case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
     return ev_valops(R, s, op, e, out);
   case BI_DS: case BI_INDICES: case BI_NONE: break; /* never a value: the checker rejects these */
   }

@@ -99,6 +99,18 @@ void ref_valops(const Expr *e, const Value *a, int n, Value *out) {
     memcpy(out->def, x->def, (size_t)x->n);
     return;
   }
+  if (e->builtin == BI_SLICE) {
+    int64_t shape[MAX_RANK], lo = e->args[1]->sval, hi = e->args[2]->sval;
+    memcpy(shape, x->shape, sizeof shape);
+    shape[0] = hi - lo;
+    val_shape(out, e->ty, x->rank, shape);
+    for (int64_t i = 0; i < out->n; i++) {
+      int64_t row = lo + i / (out->n / (shape[0] ? shape[0] : 1)), col = i % (out->n / (shape[0] ? shape[0] : 1));
+      int64_t k = row * (x->n / x->shape[0]) + col;
+      out->v[i] = x->v[k], out->def[i] = x->def[k];
+    }
+    return;
+  }
   val_shape(out, e->ty, x->rank, x->shape);
   if (e->builtin == BI_TAKE) return take(x, &a[1], out);
   for (int64_t i = 0; i < x->n; i++) {
