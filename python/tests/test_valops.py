@@ -105,3 +105,14 @@ def test_split_and_slices(chip, lanes):
                                   np.concatenate([x[half:], x[:half]]))
     got = _unary(chip, lanes, lambda v: v[2:half + 2], x, (half,))
     np.testing.assert_array_equal(got, x[2:half + 2])
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2"])
+def test_float8_astype(chip, lanes, name):
+    import ml_dtypes
+    f8 = getattr(ml_dtypes, name)
+    x = (np.arange(lanes) * 37.5 - 100.0).astype(np.float32)
+    got = _unary(chip, lanes, lambda v: jnp.concatenate([v, v, v, v]).astype(f8), x,
+                 (4 * lanes,), f8)
+    want = np.concatenate([x] * 4).astype(f8)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
