@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import exprs, rules_values
+from jax import lax
+
+from . import exprs, rules_memory, rules_values
 from .errors import UnsupportedError
 from .translate import Translator, format_source, handler
 
@@ -63,6 +65,11 @@ def _broadcast(t: Translator, eqn, out, src) -> None:
 
 @handler("gather")
 def _gather(t: Translator, eqn, out, src) -> None:
+    """lax.gather of a value; plsc.load_gather's primitive is also named
+    gather and stays rules_memory's."""
+    if eqn.primitive is not lax.gather_p:
+        rules_memory._gather(t, eqn, out, src)
+        return
     x, idx = eqn.invars
     dn = eqn.params["dimension_numbers"]
     n = x.aval.shape
