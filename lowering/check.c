@@ -380,6 +380,8 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
 static bool eval_element(Checker *c, Expr *e, AVal *out) {
   if (e->kind != EX_SUBSCRIPT) return input_error(c, e->loc, ".at, .bitcast and .reshape apply to refs, not values");
   if (!eval_value(c, e->a, out)) return false;
+  bool gather;
+  if (check_valops_subscript(&c->ix, c->p, e, out, &gather) || gather) return !c->ix.failed;
   if (e->nargs > out->rank) return input_error(c, e->loc, "too many indices for this value");
   bool dynamic = false;
   for (int i = 0; i < e->nargs; i++) {

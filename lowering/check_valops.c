@@ -242,6 +242,21 @@ static bool slice_in_dim(IndexCtx *ix, Expr *e, AVal *out) {
   return true;
 }
 
+bool check_valops_subscript(IndexCtx *ix, const Program *p, Expr *e, AVal *out, bool *handled) {
+  AVal k;
+  *handled = false;
+  if (e->nargs != 1 || !ix->eval(ix, e->args[0], &k)) return false;
+  if (k.kind != AV_VALUE || k.rank != 1 || !dtype_is_int(k.dtype)) return false;
+  Expr **args = arena_alloc(ix->arena, 2 * sizeof *args);
+  args[0] = e->a, args[1] = e->args[0];
+  e->kind = EX_CALL, e->builtin = BI_TAKE, e->name = builtin_name(BI_TAKE);
+  e->args = args, e->nargs = 2, e->a = NULL;
+  e->kw = arena_alloc(ix->arena, 2 * sizeof *e->kw);
+  e->kwloc = NULL;
+  *handled = true;
+  return check_valops_call(ix, p, e, out);
+}
+
 bool check_valops_call(IndexCtx *ix, const Program *p, Expr *e, AVal *out) {
   bool scalar = p->kernel == KERNEL_SCALAR;
   switch (e->builtin) {

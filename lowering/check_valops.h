@@ -16,6 +16,11 @@
 
 /* True when b is one of these builtins. */
 bool valops_builtin(Builtin b);
+/* v[idx] with idx an integer vector (a gather from a loaded vector, as
+ * Pallas writes it): rewrites the subscript e into the call
+ * jnp.take_along_axis(v, idx) and types it.  False, with *handled false
+ * and nothing recorded, when idx is not such a vector. */
+bool check_valops_subscript(IndexCtx *ix, const Program *p, Expr *e, AVal *out, bool *handled);
 /* Types the call e (valops_builtin(e->builtin)) of program p into *out;
  * false when a rule fired or the input is wrong (recorded in ix->d). */
 bool check_valops_call(IndexCtx *ix, const Program *p, Expr *e, AVal *out);
