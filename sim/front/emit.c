@@ -88,6 +88,10 @@ static bool ex_valops(Em *m, const Expr *e) {
     else ex(m, e->args[1]);
     return fputc(')', m->f), true;
   }
+  if (e->builtin != BI_NONE && e->name && !strncmp(e->name, "lax.", 4)) { /* the kernel imports jax, not lax */
+    fprintf(m->f, "jax.%s(", e->name), ex_list(m, e->args, e->kw, e->nargs), fputc(')', m->f);
+    return true;
+  }
   if (e->builtin != BI_CONCAT || e->nargs != 1 || e->args[0]->kind != EX_LIST) return false;
   fputs("jnp.concatenate([", m->f), ex_list(m, e->args[0]->args, NULL, e->args[0]->nargs), fputs("])", m->f);
   return true;
