@@ -47,6 +47,15 @@
   X(FROM_ELEMENTS, "vector.from_elements", "DNT", "d := [regs a..a+imm-1] stacked")              \
   X(EXTRACT, "vector.extract", "DAR", "d := a[static indices R]")                                  \
   X(MOV, "sc.mov", "DA", "d := a")                                                              \
+  X(SCAN, "tpu.scan", "DAIT", "d[k] := a[0] op ... op a[k]; op sum (imm 0), max (imm 1), min (imm 2)") \
+  X(DYN_GATHER, "tpu.dynamic_gather", "DABT", "d[k] := a[b[k]] (b[k] outside [0, n): undefined)") \
+  X(EXP, "math.exp", "DAT", "d := exp(a) (float)")                                               \
+  X(ABSF, "math.absf", "DAT", "d := |a| (float)")                                                \
+  X(ABSI, "math.absi", "DAT", "d := |a| (integer, wraps)")                                       \
+  X(SHAPE_CAST, "vector.shape_cast", "DATR", "d := a reshaped to shape R (row-major)")          \
+  X(BITCAST, "tpu.bitcast", "DAT", "d := the bytes of a as dtype T (the last dimension scales by the bit widths)")                   \
+  X(CONCAT, "tpu.concatenate", "DNT", "d := regs a..a+imm-1 joined along dimension 0")           \
+  X(SLICE, "vector.extract_strided_slice", "DAIR", "d := a[imm : imm + R[0]] along dimension 0 (shape R)") \
   X(LOAD, "memref.load", "DVG", "d := scalar at view (SMEM)")                                    \
   X(STORE, "memref.store", "VAG", "scalar at view := a")                                         \
   X(VLOAD, "tpu.vector_load", "DVmGF", "d := view (masked: expanded)")                            \

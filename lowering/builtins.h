@@ -28,6 +28,23 @@ typedef enum { BK_VALUE, BK_INDEX } BuiltinKind;
   X(MIN, "min", NULL, BK_VALUE, 2, 2, "min and max take two arguments")                            \
   X(MAX, "max", NULL, BK_VALUE, 2, 2, "min and max take two arguments")                            \
   X(ASTYPE, "astype", NULL, BK_VALUE, 2, 2, "astype takes (value, dtype)")                         \
+  X(VSUM, "jnp.sum", NULL, BK_VALUE, 1, 1, "jnp.sum, jnp.max, jnp.min, jnp.all and jnp.any take one vector: jnp.sum(x)") \
+  X(VMAX, "jnp.max", NULL, BK_VALUE, 1, 1, "jnp.sum, jnp.max, jnp.min, jnp.all and jnp.any take one vector: jnp.sum(x)") \
+  X(VMIN, "jnp.min", NULL, BK_VALUE, 1, 1, "jnp.sum, jnp.max, jnp.min, jnp.all and jnp.any take one vector: jnp.sum(x)") \
+  X(VALL, "jnp.all", NULL, BK_VALUE, 1, 1, "jnp.sum, jnp.max, jnp.min, jnp.all and jnp.any take one vector: jnp.sum(x)") \
+  X(VANY, "jnp.any", NULL, BK_VALUE, 1, 1, "jnp.sum, jnp.max, jnp.min, jnp.all and jnp.any take one vector: jnp.sum(x)") \
+  X(EXP, "jnp.exp", "lax.exp", BK_VALUE, 1, 1, "jnp.exp takes one argument: jnp.exp(x)")       \
+  X(ABS, "jnp.abs", "abs", BK_VALUE, 1, 1, "jnp.abs takes one argument: jnp.abs(x)")           \
+  X(SQRT, "jnp.sqrt", "lax.sqrt", BK_VALUE, 1, 1, "jnp.sqrt takes one argument")               \
+  X(RSQRT, "lax.rsqrt", NULL, BK_VALUE, 1, 1, "lax.rsqrt takes one argument")                  \
+  X(LOG, "jnp.log", "lax.log", BK_VALUE, 1, 1, "jnp.log takes one argument")                   \
+  X(TANH, "jnp.tanh", "lax.tanh", BK_VALUE, 1, 1, "jnp.tanh takes one argument")               \
+  X(FLIP, "jnp.flip", NULL, BK_VALUE, 1, 1, "jnp.flip takes one vector: jnp.flip(x)")          \
+  X(TAKE, "jnp.take_along_axis", NULL, BK_VALUE, 2, 2, "jnp.take_along_axis takes (x, indices): jnp.take_along_axis(x, idx)") \
+  X(RESHAPE, "jnp.reshape", NULL, BK_VALUE, 2, 2, "jnp.reshape takes (x, shape): jnp.reshape(x, [2, 8])") \
+  X(BITCAST, "plsc.bitcast", NULL, BK_VALUE, 2, 2, "plsc.bitcast takes (x, dtype): plsc.bitcast(x, int32)") \
+  X(CONCAT, "jnp.concatenate", NULL, BK_VALUE, 1, 1, "jnp.concatenate takes one list of vectors: jnp.concatenate([a, b])") \
+  X(SLICE, "lax.slice_in_dim", NULL, BK_VALUE, 3, 3, "lax.slice_in_dim takes (x, start, limit): lax.slice_in_dim(x, 0, 8)") \
   X(DS, "pl.ds", "pl.dslice", BK_INDEX, 0, 3, "pl.ds takes (start, size, stride)")                 \
   X(INDICES, "plsc.Indices", "Indices", BK_INDEX, 1, 2, "plsc.Indices(indices, ignored_value=k) needs the indices first")
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "check_valops.h"
 #include "index.h"
 #include "mosaic.h"
 
@@ -340,7 +341,7 @@ static bool unknown_function(Checker *c, const Expr *e) {
   const char *fns[BUILTIN_COUNT];
   int n = builtin_names(fns);
   const char *near = names_nearest(e->name, fns, n);
-  char msg[200], list[120];
+  char msg[600], list[480];
   builtin_list(BK_VALUE, ", ", list, sizeof list);
   if (near) snprintf(msg, sizeof msg, "unknown function '%.60s'; did you mean '%s'?", e->name, near);
   else snprintf(msg, sizeof msg, "unknown function '%.60s' (%s)", e->name, list);
@@ -364,6 +365,9 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   case BI_FULL: return eval_full(c, e, out);
   case BI_ASTYPE: return eval_astype(c, e, out);
   case BI_WHERE: case BI_MIN: case BI_MAX: return eval_where_minmax(c, e, out);
+  case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
+  case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
+    return check_valops_call(&c->ix, c->p, e, out);
   case BI_DS: case BI_INDICES:
     snprintf(msg, sizeof msg, "%s only appear inside a ref's [...]", idx);
     return input_error(c, e->loc, msg);
@@ -376,6 +380,8 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
 static bool eval_element(Checker *c, Expr *e, AVal *out) {
   if (e->kind != EX_SUBSCRIPT) return input_error(c, e->loc, ".at, .bitcast and .reshape apply to refs, not values");
   if (!eval_value(c, e->a, out)) return false;
+  bool gather;
+  if (check_valops_subscript(&c->ix, c->p, e, out, &gather) || gather) return !c->ix.failed;
   if (e->nargs > out->rank) return input_error(c, e->loc, "too many indices for this value");
   bool dynamic = false;
   for (int i = 0; i < e->nargs; i++) {

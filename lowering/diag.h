@@ -131,6 +131,16 @@ typedef enum {
   X(M_VL5, "M-VL5", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.vector_load' op Expected base and result element type to match.") \
   X(M_ST1, "M-ST1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'memref.store' op failed to verify that type of 'value' matches element type of 'memref'") \
   X(M_FA1, "M-FA1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.fetch_and_add_sync' op SC scalar subcore target not supported yet") \
+  X(RD1, "RD1", DC_RULE, 'L', "NotImplementedError", "reductions require axes to be (0,) on SparseCore, but got %s.") \
+  X(RV1, "RV1", DC_RULE, 'L', "NotImplementedError", "Invalid dimensions for SC lax.rev: %s") \
+  X(BC1, "BC1", DC_RULE, 'T', "ValueError", "Cannot bitcast a ()-shaped array to a dtype with a different bitwidth: old_bitwidth=%s vs new_bitwidth=%s") \
+  X(BC2, "BC2", DC_RULE, 'T', "ValueError", "Cannot bitcast from %s (%s bits) to %s (%s bits), because x.shape[-1]=%s * %s is not divisible by %s") \
+  X(VR1, "VR1", DC_RULE, 'T', "TypeError", "cannot reshape array of shape %s (size %s) into shape %s (size %s)") \
+  X(CC1, "CC1", DC_RULE, 'T', "TypeError", "Cannot concatenate arrays with different numbers of dimensions: got %s.") \
+  X(CC2, "CC2", DC_RULE, 'T', "TypeError", "Cannot concatenate arrays with shapes that differ in dimensions other than the one being concatenated: concatenating along dimension 0 for shapes %s.") \
+  X(VS1, "VS1", DC_RULE, 'T', "TypeError", "slice limit_indices must be less than or equal to operand shape, got limit_indices %s for operand shape %s.") \
+  X(VS2, "VS2", DC_RULE, 'T', "TypeError", "slice limit_indices must be greater than or equal to start_indices, got start_indices %s and limit_indices %s.") \
+  X(TA1, "TA1", DC_RULE, 'T', "ValueError", "indices and arr must have the same number of dimensions; %s vs. %s") \
   X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types (e.g. shapes and dtypes of arrays), but they differ:\n\n%s\nRevise the function so that all output types (e.g. shapes and dtypes) match the corresponding input types.") \
   X(CF2, "CF2", DC_RULE, 'T', "TypeError", "cond_fun must return a boolean scalar, but got output type(s) [%s].") \
   X(SC_UNSUP, "sc-sim", DC_RULE, 'L', "sc-sim", "%s")                                          \

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "lower_valops.h"
 
 typedef struct {
   const char *name;
@@ -108,14 +109,22 @@ static int lower_select(L *l, const Expr *e) {
   return in->d;
 }
 
+static Instr *hook_emit(void *l, Opcode op) { return emit(l, op); }
+static int hook_reg(void *l) { return new_reg(l); }
+static int hook_expr(void *l, const Expr *e) { return lower_expr(l, e); }
+
 /* A call the checker accepted: a value builtin (pl.ds and plsc.Indices
  * live in ref views, never here). */
 static int lower_call(L *l, const Expr *e) {
+  LowerHooks h = {l, hook_emit, hook_reg, hook_expr};
   switch (e->builtin) {
   case BI_IOTA: return lower_iota(l, e);
   case BI_ASTYPE: return lower_astype(l, e);
   case BI_FULL: return lower_full(l, e);
   case BI_WHERE: case BI_MIN: case BI_MAX: return lower_select(l, e);
+  case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
+  case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
+    return lower_valops_call(&h, e);
   case BI_DS: case BI_INDICES: case BI_NONE: break;
   }
   abort(); /* the checker rejects these */

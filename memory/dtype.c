@@ -51,8 +51,44 @@ static double round_format(double x, int mant, int emin, int emax) {
   return r;
 }
 
+/* float8_e4m3fn (ml_dtypes): 3 fraction bits, exponents -6..8, no
+ * infinity; the largest finite value is 448 (S.1111.111 is NaN), so what
+ * rounds past it, and infinity, become NaN. */
+static double fit_e4m3fn(double x) {
+  double r = round_format(x, 3, -6, 8);
+  return isinf(r) || fabs(r) > 448 ? NAN : r;
+}
+
+/* A float8 value (already fitted) to its byte: sign, `ebits` exponent bits
+ * of bias `bias`, `mant` fraction bits; NaN and infinity as ml_dtypes
+ * writes them. */
+static uint8_t f8_encode(double x, int mant, int bias, bool fn) {
+  uint8_t s = signbit(x) ? 0x80 : 0;
+  if (isnan(x)) return fn ? 0x7f : 0x7e;
+  if (isinf(x)) return (uint8_t)(s | 0x7c);
+  x = fabs(x);
+  if (x == 0) return s;
+  int e;
+  frexp(x, &e);
+  int exp = e - 1, emin = 1 - bias;
+  if (exp < emin) return (uint8_t)(s | (uint8_t)nearbyint(ldexp(x, mant - emin))); /* subnormal */
+  int frac = (int)nearbyint((ldexp(x, -exp) - 1) * (1 << mant));
+  return (uint8_t)(s | (exp + bias) << mant | frac);
+}
+
+static double f8_decode(uint8_t b, int mant, int bias, bool fn) {
+  int ebits = 7 - mant, e = (b >> mant) & ((1 << ebits) - 1), frac = b & ((1 << mant) - 1);
+  double sign = b & 0x80 ? -1.0 : 1.0;
+  if (fn && e == (1 << ebits) - 1 && frac == (1 << mant) - 1) return NAN;
+  if (!fn && e == (1 << ebits) - 1) return frac ? NAN : sign * INFINITY;
+  if (e == 0) return sign * ldexp(frac, 1 - bias - mant);
+  return sign * ldexp(1.0 + ldexp(frac, -mant), e - bias);
+}
+
 static double fit_float(Dtype t, double x) {
   if (t == DT_FLOAT32) return (double)(float)x;
+  if (t == DT_FLOAT8_E4M3FN) return fit_e4m3fn(x);
+  if (t == DT_FLOAT8_E5M2) return round_format(x, 2, -14, 15);
   if (t == DT_BFLOAT16) return round_format(x, 7, -126, 127);
   if (t == DT_FLOAT16) return round_format(x, 10, -14, 15);
   return x;
@@ -162,6 +198,8 @@ void dtype_store(Dtype t, Cell c, uint8_t *b) {
     u = dtype_f32_to_bf16((float)c.f);
   } else if (t == DT_FLOAT16) {
     u = dtype_f32_to_f16((float)c.f);
+  } else if (t == DT_FLOAT8_E4M3FN || t == DT_FLOAT8_E5M2) {
+    u = t == DT_FLOAT8_E4M3FN ? f8_encode(c.f, 3, 7, true) : f8_encode(c.f, 2, 15, false);
   }
   for (int k = 0; k < info[t].size; k++) b[k] = (uint8_t)(u >> (8 * k));
 }
@@ -182,6 +220,8 @@ Cell dtype_load(Dtype t, const uint8_t *b) {
     c.f = dtype_bf16_to_f32((uint16_t)u);
   } else if (t == DT_FLOAT16) {
     c.f = dtype_f16_to_f32((uint16_t)u);
+  } else if (t == DT_FLOAT8_E4M3FN || t == DT_FLOAT8_E5M2) {
+    c.f = t == DT_FLOAT8_E4M3FN ? f8_decode((uint8_t)u, 3, 7, true) : f8_decode((uint8_t)u, 2, 15, false);
   } else {
     c = dtype_fit(t, c);
   }

@@ -29,7 +29,9 @@ typedef enum { DK_INT, DK_UINT, DK_FLOAT, DK_BOOL } DtypeKind;
   X(BOOL, "bool", 1, DK_BOOL)                       \
   X(INT64, "int64", 8, DK_INT)                      \
   X(UINT64, "uint64", 8, DK_UINT)                   \
-  X(FLOAT64, "float64", 8, DK_FLOAT)
+  X(FLOAT64, "float64", 8, DK_FLOAT)                \
+  X(FLOAT8_E4M3FN, "float8_e4m3fn", 1, DK_FLOAT)    \
+  X(FLOAT8_E5M2, "float8_e5m2", 1, DK_FLOAT)
 
 typedef enum {
 #define X(e, n, s, k) DT_##e,

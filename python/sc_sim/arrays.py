@@ -51,7 +51,11 @@ def use_npy() -> bool:
         _USE_NPY = _detect_npy()
     return _USE_NPY
 
-_DTYPES = {"bfloat16": np.dtype(ml_dtypes.bfloat16)}
+_DTYPES = {"bfloat16": np.dtype(ml_dtypes.bfloat16),
+           "float8_e4m3fn": np.dtype(ml_dtypes.float8_e4m3fn),
+           "float8_e5m2": np.dtype(ml_dtypes.float8_e5m2)}
+_VOIDS = {np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn),
+          np.dtype(ml_dtypes.float8_e5m2)}
 
 
 def np_dtype(name: str) -> np.dtype:
@@ -103,8 +107,8 @@ def read_output(ref: Ref, outcome: dict[str, Any],
         mpath = os.path.join(out_dir, f"{ref.name}.undefined.npy")
         mask = np.load(mpath) if os.path.exists(mpath) else \
             np.zeros(arr.shape, np.bool_)
-        if dtype == _DTYPES["bfloat16"] and arr.dtype != dtype and arr.dtype.itemsize == 2:
-            arr = arr.view(dtype)  # saved as '<V2' (ml_dtypes) or '<u2' bits
+        if dtype in _VOIDS and arr.dtype != dtype and arr.dtype.itemsize == dtype.itemsize:
+            arr = arr.view(dtype)  # saved as '<V2' / '|V1' (ml_dtypes) or as bits
         arr = arr.astype(dtype, copy=True)
         if mask.any():
             arr[mask] = undefined_fill(dtype)
@@ -125,7 +129,7 @@ def read_output(ref: Ref, outcome: dict[str, Any],
         return v
 
     vals = np.vectorize(conv, otypes=[object])(obj) if obj.size else obj
-    if np.issubdtype(dtype, np.floating) or dtype == _DTYPES["bfloat16"]:
+    if np.issubdtype(dtype, np.floating) or dtype in _VOIDS:
         arr = np.array(vals.tolist() if vals.ndim else vals.item(),
                        dtype=np.float32).astype(dtype)
     else:

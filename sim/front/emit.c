@@ -76,6 +76,27 @@ static void ex_float(Em *m, double v) {
   }
 }
 
+/* The value operations whose Pallas spelling differs from the format's:
+ * take_along_axis names its axis, reshape takes a tuple, bitcast a jnp
+ * dtype, concatenate a Python list.  False for every other call. */
+static bool ex_valops(Em *m, const Expr *e) {
+  if (e->nargs == 2 && (e->builtin == BI_TAKE || e->builtin == BI_RESHAPE || e->builtin == BI_BITCAST)) {
+    fprintf(m->f, "%s(", e->name), ex(m, e->args[0]), fputs(", ", m->f);
+    if (e->builtin == BI_TAKE) ex(m, e->args[1]), fputs(", axis=0", m->f);
+    else if (e->builtin == BI_RESHAPE) ex_shape(m, e->args[1]);
+    else if (e->args[1]->kind == EX_NAME) fprintf(m->f, "jnp.%s", strchr(e->args[1]->name, '.') ? strchr(e->args[1]->name, '.') + 1 : e->args[1]->name);
+    else ex(m, e->args[1]);
+    return fputc(')', m->f), true;
+  }
+  if (e->builtin != BI_NONE && e->name && !strncmp(e->name, "lax.", 4)) { /* the kernel imports jax, not lax */
+    fprintf(m->f, "jax.%s(", e->name), ex_list(m, e->args, e->kw, e->nargs), fputc(')', m->f);
+    return true;
+  }
+  if (e->builtin != BI_CONCAT || e->nargs != 1 || e->args[0]->kind != EX_LIST) return false;
+  fputs("jnp.concatenate([", m->f), ex_list(m, e->args[0]->args, NULL, e->args[0]->nargs), fputs("])", m->f);
+  return true;
+}
+
 /* Builtins as Python; the table order is lowering/builtins.h's. */
 static void ex_call(Em *m, const Expr *e) {
   static const char *const prefix[BUILTIN_COUNT] = {
@@ -92,6 +113,7 @@ static void ex_call(Em *m, const Expr *e) {
     fputc(')', m->f);
     return;
   }
+  if (ex_valops(m, e)) return;
   const char *p = e->builtin != BI_NONE && prefix[e->builtin] ? prefix[e->builtin] : NULL;
   if (p) fputs(p, m->f);
   else fprintf(m->f, "%s(", e->name);

@@ -81,6 +81,8 @@ enum { W_LOOP = 1, W_WHEN = 2 };
 typedef struct G G;
 typedef struct Unit Unit;
 typedef void (*UnitGen)(G *g, Unit *u);
+/* The unit of gen_valops.c (the other units are gen.c's own). */
+void unit_valops(G *g, Unit *u);
 
 /* X(ENUM, name, generator, kernels, wrappers it allows) */
 #define UNITS(X)                                                  \
@@ -97,7 +99,8 @@ typedef void (*UnitGen)(G *g, Unit *u);
   X(VIEWS, "views", unit_views, K_VEC, W_LOOP | W_WHEN)         \
   X(SHADD, "shadd", unit_shadd, K_VEC, 0)                         \
   X(UNDEF, "undef", unit_undef, K_VEC, W_LOOP | W_WHEN)           \
-  X(RACE, "race", unit_race, K_BOTH, 0)
+  X(RACE, "race", unit_race, K_BOTH, 0)                           \
+  X(VALOPS, "valops", unit_valops, K_VEC, W_LOOP | W_WHEN)
 
 typedef enum {
 #define X(e, n, f, k, w) U_##e,

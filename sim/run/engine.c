@@ -1083,6 +1083,8 @@ static int execute(Eng *E, Sc *s, const Instr *in) {
   case I_FETCH_AND_ADD: return x_fetch_and_add(E, s, in);
   case I_FOR: case I_ENDFOR: case I_BRANCH_IF_FALSE: case I_JUMP: return x_control(E, s, in);
   case I_EXPECT: case I_EXPECT_VIEW: return x_expect(E, s, in);
+  case I_SCAN: case I_DYN_GATHER: case I_EXP: case I_ABSF: case I_ABSI: case I_SHAPE_CAST: case I_BITCAST:
+  case I_CONCAT: case I_SLICE: return eng_x_valops(E, s, in) ? X_OK : X_FAULT;
   case I_COUNT: break;
   }
   return X_FAULT;

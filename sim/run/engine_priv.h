@@ -140,6 +140,8 @@ bool eng_efault(Eng *E, Sc *s, const Instr *in, FaultKind k, const char *msg);
 bool eng_fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);
 bool eng_fits1(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);
 Value *eng_rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok);
+/* The value instructions of lowering/lower_valops.c (engine_valops.c). */
+bool eng_x_valops(Eng *E, Sc *s, const Instr *in);
 bool eng_int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out);
 bool eng_ev_resolve(Eng *E, Sc *s, const Instr *in, int view, int core, int subcore, EV *ev);
 int64_t eng_to_flat(int rank, const int64_t *shape, const int64_t *idx);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../../lowering/index.h"
+#include "reference_valops.h"
 #include "run.h"
 #include "stream.h"
 
@@ -251,6 +252,19 @@ static bool ev_astype(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) 
   return true;
 }
 
+/* A value operation of lowering/check_valops.h (reference_valops.c). */
+static bool ev_valops(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  int n = ref_valops_nargs(e);
+  Value *a = calloc((size_t)n, sizeof *a);
+  if (!a) abort();
+  bool ok = true;
+  for (int k = 0; ok && k < n; k++) ok = ev(R, s, op, ref_valops_arg(e, k), &a[k]);
+  if (ok) ref_valops(e, a, n, out);
+  for (int k = 0; k < n; k++) val_free(&a[k]);
+  free(a);
+  return ok;
+}
+
 /* A call the checker accepted: a value builtin (lowering/builtins.h). */
 static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   switch (e->builtin) {
@@ -258,6 +272,9 @@ static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case BI_FULL: return ev_full(R, s, op, e, out);
   case BI_ASTYPE: return ev_astype(R, s, op, e, out);
   case BI_WHERE: case BI_MIN: case BI_MAX: return ev_select(R, s, op, e, out);
+  case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
+  case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
+    return ev_valops(R, s, op, e, out);
   case BI_DS: case BI_INDICES: case BI_NONE: break; /* never a value: the checker rejects these */
   }
   abort();
