@@ -94,6 +94,7 @@ typedef struct {
   int cur;           /* the instruction being executed (its index in the code) */
   int64_t *spans;    /* tracing: the (offset, bytes) pairs the access touched */
   int64_t nspans, capspans;
+  const char *sem_scope; /* "kernel" or "program": where semaphores are checked */
 } Eng;
 
 /* A view with its operands read: per level the evaluated starts/sizes and

@@ -71,6 +71,7 @@ typedef struct {
   const int *atomics; /* the engine's order of fetch_and_adds (SPEC §9.10) */
   int natomics, next_atomic;
   uint64_t max_log; /* bytes of event log */
+  const RunLimits *lim;
 } Ref_;
 
 /* ---- environment ----------------------------------------------------- */
@@ -1192,11 +1193,19 @@ static void check_semaphores(Ref_ *R) {
         int64_t v = sem_get(g, k * 4);
         if (v)
           run_fault(R->r, FAULT_SEMAPHORE, ref->loc, g->core, g->subcore, -1,
-                    "semaphore '%s@%d.%d' element %lld holds %lld at the end of the kernel (a DMA or signal was never waited)",
-                    ref->name, g->core, g->subcore, (long long)k, (long long)v);
+                    "semaphore '%s@%d.%d' element %lld holds %lld at the end of the %s (a DMA or signal was never waited)",
+                    ref->name, g->core, g->subcore, (long long)k, (long long)v, run_sem_scope(R->lim));
       }
     }
   }
+}
+
+/* A kernel followed by another: the copies still in flight land when it
+ * ends (the DMA engine finishes them), in the order each subcore started
+ * them; their semaphores keep their counts for the next kernel's waits. */
+static void land_pending(Ref_ *R) {
+  for (int i = 0; i < R->nsub; i++)
+    for (Pending *pd = R->subs[i].pending; pd; pd = pd->next) apply_pending(pd);
 }
 
 /* The operation a subcore is at (a loop between iterations: the loop). */
@@ -1248,7 +1257,7 @@ static void schedule(Ref_ *R) {
 bool reference_run(const Program *p, const RunLimits *lim, RunResult *out) {
   memset(out, 0, sizeof *out);
   Ref_ R = {p, out, NULL, 0, lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS, NULL, lim ? lim->atomics : NULL,
-            lim ? lim->natomics : 0, 0, run_max_log_bytes(lim)};
+            lim ? lim->natomics : 0, 0, run_max_log_bytes(lim), lim};
   R.nsub = (int)(p->mesh_cores * p->mesh_subcores);
   out->nsub = R.nsub;
   out->logs = calloc((size_t)R.nsub, sizeof *out->logs);
@@ -1256,6 +1265,7 @@ bool reference_run(const Program *p, const RunLimits *lim, RunResult *out) {
   R.arrived = calloc((size_t)p->mesh_cores, sizeof(int));
   if (!out->logs || !R.subs || !R.arrived || !run_mem_init(p, &out->mem)) {
     run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs");
+  } else if (lim && lim->carry && !run_carry(p, lim->carry, out)) {
   } else {
     for (int i = 0; i < R.nsub; i++) {
       Sub *s = &R.subs[i];
@@ -1265,7 +1275,8 @@ bool reference_run(const Program *p, const RunLimits *lim, RunResult *out) {
       push(&R, s, NULL, &p->body);
     }
     schedule(&R);
-    if (!out->faulted) check_semaphores(&R);
+    if (!out->faulted && !(lim && lim->defer_sem_check)) check_semaphores(&R);
+    if (!out->faulted && lim && lim->defer_sem_check) land_pending(&R);
   }
   for (int i = 0; i < R.nsub && R.subs; i++) {
     for (int k = 0; k < R.subs[i].capenv; k++) val_free(&R.subs[i].env[k].v);

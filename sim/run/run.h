@@ -117,6 +117,11 @@ typedef struct {
   uint64_t max_log_bytes; /* per run; 0: the default */
   bool strict_races; /* engine only: benign races are faults too (SPEC §10.2) */
   bool profile;      /* engine only: account cycles per program line (Stats.prof) */
+  /* A kernel of a program of several kernels (sim/run/run_kernels.c): */
+  const MemSystem *carry; /* the memory the previous kernel left (NULL: the first kernel, or one kernel) */
+  bool defer_sem_check;   /* not the last kernel: semaphores are checked at the end of the program */
+  bool program_end;       /* the last kernel of several: a leak is "at the end of the program" */
+  uint64_t t0;            /* engine only: the cycle the kernel starts at (the previous kernels' end) */
 } RunLimits;
 
 #define RUN_DEFAULT_MAX_OPS 50000000ULL
@@ -147,6 +152,15 @@ bool run_sem_signal_fits(RunResult *r, const Ref *ref, const Region *g, int64_t 
                          int subcore, int op);
 /* The instance of a ref seen from a subcore. */
 Region *run_region(RunResult *r, const Ref *ref, int core, int subcore);
+
+/* A kernel's start in a program of several kernels: the hbm refs and the
+ * semaphores the program declares (the kernel's first p->nshared refs)
+ * take the contents `from` holds after the previous kernel, instance by
+ * instance.  A semaphore instance left nonzero that p's mesh does not have
+ * can never be waited: r faults `semaphore` and false is returned. */
+bool run_carry(const Program *p, const MemSystem *from, RunResult *r);
+/* "kernel" or "program": where a run checks its semaphores (SPEC §7.5). */
+const char *run_sem_scope(const RunLimits *lim);
 
 /* The reference interpreter (sim/reference.c): SPEC §5 and §9 applied to
  * the body directly. */
