@@ -364,7 +364,7 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   case BI_FULL: return eval_full(c, e, out);
   case BI_ASTYPE: return eval_astype(c, e, out);
   case BI_WHERE: case BI_MIN: case BI_MAX: return eval_where_minmax(c, e, out);
-  case BI_DS: case BI_INDICES:
+  case BI_DS: case BI_INDICES: case BI_SELECT_REF:
     snprintf(msg, sizeof msg, "%s only appear inside a ref's [...]", idx);
     return input_error(c, e->loc, msg);
   case BI_NONE: break;

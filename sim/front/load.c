@@ -25,6 +25,7 @@
 #include "../../lowering/index.h"
 #include "../../memory/npy.h"
 #include "parse.h"
+#include "select_ref.h"
 
 typedef struct {
   Program *p;
@@ -1361,6 +1362,9 @@ static bool expect_instance_ok(Loader *L, int k) {
   return true;
 }
 
+/* pl.select_ref rewritten into when operations (sim/front/select_ref.c). */
+static bool select_refs(Loader *L) { return select_ref_rewrite(L->p, L->d) || (L->failed = true, false); }
+
 #include "load_kernels.inc"
 
 /* chip and kernel come first whatever their position: refs and mesh
@@ -1392,7 +1396,7 @@ static bool load_top(Loader *L, yaml_node_t *root) {
   if (!total_ok(L) || !capacity_ok(L, SP_VMEM, p->params.vmem_capacity_bytes, "vmem_capacity_bytes") ||
       !capacity_ok(L, SP_SMEM, p->params.smem_capacity_bytes, "smem_capacity_bytes"))
     return false;
-  return check_names(L);
+  return check_names(L) && select_refs(L);
 }
 
 static Loc offset_loc(Loader *L, size_t off) {
