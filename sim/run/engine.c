@@ -1472,7 +1472,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   out->nsub = E.nsub;
   E.sem_scope = run_sem_scope(lim);
   if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
-  else if (lim && lim->carry && !run_carry(p, lim->carry, out)) {
+  else if (lim && lim->carry && !run_carry(p, lim->carry, lim->carry_kind, out)) {
   } else {
     for (int i = 0; lim && lim->t0 && i < E.nsub; i++) E.sc[i].t = lim->t0; /* after the previous kernels */
     engine_schedule(&E);
