@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
+from jax.experimental.pallas import tpu_sc as plsc
 
 import sc_sim
 from helpers import sds, sub, vmesh
@@ -93,3 +94,57 @@ def test_two_kernels_over_one_new_ref(chip, lanes):
         out = jax.block_until_ready(f(jnp.asarray(x)))
     np.testing.assert_array_equal(np.asarray(out), x * 2 + 1)
     assert len(session.records) == 2
+
+
+def test_passing_in_two_refs_scalar_subcore(chip, lanes):
+    """Modelled on upstream's kernels given two jax.new_ref refs on the
+    scalar subcore: the kernel swaps their contents through SMEM."""
+    x = np.arange(2 * lanes, dtype=np.int32).reshape(2, lanes)
+    y = np.full_like(x, -3)
+
+    @jax.jit
+    def f(x, y):
+        x_ref = jax.new_ref(x)
+        y_ref = jax.new_ref(y)
+
+        def fn(x_ref, y_ref, scratch_x, scratch_y):
+            pltpu.sync_copy(x_ref, scratch_x)
+            pltpu.sync_copy(y_ref, scratch_y)
+            pltpu.sync_copy(scratch_x, y_ref)
+            pltpu.sync_copy(scratch_y, x_ref)
+
+        pl.kernel(body=fn, mesh=plsc.ScalarSubcoreMesh(axis_name="c", num_cores=1),
+                  scratch_types=(pltpu.SMEM(x.shape, x.dtype), pltpu.SMEM(y.shape, y.dtype)))(x_ref, y_ref)
+        return jax.freeze(x_ref), jax.freeze(y_ref)
+
+    with sc_sim.interpret(chip):
+        out_x, out_y = jax.block_until_ready(f(jnp.asarray(x), jnp.asarray(y)))
+    np.testing.assert_array_equal(np.asarray(out_x), y)
+    np.testing.assert_array_equal(np.asarray(out_y), x)
+
+
+def test_mixed_outputs_and_refs(chip, lanes):
+    """Modelled on upstream's kernel with an output and a jax.new_ref ref
+    it updates in place."""
+    x = np.arange(2 * lanes, dtype=np.int32).reshape(2, lanes)
+
+    @jax.jit
+    def f(x):
+        x_ref = jax.new_ref(x)
+
+        def fn(x_ref, out_ref, scratch_ref):
+            pltpu.sync_copy(x_ref, out_ref)
+            pltpu.sync_copy(x_ref, scratch_ref)
+            scratch_ref[0, :] += jnp.ones(lanes, dtype=jnp.int32)
+            pltpu.sync_copy(scratch_ref, x_ref)
+
+        out = pl.kernel(body=fn, mesh=vmesh(1, 1), out_type=jax.typeof(x),
+                        scratch_types=(pltpu.VMEM(x.shape, x.dtype),))(x_ref)
+        return out, jax.freeze(x_ref)
+
+    with sc_sim.interpret(chip):
+        out, mutated = jax.block_until_ready(f(jnp.asarray(x)))
+    want = x.copy()
+    want[0] += 1
+    np.testing.assert_array_equal(np.asarray(out), x)
+    np.testing.assert_array_equal(np.asarray(mutated), want)
