@@ -9,7 +9,9 @@
  * X(ENUM, name, alias, kind, min args, max args, usage)
  *   alias     a second spelling the parser also accepts, or NULL
  *   kind      BK_VALUE: a value function, typed by the checker;
- *             BK_INDEX: an index of a ref's [...] (lowering/index.c)
+ *             BK_INDEX: an index of a ref's [...] (lowering/index.c);
+ *             BK_REF: a choice among refs, which the loader rewrites into
+ *             operations (sim/front/select_ref.c)
  *   min, max  how many arguments (positional and keyword) it takes; the
  *             checker enforces them for BK_VALUE; index.c places the
  *             positional and keyword arguments of BK_INDEX itself
@@ -19,7 +21,7 @@
 
 #include <stddef.h>
 
-typedef enum { BK_VALUE, BK_INDEX } BuiltinKind;
+typedef enum { BK_VALUE, BK_INDEX, BK_REF } BuiltinKind;
 
 #define BUILTINS(X)                                                                               \
   X(IOTA, "iota", NULL, BK_VALUE, 1, 1, "iota takes one argument, the length: iota(16)")           \
@@ -46,7 +48,8 @@ typedef enum { BK_VALUE, BK_INDEX } BuiltinKind;
   X(CONCAT, "jnp.concatenate", NULL, BK_VALUE, 1, 1, "jnp.concatenate takes one list of vectors: jnp.concatenate([a, b])") \
   X(SLICE, "lax.slice_in_dim", NULL, BK_VALUE, 3, 3, "lax.slice_in_dim takes (x, start, limit): lax.slice_in_dim(x, 0, 8)") \
   X(DS, "pl.ds", "pl.dslice", BK_INDEX, 0, 3, "pl.ds takes (start, size, stride)")                 \
-  X(INDICES, "plsc.Indices", "Indices", BK_INDEX, 1, 2, "plsc.Indices(indices, ignored_value=k) needs the indices first")
+  X(INDICES, "plsc.Indices", "Indices", BK_INDEX, 1, 2, "plsc.Indices(indices, ignored_value=k) needs the indices first") \
+  X(SELECT_REF, "pl.select_ref", NULL, BK_REF, 3, 64, "pl.select_ref takes (index, ref0, ref1, ...)")
 
 typedef enum {
   BI_NONE, /* not a builtin: the checker reports the unknown function */

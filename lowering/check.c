@@ -368,7 +368,7 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
   case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
     return check_valops_call(&c->ix, c->p, e, out);
-  case BI_DS: case BI_INDICES:
+  case BI_DS: case BI_INDICES: case BI_SELECT_REF:
     snprintf(msg, sizeof msg, "%s only appear inside a ref's [...]", idx);
     return input_error(c, e->loc, msg);
   case BI_NONE: break;

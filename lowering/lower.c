@@ -125,7 +125,7 @@ static int lower_call(L *l, const Expr *e) {
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
   case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
     return lower_valops_call(&h, e);
-  case BI_DS: case BI_INDICES: case BI_NONE: break;
+  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_NONE: break;
   }
   abort(); /* the checker rejects these */
 }

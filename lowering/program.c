@@ -37,4 +37,8 @@ Ref *program_ref(const Program *p, const char *name) {
   return NULL;
 }
 
-void program_free(Program *p) { arena_free(&p->arena); }
+void program_free(Program *p) {
+  for (int i = 0; i < p->nkernels; i++) program_free(&p->kernels[i]);
+  free(p->kernels);
+  arena_free(&p->arena);
+}

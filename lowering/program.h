@@ -214,7 +214,7 @@ FieldKind field_kind(FieldId f);
 /* ---- the program --------------------------------------------------- */
 typedef enum { KERNEL_VECTOR, KERNEL_SCALAR } KernelKind;
 
-typedef struct {
+typedef struct Program {
   const char *file; /* path as given */
   const char *name;
   int version;
@@ -245,6 +245,16 @@ typedef struct {
   int64_t expect_cycles_max;
   Arena arena;
   NameIndex ref_index; /* refs by name: index into refs (the loader builds it) */
+  /* A program of several kernels (`kernels:`, docs/format.md): each item
+   * is a Program of its own (its kernel kind, mesh, refs, body, lowered),
+   * whose first nshared refs are the top-level refs, in the same order;
+   * the top-level Program has no body, and its mesh is its last kernel's.
+   * nkernels is 0 for a program of one kernel. */
+  struct Program *kernels;
+  int nkernels;
+  Loc kernels_loc;
+  int nshared;      /* a kernel: how many of its refs are the program's */
+  int kernel_index; /* a kernel: its position in the list, 0-based */
 } Program;
 
 /* Finds a ref by name; NULL when none. */

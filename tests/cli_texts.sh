@@ -36,5 +36,14 @@ grep -q '^fuzz: seed' "$tmp/fuzz7" && { echo "cli_texts: fuzz --seed 7 repeats t
 # --no-verify says what ran: tests/golden/exec/max_ops_engine.yaml executes 8 operations (its comment)
 (cd "$root/tests/golden/exec" && "$sim" max_ops_engine.yaml --no-verify) >"$tmp/nv"
 has --no-verify "$tmp/nv" "max_ops_engine.yaml: ok: 8 operations on 1 subcore(s) on the engine only (--no-verify: no reference run, nothing compared)"
+# a program of several kernels: the summary lists them (two_kernels.yaml: 4 + 5 operations, one scratch ref each)
+(cd "$root/tests/golden/kernels" && "$sim" two_kernels.yaml) >"$tmp/mk"
+has kernels "$tmp/mk" "two_kernels.yaml: chip tpu7x, 2 kernels, 3 ref(s), 9 operation(s)"
+has kernels "$tmp/mk" "  kernel 1: double, vector_subcore kernel, mesh 1 core(s) x 2 subcore(s), 1 scratch ref(s), 4 operation(s)"
+has kernels "$tmp/mk" "  kernel 2: add_one, vector_subcore kernel, mesh 1 core(s) x 1 subcore(s), 1 scratch ref(s), 5 operation(s)"
+# emit-pallas writes one kernel: a kernels: program is refused (input error, exit 2), naming the limitation
+(cd "$root/tests/golden/kernels" && "$sim" emit-pallas two_kernels.yaml) >/dev/null 2>"$tmp/em"; rc=$?
+[ $rc = 2 ] || { echo "cli_texts: emit-pallas of several kernels: exit $rc, want 2"; fail=1; }
+has emit-pallas "$tmp/em" "two_kernels.yaml:12:1: error: sc-sim emit-pallas writes a program of one kernel, and this one has 2 (kernels:); emit each kernel from a program of its own"
 [ $fail = 0 ] && echo "cli_texts: ok"
 exit $fail

@@ -89,7 +89,8 @@ static void test_builtin_table(void) {
   builtin_list(BK_INDEX, " and ", buf, sizeof buf);
   CU_ASSERT_STRING_EQUAL(buf, "pl.ds and plsc.Indices");
   const char *names[BUILTIN_COUNT];
-  CU_ASSERT_EQUAL(builtin_names(names), 25);
+  CU_ASSERT_EQUAL(builtin_names(names), 26);
+  CU_ASSERT_EQUAL(builtin_lookup("pl.select_ref"), BI_SELECT_REF);
 }
 
 static void test_chip_table(void) {

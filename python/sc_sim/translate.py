@@ -23,7 +23,7 @@ from jax._src.state import indexing as state_indexing
 from jax._src.state import types as state_types
 from jax._src import indexing as jax_indexing
 
-from . import exprs
+from . import exprs, rules_kernels
 from .errors import UnsupportedError
 from .program import Op, Program, Ref, Source
 
@@ -139,9 +139,9 @@ class Translator:
             lp = getattr(tpu_cp, "needs_layout_passes", None)
             if lp is not None and lp is not True:
                 self.layout_passes = bool(lp)
-        if params.get("input_output_aliases"):
-            raise UnsupportedError(
-                f"kernel {name}: input_output_aliases are not translated yet")
+        # input index -> output index: the output is the input's buffer
+        # (rules_kernels.py: kernels over jax.new_ref refs, run_state)
+        self.aliases = rules_kernels.alias_map(params.get("input_output_aliases"))
         self.taken: set[str] = set(exprs.RESERVED)
         self.refs: list[Ref] = []
         self.counter = 0
@@ -206,9 +206,15 @@ class Translator:
         n_out = len(self.params["out_avals"])
         names = list(getattr(jaxpr.debug_info, "arg_names", None) or [])
         inputs, outputs = [], []
+        aliased = rules_kernels.aliased_outputs(self.aliases, n_inputs)
         for k, var in enumerate(jaxpr.invars):
             role = "input" if k < n_inputs else "output" if k < n_inputs + n_out \
                 else "scratch"
+            if k in aliased:  # the same ref as its input
+                src = jaxpr.invars[aliased[k]]
+                self.env[var] = self.env[src]
+                outputs.append(next(r for r in self.refs if r.name == self.env[src].text))
+                continue
             base = names[k] if k < len(names) and names[k] else \
                 f"{role}{k}"
             base = base.split(".")[-1].replace("[", "_").replace("]", "")

@@ -270,7 +270,9 @@ static void trace_choices(const Options *o, PipeOptions *po) {
 }
 
 static void summary(const Program *p) {
-  printf("%s: chip %s, %s kernel, mesh %lld core(s) x %lld subcore(s), %d ref(s), %d operation(s)\n", p->name,
+  if (p->nkernels)
+    printf("%s: chip %s, %d kernels, %d ref(s), %d operation(s)\n", p->name, p->chip->name, p->nkernels, p->nrefs, p->nops);
+  else printf("%s: chip %s, %s kernel, mesh %lld core(s) x %lld subcore(s), %d ref(s), %d operation(s)\n", p->name,
          p->chip->name, p->kernel == KERNEL_VECTOR ? "vector_subcore" : "scalar_subcore", (long long)p->mesh_cores,
          (long long)p->mesh_subcores, p->nrefs, p->nops);
   for (int i = 0; i < p->nrefs; i++) {
@@ -278,6 +280,20 @@ static void summary(const Program *p) {
     printf("  ref %-12s %-11s %-8s shape (", r->name, space_key(r->space), dtype_name(r->dtype));
     for (int k = 0; k < r->rank; k++) printf("%s%lld", k ? ", " : "", (long long)r->shape[k]);
     printf("%s) %lld bytes\n", r->rank == 1 ? "," : "", (long long)(r->nelems * dtype_size(r->dtype)));
+  }
+  for (int k = 0; k < p->nkernels; k++) {
+    const Program *K = &p->kernels[k];
+    printf("  kernel %d: %s%s%s kernel, mesh %lld core(s) x %lld subcore(s), %d scratch ref(s), %d operation(s)\n", k + 1,
+           K->name != p->name ? K->name : "", K->name != p->name ? ", " : "", K->kernel == KERNEL_VECTOR ? "vector_subcore" : "scalar_subcore",
+           (long long)K->mesh_cores, (long long)K->mesh_subcores, K->nrefs - K->nshared, K->nops);
+  }
+}
+
+/* sc-sim lower of a program of several kernels: each kernel's code after a comment naming it. */
+static void print_kernels_code(PipeOutcome *out) {
+  for (int k = 0; k < out->nkcode; k++) {
+    printf("%s# kernel %d\n", k ? "\n" : "", k + 1);
+    asm_print(&out->kcode[k], stdout);
   }
 }
 
@@ -327,6 +343,7 @@ static void print_ok(const Options *o, PipeOutcome *out) {
   const Program *p = &out->program;
   if (out->expected_rejection)
     printf("%s: rejected as expected: %s: %s\n", p->name, diag_type(out->diag.id), out->diag.message);
+  else if (!strcmp(o->cmd, "lower") && out->nkcode) print_kernels_code(out);
   else if (!strcmp(o->cmd, "lower")) asm_print(&out->code, stdout);
   else if (!out->ran || !strcmp(o->cmd, "diff")) return;
   else if (o->no_verify) { /* nothing was compared: say what ran instead */

@@ -523,6 +523,15 @@ static void trailer(Em *m) {
 }
 
 char *emit_pallas(const Program *p, bool legality, Diag *d) {
+  if (p->nkernels) { /* one pl.kernel per program for now */
+    char msg[300];
+    snprintf(msg, sizeof msg,
+             "sc-sim emit-pallas writes a program of one kernel, and this one has %d (kernels:); emit each kernel from a "
+             "program of its own",
+             p->nkernels);
+    diag_set(d, D_IN_VALUE, p->kernels_loc, msg);
+    return NULL;
+  }
   char *buf = NULL;
   size_t n = 0;
   Em m = {.f = open_memstream(&buf, &n), .d = d, .p = p, .legality = legality};

@@ -25,6 +25,7 @@
 #include "../../lowering/index.h"
 #include "../../memory/npy.h"
 #include "parse.h"
+#include "select_ref.h"
 
 typedef struct {
   Program *p;
@@ -813,7 +814,9 @@ static Ref *load_ref(Loader *L, yaml_node_t *key, yaml_node_t *n) {
 static bool load_refs(Loader *L, yaml_node_t *n) {
   if (!is_map(n)) return fail(L, D_IN_TYPE, node_loc(L, n), "refs", "a mapping of ref names to refs");
   int cnt = (int)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
-  L->p->refs = arena_alloc(&L->p->arena, sizeof(Ref *) * (cnt ? cnt : 1));
+  Ref **had = L->p->refs; /* a kernel's scratch follows the program's refs */
+  L->p->refs = arena_alloc(&L->p->arena, sizeof(Ref *) * (size_t)(L->p->nrefs + cnt ? L->p->nrefs + cnt : 1));
+  for (int i = 0; i < L->p->nrefs; i++) L->p->refs[i] = had[i];
   for (int i = 0; i < cnt && !L->failed; i++) {
     yaml_node_pair_t *pr = &n->data.mapping.pairs.start[i];
     yaml_node_t *k = get(L, pr->key);
@@ -1359,6 +1362,11 @@ static bool expect_instance_ok(Loader *L, int k) {
   return true;
 }
 
+/* pl.select_ref rewritten into when operations (sim/front/select_ref.c). */
+static bool select_refs(Loader *L) { return select_ref_rewrite(L->p, L->d) || (L->failed = true, false); }
+
+#include "load_kernels.inc"
+
 /* chip and kernel come first whatever their position: refs and mesh
  * depend on them. */
 static bool load_top(Loader *L, yaml_node_t *root) {
@@ -1367,6 +1375,7 @@ static bool load_top(Loader *L, yaml_node_t *root) {
   if (!check_dups(L, root, "the program")) return false;
   yaml_node_t *v;
   if ((v = map_get(L, root, "chip", NULL)) && !load_chip(L, v)) return false;
+  if (map_get(L, root, "kernels", NULL)) return load_kernels(L, root);
   if ((v = map_get(L, root, "kernel", NULL)) && !load_kernel(L, v)) return false;
   bool seen[NTOP] = {0};
   for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top && !L->failed; pr++) {
@@ -1387,7 +1396,7 @@ static bool load_top(Loader *L, yaml_node_t *root) {
   if (!total_ok(L) || !capacity_ok(L, SP_VMEM, p->params.vmem_capacity_bytes, "vmem_capacity_bytes") ||
       !capacity_ok(L, SP_SMEM, p->params.smem_capacity_bytes, "smem_capacity_bytes"))
     return false;
-  return check_names(L);
+  return check_names(L) && select_refs(L);
 }
 
 static Loc offset_loc(Loader *L, size_t off) {

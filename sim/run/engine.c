@@ -1246,8 +1246,8 @@ static void engine_semaphores(Eng *E) {
       for (int64_t k = 0; k < ref->nelems && !E->r->faulted; k++)
         if (sem_read(g, k * 4))
           run_fault(E->r, FAULT_SEMAPHORE, unconsumed(E, g, k * 4, ref->loc), g->core, g->subcore, -1,
-                    "semaphore '%s@%d.%d' element %lld holds %lld at the end of the kernel (a DMA or signal was never waited)",
-                    ref->name, g->core, g->subcore, (long long)k, (long long)sem_read(g, k * 4));
+                    "semaphore '%s@%d.%d' element %lld holds %lld at the end of the %s (a DMA or signal was never waited)",
+                    ref->name, g->core, g->subcore, (long long)k, (long long)sem_read(g, k * 4), E->sem_scope);
     }
   }
 }
@@ -1507,11 +1507,14 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   E.track_origins = lim && lim->track_origins;
   out->nsub = E.nsub;
   if (lim && lim->stream) stream_attach(lim->stream, STREAM_ENG, out);
+  E.sem_scope = run_sem_scope(lim);
   if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
-  else {
+  else if (lim && lim->carry && !run_carry(p, lim->carry, lim->carry_kind, out)) {
+  } else {
+    for (int i = 0; lim && lim->t0 && i < E.nsub; i++) E.sc[i].t = lim->t0; /* after the previous kernels */
     engine_schedule(&E);
     engine_stop(&E);
-    if (!out->faulted) engine_semaphores(&E);
+    if (!out->faulted && !(lim && lim->defer_sem_check)) engine_semaphores(&E);
     if (!out->faulted) eng_undefined_outputs(&E);
     engine_stats(&E);
   }

@@ -96,6 +96,7 @@ typedef struct {
   int64_t nspans, capspans;
   bool track_origins;
   int *origin;       /* --track-origins: per (subcore, register) the instruction + 1 that left its undefined lanes; NULL when off */
+  const char *sem_scope; /* "kernel" or "program": where semaphores are checked */
 } Eng;
 
 /* A view with its operands read: per level the evaluated starts/sizes and

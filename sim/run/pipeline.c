@@ -57,12 +57,13 @@ static bool fail(PipeOutcome *out) {
 /* ---- before a run: check and lower ------------------------------------------ */
 /* sc-sim's lowering, or the user's text parsed and put through the Mosaic
  * verifier: either way out->code is freed by pipeline_free alone. */
+static bool lower_one(const PipeOptions *o, const Program *p, Code *code, Diag *d) {
+  if (p->lowered) return asm_parse(p, p->lowered, p->lowered_loc, code, d) && mosaic_verify(code, d);
+  return lower_program(p, o->mutant, code, d);
+}
+
 static bool lower(const PipeOptions *o, PipeOutcome *out) {
-  const Program *p = &out->program;
-  if (p->lowered)
-    out->lowered = asm_parse(p, p->lowered, p->lowered_loc, &out->code, &out->diag) && mosaic_verify(&out->code, &out->diag);
-  else out->lowered = lower_program(p, o->mutant, &out->code, &out->diag);
-  return out->lowered;
+  return out->lowered = lower_one(o, &out->program, &out->code, &out->diag);
 }
 
 /* The failed check as data. */
@@ -184,16 +185,18 @@ static bool refs_ok(PipeOutcome *out) {
   return false;
 }
 
-/* The logs compared as the runs went (st), or now. */
-static bool runs_agree(PipeOutcome *out, Stream *st) {
-  const Program *p = &out->program;
+/* The logs of p's runs compared as the runs went (st), or now. */
+static bool runs_agree(PipeOutcome *out, const Program *p, Stream *st) {
   if (!st) return verify_runs(p, &out->ref, &out->eng, &out->diag, &out->verify);
   return verify_memory(p, &out->ref, &out->eng, stream_verdict(st, &out->diag, &out->verify), &out->diag, &out->verify);
 }
 
-static void judge(const PipeOptions *o, PipeOutcome *out, Stream *st) {
+/* p: the program, or the kernel that ran (a program of several kernels),
+ * whose runs are compared; the expectations are judged after the last. */
+static void judge_runs(const PipeOptions *o, PipeOutcome *out, const Program *p, Stream *st, bool last) {
   if (out->ref.faulted || out->eng.faulted) fault_outcome(o, out);
-  else if (!o->no_verify && !runs_agree(out, st)) fail(out);
+  else if (!o->no_verify && !runs_agree(out, p, st)) fail(out);
+  else if (!last) set_verdict(out, PV_OK);
   else if (!refs_ok(out) || !cycles_ok(out)) fail(out);
   else set_verdict(out, PV_OK);
   /* Without race detection a racy program's runs may differ: say so where
@@ -201,6 +204,8 @@ static void judge(const PipeOptions *o, PipeOutcome *out, Stream *st) {
   if (out->verdict == PV_MISMATCH && o->limits.no_races)
     diag_note(&out->diag, "race detection is off (--no-races): the difference may come from a race between subcores or DMAs");
 }
+
+static void judge(const PipeOptions *o, PipeOutcome *out, Stream *st) { judge_runs(o, out, &out->program, st, true); }
 
 static TraceSink *open_trace(const PipeOptions *o, const Program *p, Diag *d, bool *bad) {
   *bad = false;
@@ -284,7 +289,10 @@ static void run(const PipeOptions *o, PipeOutcome *out) {
   if (o->stats_path) output_done(out, stats_write(o->stats_path, p, &out->eng.stats, &d), &d);
 }
 
+#include "pipeline_kernels.inc"
+
 static void drive(const PipeOptions *o, PipeOutcome *out) {
+  if (out->program.nkernels) return drive_kernels(o, out);
   if (!before_run(o, out)) return;
   set_verdict(out, PV_OK);
   if (o->stop == PIPE_CHECK) lower_free(&out->code);
@@ -311,6 +319,8 @@ void pipeline_free(PipeOutcome *out) {
   run_result_free(&out->eng);
   free(out->verify.list);
   lower_free(&out->code);
+  for (int i = 0; i < out->nkcode; i++) lower_free(&out->kcode[i]);
+  free(out->kcode);
   program_free(&out->program);
   memset(out, 0, sizeof *out);
 }

@@ -81,6 +81,8 @@ typedef struct {
   bool loaded, lowered, ran;
   Program program;       /* valid when loaded */
   Code code;             /* valid when lowered */
+  Code *kcode;           /* a program of several kernels: each kernel's code (code stays empty) */
+  int nkcode;
   RunResult eng, ref;    /* valid when ran (ref zeroed under no_verify) */
   VerifyStats verify;
 } PipeOutcome;

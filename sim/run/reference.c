@@ -93,6 +93,7 @@ typedef struct {
   int next_cache;
   Value pool[32]; /* temporaries' lanes kept for reuse (tmp_take, tmp_give) */
   int npool;
+  const RunLimits *lim;
 } Ref_;
 
 /* A temporary Value, with the lanes of one given back before (no heap
@@ -275,7 +276,7 @@ static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
   case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
     return ev_valops(R, s, op, e, out);
-  case BI_DS: case BI_INDICES: case BI_NONE: break; /* never a value: the checker rejects these */
+  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_NONE: break; /* never a value: the checker rejects these */
   }
   abort();
 }
@@ -1272,11 +1273,19 @@ static void check_semaphores(Ref_ *R) {
         int64_t v = sem_get(g, k * 4);
         if (v)
           run_fault(R->r, FAULT_SEMAPHORE, ref->loc, g->core, g->subcore, -1,
-                    "semaphore '%s@%d.%d' element %lld holds %lld at the end of the kernel (a DMA or signal was never waited)",
-                    ref->name, g->core, g->subcore, (long long)k, (long long)v);
+                    "semaphore '%s@%d.%d' element %lld holds %lld at the end of the %s (a DMA or signal was never waited)",
+                    ref->name, g->core, g->subcore, (long long)k, (long long)v, run_sem_scope(R->lim));
       }
     }
   }
+}
+
+/* A kernel followed by another: the copies still in flight land when it
+ * ends (the DMA engine finishes them), in the order each subcore started
+ * them; their semaphores keep their counts for the next kernel's waits. */
+static void land_pending(Ref_ *R) {
+  for (int i = 0; i < R->nsub; i++)
+    for (Pending *pd = R->subs[i].pending; pd; pd = pd->next) apply_pending(pd);
 }
 
 /* The operation a subcore is at (a loop between iterations: the loop). */
@@ -1349,6 +1358,7 @@ struct RefRun *reference_open(const Program *p, const RunLimits *lim, RunResult 
   R->atomics = lim ? lim->atomics : NULL, R->natomics = lim ? lim->natomics : 0;
   R->max_log = run_max_log_bytes(lim);
   R->st = lim ? lim->stream : NULL;
+  R->lim = lim;
   R->all_done = true;
   R->nsub = (int)(p->mesh_cores * p->mesh_subcores);
   out->nsub = R->nsub;
@@ -1358,6 +1368,7 @@ struct RefRun *reference_open(const Program *p, const RunLimits *lim, RunResult 
   R->arrived = calloc((size_t)p->mesh_cores, sizeof(int));
   if (!out->logs || !R->subs || !R->arrived || !run_mem_init(p, &out->mem)) {
     run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs");
+  } else if (lim && lim->carry && !run_carry(p, lim->carry, lim->carry_kind, out)) {
   } else {
     for (int i = 0; i < R->nsub; i++) {
       Sub *s = &R->subs[i];
@@ -1380,7 +1391,9 @@ bool reference_close(struct RefRun *run) {
   RunResult *out = R->r;
   if (!out->faulted) {
     schedule(R, -1);
-    if (!out->faulted) check_semaphores(R);
+    bool defer = R->lim && R->lim->defer_sem_check; /* a kernel that another follows */
+    if (!out->faulted && !defer) check_semaphores(R);
+    if (!out->faulted && defer) land_pending(R);
   }
   for (int i = 0; i < R->nsub && R->subs; i++) {
     for (int k = 0; k < R->subs[i].capenv; k++) val_free(&R->subs[i].env[k].v);

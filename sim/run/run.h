@@ -125,6 +125,12 @@ typedef struct {
   bool profile;      /* engine only: account cycles per program line (Stats.prof) */
   bool track_origins; /* engine only: an uninit fault names the load its value came from (Fault.origin) */
   struct Stream *stream; /* streaming verification: the run's events go there (sim/run/stream.h) */
+  /* A kernel of a program of several kernels (sim/run/run_kernels.c): */
+  const MemSystem *carry; /* the memory the previous kernel left (NULL: the first kernel, or one kernel) */
+  KernelKind carry_kind;  /* the previous kernel's kind: semaphores carry between kernels of one kind */
+  bool defer_sem_check;   /* not the last kernel: semaphores are checked at the end of the program */
+  bool program_end;       /* the last kernel of several: a leak is "at the end of the program" */
+  uint64_t t0;            /* engine only: the cycle the kernel starts at (the previous kernels' end) */
 } RunLimits;
 
 #define RUN_DEFAULT_MAX_OPS 50000000ULL
@@ -161,6 +167,17 @@ bool run_sem_signal_fits(RunResult *r, const Ref *ref, const Region *g, int64_t 
                          int subcore, int op);
 /* The instance of a ref seen from a subcore. */
 Region *run_region(RunResult *r, const Ref *ref, int core, int subcore);
+
+/* A kernel's start in a program of several kernels: the hbm refs and the
+ * semaphores the program declares (the kernel's first p->nshared refs)
+ * take the contents `from` holds after the previous kernel, instance by
+ * instance (when both kernels are of one kind: a scalar subcore's
+ * semaphores are not a vector subcore's).  A semaphore instance left
+ * nonzero that p's subcores do not hold can never be waited: r faults
+ * `semaphore` and false is returned. */
+bool run_carry(const Program *p, const MemSystem *from, KernelKind from_kind, RunResult *r);
+/* "kernel" or "program": where a run checks its semaphores (SPEC §7.5). */
+const char *run_sem_scope(const RunLimits *lim);
 
 /* The reference interpreter (sim/reference.c): SPEC §5 and §9 applied to
  * the body directly. */
