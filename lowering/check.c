@@ -1324,6 +1324,67 @@ static bool check_unimplemented(Checker *c, const Op *op) {
   return !fire(c, D_U1, op->loc, kt, op->name[FLD_PRIMITIVE]);
 }
 
+/* ---- pl.debug_print, pl.debug_check ------------------------------------ */
+/* Whether a format string has a replacement field, as JAX's debug_print
+ * decides it: only the first chunk string.Formatter().parse yields counts,
+ * so "a {{ b {}" has none (the chunk "a {" ends at the escaped brace).
+ * Parsing that first chunk can raise Python's ValueError (DP0): *err is
+ * then the message's brace, or "}" with *unclosed for a field never closed. */
+static bool has_placeholder(const char *s, const char **err, bool *unclosed) {
+  *err = NULL, *unclosed = false;
+  for (; *s; s++) {
+    if (*s == '}') {
+      if (s[1] == '}') return false;
+      return *err = "}", false;
+    }
+    if (*s != '{') continue;
+    if (s[1] == '{') return false;
+    if (!s[1]) return *err = "{", false;
+    if (!strchr(s + 1, '}')) return *unclosed = true, false;
+    return true;
+  }
+  return false;
+}
+
+/* _debug_print_lowering_rule (sc_lowering.py): ordered, then placeholders,
+ * then the number of inputs; each input is typed at trace time first. */
+static bool check_debug_print(Checker *c, Op *op) {
+  int n = op->nlist[FLD_ARGS] < 0 ? 0 : op->nlist[FLD_ARGS];
+  for (int i = 0; i < n; i++) {
+    AVal a;
+    if (!eval(&c->ix, op->list[FLD_ARGS][i], &a)) return false;
+    if (a.kind == AV_DESC) return input_error(c, op->list[FLD_ARGS][i]->loc, "debug_print prints a value or a ref, not a DMA descriptor");
+  }
+  bool ordered = false;
+  if (op->has & F(ORDERED)) {
+    Expr *e = op->e[FLD_ORDERED];
+    if (e->kind != EX_BOOL) return input_error(c, e->loc, "'ordered' must be true or false");
+    ordered = e->ival != 0;
+  }
+  if (ordered && fire(c, D_DP1, op->loc)) return false;
+  const char *brace;
+  bool unclosed, ph = has_placeholder(op->name[FLD_MESSAGE], &brace, &unclosed);
+  if (unclosed && fire(c, D_DP4, op->loc)) return false;
+  if (brace && fire(c, D_DP0, op->loc, brace)) return false;
+  if (ph && fire(c, D_DP2, op->loc)) return false;
+  if (n > 1 && fire(c, D_DP3, op->loc)) return false;
+  return true;
+}
+
+/* checkify.debug_check takes a scalar predicate. */
+static bool check_debug_check(Checker *c, Op *op) {
+  AVal a;
+  if (!eval_value(c, op->e[FLD_COND], &a)) return false;
+  if (a.dtype != DT_BOOL || a.rank != 0) {
+    char msg[400], dims[200] = "";
+    for (int i = 0, k = 0; i < a.rank && k < 180; i++) k += snprintf(dims + k, sizeof dims - (size_t)k, "%s%lld", i ? "," : "", (long long)a.shape[i]);
+    snprintf(msg, sizeof msg, "debug_check: 'cond' must be a boolean scalar (pl.debug_check takes a scalar predicate), got %s[%s]",
+             dtype_name(a.dtype), dims);
+    return input_error(c, op->e[FLD_COND]->loc, msg);
+  }
+  return true;
+}
+
 static bool check_op(Checker *c, Op *op) {
   switch (op->kind) {
   case OPK_GET: return check_get(c, op);
@@ -1349,6 +1410,8 @@ static bool check_op(Checker *c, Op *op) {
   case OPK_WHEN: return check_when(c, op);
   case OPK_EXPECT: return check_expect(c, op);
   case OPK_UNIMPLEMENTED: return check_unimplemented(c, op);
+  case OPK_DEBUG_PRINT: return check_debug_print(c, op);
+  case OPK_DEBUG_CHECK: return check_debug_check(c, op);
   case OPK_COUNT: break;
   }
   return false;

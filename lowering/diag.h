@@ -131,6 +131,11 @@ typedef enum {
   X(M_FA1, "M-FA1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.fetch_and_add_sync' op SC scalar subcore target not supported yet") \
   X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types (e.g. shapes and dtypes of arrays), but they differ:\n\n%s\nRevise the function so that all output types (e.g. shapes and dtypes) match the corresponding input types.") \
   X(CF2, "CF2", DC_RULE, 'T', "TypeError", "cond_fun must return a boolean scalar, but got output type(s) [%s].") \
+  X(DP0, "DP0", DC_RULE, 'T', "ValueError", "Single '%s' encountered in format string") \
+  X(DP4, "DP4", DC_RULE, 'T', "ValueError", "expected '}' before end of string") \
+  X(DP1, "DP1", DC_RULE, 'L', "NotImplementedError", "pl.debug_print() does not support ordered print when lowering to SparseCore") \
+  X(DP2, "DP2", DC_RULE, 'L', "NotImplementedError", "pl.debug_print() does not support placeholders when lowering to SparseCore") \
+  X(DP3, "DP3", DC_RULE, 'L', "NotImplementedError", "pl.debug_print() does not support multiple inputs when lowering to SparseCore") \
   X(SC_UNSUP, "sc-sim", DC_RULE, 'L', "sc-sim", "%s")                                          \
   X(IN_YAML, "input-yaml", DC_INPUT, 0, "", "%s")                                              \
   X(IN_KEY, "input-key", DC_INPUT, 0, "", "unknown key '%s' in %s%s")                          \

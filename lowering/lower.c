@@ -550,6 +550,33 @@ static void lower_expect(L *l, const Op *op) {
   in->b = b;
 }
 
+/* pl.debug_print: tpu.log with no input or one value (a weak literal takes
+ * its dtype first: 1234552 prints as s32[1]), tpu.log_buffer of a ref. */
+static void lower_debug_print(L *l, const Op *op) {
+  const Expr *arg = op->nlist[FLD_ARGS] > 0 ? op->list[FLD_ARGS][0] : NULL;
+  if (arg && arg->is_ref) {
+    Instr *in = emit(l, I_LOG_BUFFER);
+    in->view = lower_view(l, (const View *)arg->view);
+    in->log = 'L';
+    return;
+  }
+  int a = arg ? lower_expr(l, arg) : -1;
+  if (arg && arg->weak) {
+    Instr *cv = emit(l, I_CAST);
+    cv->a = a;
+    cv->ty = arg->ty;
+    a = cv->d = new_reg(l);
+  }
+  Instr *in = emit(l, I_LOG);
+  in->a = a;
+  in->log = arg ? 'L' : 0;
+}
+
+static void lower_debug_check(L *l, const Op *op) {
+  int a = lower_expr(l, op->e[FLD_COND]);
+  emit(l, I_ASSERT)->a = a;
+}
+
 static void lower_op(L *l, const Op *op) {
   l->op = op;
   switch (op->kind) {
@@ -577,6 +604,8 @@ static void lower_op(L *l, const Op *op) {
   case OPK_WHILE: lower_while(l, op); break;
   case OPK_WHEN: lower_when(l, op); break;
   case OPK_EXPECT: lower_expect(l, op); break;
+  case OPK_DEBUG_PRINT: lower_debug_print(l, op); break;
+  case OPK_DEBUG_CHECK: lower_debug_check(l, op); break;
   case OPK_UNIMPLEMENTED: /* rejected by the checker (U1) */
   case OPK_COUNT: break;
   }

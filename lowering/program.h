@@ -121,7 +121,9 @@ typedef struct {
   X(WHILE, "while", F(COND) | F(BODY), F(CARRY) | F(NEXT))                      \
   X(WHEN, "when", F(COND) | F(BODY), F(ELSE))                                   \
   X(EXPECT, "expect", F(EQUALS), F(VALUE) | F(REF))                            \
-  X(UNIMPLEMENTED, "unimplemented", F(PRIMITIVE), 0)
+  X(UNIMPLEMENTED, "unimplemented", F(PRIMITIVE), 0)                            \
+  X(DEBUG_PRINT, "debug_print", F(MESSAGE), F(ARGS) | F(ORDERED))               \
+  X(DEBUG_CHECK, "debug_check", F(COND) | F(MESSAGE), 0)
 
 /* X(ENUM, key, kind) -- the fields an operation can have */
 #define FIELDS(X)                 \
@@ -147,11 +149,15 @@ typedef struct {
   X(ELSE, "else", FK_BODY)        \
   X(EQUALS, "equals", FK_EXPR)    \
   X(CARRY, "carry", FK_MAP)       \
-  X(NEXT, "next", FK_MAP)
+  X(NEXT, "next", FK_MAP)         \
+  X(MESSAGE, "message", FK_TEXT)  \
+  X(ARGS, "args", FK_LIST)        \
+  X(ORDERED, "ordered", FK_EXPR)
 
 /* FK_MAP: a mapping name -> expression (loop carries); the names go to
  * Op.carry, the expressions to Op.list in the same order. */
-typedef enum { FK_EXPR, FK_NAME, FK_LIST, FK_EXPR_OR_LIST, FK_BODY, FK_MAP } FieldKind;
+/* FK_TEXT: any string (debug_print's message), kept in Op.name like a name. */
+typedef enum { FK_EXPR, FK_NAME, FK_LIST, FK_EXPR_OR_LIST, FK_BODY, FK_MAP, FK_TEXT } FieldKind;
 
 typedef enum {
 #define X(e, k, kind) FLD_##e,

@@ -355,6 +355,31 @@ static void e_expect(Em *m, const Op *op) {
   fputs(" == ", m->f), ex(m, op->e[FLD_EQUALS]), end(m);
 }
 
+/* A Python string literal of s (double-quoted, escaped). */
+static void pystr(Em *m, const char *s) {
+  fputc('"', m->f);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') fprintf(m->f, "\\%c", ch);
+    else if (ch == '\n') fputs("\\n", m->f);
+    else if (ch < 32) fprintf(m->f, "\\x%02x", ch);
+    else fputc(ch, m->f);
+  }
+  fputc('"', m->f);
+}
+
+static void e_debug_print(Em *m, const Op *op) {
+  fprintf(m->f, "%*spl.debug_print(", 4 * m->depth, ""), pystr(m, op->name[FLD_MESSAGE]);
+  for (int i = 0; i < (op->nlist[FLD_ARGS] < 0 ? 0 : op->nlist[FLD_ARGS]); i++) fputs(", ", m->f), ex(m, op->list[FLD_ARGS][i]);
+  if ((op->has & F(ORDERED)) && op->e[FLD_ORDERED]->kind == EX_BOOL && op->e[FLD_ORDERED]->ival) fputs(", ordered=True", m->f);
+  fputs(")", m->f), end(m);
+}
+
+static void e_debug_check(Em *m, const Op *op) {
+  fprintf(m->f, "%*spl.debug_check(", 4 * m->depth, ""), ex(m, op->e[FLD_COND]);
+  fputs(", ", m->f), pystr(m, op->name[FLD_MESSAGE]), fputs(")", m->f), end(m);
+}
+
 /* The kernel that bound a primitive without a SparseCore rule is not
  * known from its name alone. */
 static void e_unimplemented(Em *m, const Op *op) {
@@ -372,7 +397,7 @@ static const EmitFn EMITTERS[OPK_COUNT] = {
     [OPK_SEMAPHORE_SIGNAL] = e_signal, [OPK_SEMAPHORE_WAIT] = e_sem_wait,
     [OPK_FETCH_AND_ADD] = e_fetch_and_add, [OPK_BARRIER] = e_barrier, [OPK_LET] = e_let,
     [OPK_LOOP] = e_loop, [OPK_WHILE] = e_while, [OPK_WHEN] = e_when, [OPK_EXPECT] = e_expect,
-    [OPK_UNIMPLEMENTED] = e_unimplemented};
+    [OPK_UNIMPLEMENTED] = e_unimplemented, [OPK_DEBUG_PRINT] = e_debug_print, [OPK_DEBUG_CHECK] = e_debug_check};
 
 static void body(Em *m, const Body *b) {
   for (int i = 0; i < b->n; i++) {

@@ -943,6 +943,11 @@ static bool load_field(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
     return (op->e[f] = expr_from_node(L, v, key)) != NULL;
   case FK_BODY: return load_body(L, v, f == FLD_BODY ? &op->body : &op->els, key);
   case FK_MAP: return load_carry_map(L, op, f, v);
+  case FK_TEXT:
+    if (!is_scalar(v)) return fail(L, D_IN_TYPE, node_loc(L, v), key, "a string");
+    op->name[f] = arena_strdup(&L->p->arena, scalar(v));
+    op->nloc[f] = node_loc(L, v);
+    return true;
   }
   return false;
 }

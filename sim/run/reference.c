@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../../lowering/index.h"
+#include "debug_print.h"
 #include "run.h"
 
 #define MAX_FRAMES (64 + 4)
@@ -975,6 +976,40 @@ static int do_expect(Ref_ *R, Sub *s, const Op *op) {
   return ok ? ST_OK : ST_FAULT;
 }
 
+/* ---- pl.debug_print, pl.debug_check ------------------------------------ */
+static int do_debug_print(Ref_ *R, Sub *s, const Op *op) {
+  const Expr *arg = op->nlist[FLD_ARGS] > 0 ? op->list[FLD_ARGS][0] : NULL;
+  Value v = {0};
+  bool ok = true;
+  if (arg && arg->is_ref) {
+    RV rv;
+    ok = rv_resolve(R, s, op, (const View *)arg->view, s->core, s->subcore, &rv) && view_read(R, s, &rv, &v);
+  } else if (arg) {
+    Value raw = {0};
+    ok = ev(R, s, op, arg, &raw);
+    if (ok) { /* a weak literal prints in the dtype the checker gave it */
+      val_shape(&v, arg->ty, raw.rank, raw.shape);
+      for (int64_t i = 0; i < raw.n; i++) v.v[i] = alu_convert(raw.dtype, arg->ty, raw.v[i]), v.def[i] = raw.def[i];
+    }
+    val_free(&raw);
+  }
+  if (ok) {
+    run_print(R->r, s->core, s->subcore, op->name[FLD_MESSAGE], arg ? &v : NULL);
+    if (arg) run_log(R->r, s->idx, op->id, EV_LOADED, &v);
+  }
+  val_free(&v);
+  return ok ? ST_OK : ST_FAULT;
+}
+
+static int do_debug_check(Ref_ *R, Sub *s, const Op *op) {
+  Value c = {0};
+  bool ok = ev(R, s, op, op->e[FLD_COND], &c);
+  if (ok && !c.def[0]) ok = fault(R, s, op, FAULT_UNINIT, "the condition of debug_check is undefined%s%s", "", "");
+  else if (ok && !c.v[0].i) ok = fault(R, s, op, FAULT_CHECK, "%.500s%s", op->name[FLD_MESSAGE], "");
+  val_free(&c);
+  return ok ? ST_OK : ST_FAULT;
+}
+
 /* ---- control flow and the scheduler ------------------------------------ */
 static int push(Ref_ *R, Sub *s, const Op *op, const Body *b) {
   if (s->depth >= MAX_FRAMES) return fault(R, s, op, FAULT_LIMIT, "bodies nest too deeply%s%s", "", ""), ST_FAULT;
@@ -1118,6 +1153,8 @@ static int exec_op(Ref_ *R, Sub *s, const Op *op) {
   case OPK_WHILE: return do_while(R, s, op);
   case OPK_WHEN: return do_when(R, s, op);
   case OPK_EXPECT: return do_expect(R, s, op);
+  case OPK_DEBUG_PRINT: return do_debug_print(R, s, op);
+  case OPK_DEBUG_CHECK: return do_debug_check(R, s, op);
   case OPK_UNIMPLEMENTED: /* rejected by the checker (U1) */
   case OPK_COUNT: break;
   }

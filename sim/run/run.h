@@ -20,7 +20,8 @@
   X(DIVZERO, "divzero") \
   X(LIMIT, "limit")    \
   X(EXPECT, "expect")  \
-  X(LOWERING, "lowering") /* a user's lowering whose operands do not fit */
+  X(LOWERING, "lowering") /* a user's lowering whose operands do not fit */ \
+  X(CHECK, "check")    /* a pl.debug_check whose condition is False */
 
 typedef enum {
   FAULT_NONE,
@@ -80,6 +81,12 @@ typedef struct {
 } RunWarning;
 #define RUN_MAX_WARNINGS 100
 
+/* A line pl.debug_print wrote (sim/run/debug_print.c), in the order run. */
+typedef struct {
+  int core, subcore;
+  char *text;
+} RunPrint;
+
 typedef struct {
   MemSystem mem;
   int nsub;          /* cores * subcores */
@@ -97,6 +104,8 @@ typedef struct {
   uint64_t more_warnings; /* past RUN_MAX_WARNINGS */
   int *atomics;      /* engine only: the subcore of each fetch_and_add, in the order run */
   int natomics, capatomics;
+  RunPrint *prints;  /* debug_print's lines */
+  int nprints, capprints;
 } RunResult;
 
 typedef struct NamedValue {
