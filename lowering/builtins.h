@@ -29,7 +29,8 @@ typedef enum { BK_VALUE, BK_INDEX } BuiltinKind;
   X(MAX, "max", NULL, BK_VALUE, 2, 2, "min and max take two arguments")                            \
   X(ASTYPE, "astype", NULL, BK_VALUE, 2, 2, "astype takes (value, dtype)")                         \
   X(DS, "pl.ds", "pl.dslice", BK_INDEX, 0, 3, "pl.ds takes (start, size, stride)")                 \
-  X(INDICES, "plsc.Indices", "Indices", BK_INDEX, 1, 2, "plsc.Indices(indices, ignored_value=k) needs the indices first")
+  X(INDICES, "plsc.Indices", "Indices", BK_INDEX, 1, 2, "plsc.Indices(indices, ignored_value=k) needs the indices first") \
+  X(AXIS_SIZE, "lax.axis_size", "jax.lax.axis_size", BK_VALUE, 1, 1, "lax.axis_size takes a mesh axis: lax.axis_size(core) or lax.axis_size(subcore)")
 
 typedef enum {
   BI_NONE, /* not a builtin: the checker reports the unknown function */

@@ -348,6 +348,8 @@ static bool unknown_function(Checker *c, const Expr *e) {
 }
 
 /* A call: resolved by the parser to a BUILTINS row (lowering/builtins.h). */
+static bool eval_axis_size(Checker *c, Expr *e, AVal *out);
+
 static bool eval_call(Checker *c, Expr *e, AVal *out) {
   char msg[200], idx[80];
   builtin_list(BK_INDEX, " and ", idx, sizeof idx);
@@ -364,6 +366,7 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   case BI_FULL: return eval_full(c, e, out);
   case BI_ASTYPE: return eval_astype(c, e, out);
   case BI_WHERE: case BI_MIN: case BI_MAX: return eval_where_minmax(c, e, out);
+  case BI_AXIS_SIZE: return eval_axis_size(c, e, out);
   case BI_DS: case BI_INDICES:
     snprintf(msg, sizeof msg, "%s only appear inside a ref's [...]", idx);
     return input_error(c, e->loc, msg);
@@ -395,6 +398,40 @@ static bool eval_element(Checker *c, Expr *e, AVal *out) {
   return true;
 }
 
+/* ---- chip and mesh constants -------------------------------------------- */
+/* A Python int known when the kernel is traced: the node becomes that
+ * literal, weakly typed and static, for every later pass (the lowering,
+ * the reference) as sc_info.num_lanes is a plain int upstream. */
+static bool chip_constant(Expr *e, int64_t v, AVal *out) {
+  e->kind = EX_INT;
+  e->ival = v;
+  e->nargs = 0;
+  *out = scalar_av(DT_INT32, true);
+  out->is_static = true;
+  out->sval.i = v;
+  return true;
+}
+
+/* num_cores, num_subcores, num_lanes: plsc.get_sparse_core_info()'s fields
+ * for the program's chip; 0 when the name is not one of them. */
+static bool chip_name(const Checker *c, const char *name, int64_t *v) {
+  const ChipParams *q = &c->p->params;
+  if (!strcmp(name, "num_cores")) return *v = q->num_cores, true;
+  if (!strcmp(name, "num_subcores")) return *v = q->num_subcores, true;
+  if (!strcmp(name, "num_lanes")) return *v = q->num_lanes, true;
+  return false;
+}
+
+/* lax.axis_size(core) / lax.axis_size(subcore): the mesh's extent. */
+static bool eval_axis_size(Checker *c, Expr *e, AVal *out) {
+  const Expr *a = e->args[0];
+  bool scalar = c->p->kernel == KERNEL_SCALAR;
+  if (a->kind == EX_NAME && !strcmp(a->name, "core")) return chip_constant(e, c->p->mesh_cores, out);
+  if (a->kind == EX_NAME && !strcmp(a->name, "subcore") && !scalar) return chip_constant(e, c->p->mesh_subcores, out);
+  return input_error(c, a->loc, scalar ? "lax.axis_size takes the mesh axis core (a scalar_subcore mesh has no subcore axis)"
+                                       : "lax.axis_size takes a mesh axis: core or subcore");
+}
+
 static bool eval_name(Checker *c, Expr *e, AVal *out) {
   const AVal *b = lookup(c, e->name);
   if (b) return *out = *b, true;
@@ -414,6 +451,8 @@ static bool eval_name(Checker *c, Expr *e, AVal *out) {
     return true;
   }
   if (!strcmp(e->name, "core") || !strcmp(e->name, "subcore")) return *out = scalar_av(DT_INT32, false), true;
+  int64_t cv;
+  if (chip_name(c, e->name, &cv)) return chip_constant(e, cv, out);
   char msg[200];
   snprintf(msg, sizeof msg, "'%.60s' is not bound here", e->name);
   return input_error(c, e->loc, msg);

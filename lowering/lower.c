@@ -116,7 +116,7 @@ static int lower_call(L *l, const Expr *e) {
   case BI_ASTYPE: return lower_astype(l, e);
   case BI_FULL: return lower_full(l, e);
   case BI_WHERE: case BI_MIN: case BI_MAX: return lower_select(l, e);
-  case BI_DS: case BI_INDICES: case BI_NONE: break;
+  case BI_DS: case BI_INDICES: case BI_AXIS_SIZE: case BI_NONE: break;
   }
   abort(); /* the checker rejects these */
 }

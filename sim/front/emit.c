@@ -87,6 +87,10 @@ static void ex_call(Em *m, const Expr *e) {
     fprintf(m->f, ").astype(jnp.%s)", e->args[1]->name);
     return;
   }
+  if (e->builtin == BI_AXIS_SIZE && e->nargs == 1 && e->args[0]->kind == EX_NAME) {
+    fprintf(m->f, "jax.lax.axis_size(\"%s\")", e->args[0]->name);
+    return;
+  }
   if (e->builtin == BI_FULL && e->nargs == 2) {
     fputs("jnp.full(", m->f), ex_shape(m, e->args[0]), fputs(", ", m->f), ex(m, e->args[1]);
     fputc(')', m->f);
@@ -117,6 +121,10 @@ static void ex_op(Em *m, const Expr *e) {
 /* core and subcore are the mesh's axis indices; a scalar-subcore mesh has
  * no subcore axis and its one subcore is 0, still a dynamic int32 there. */
 static void ex_name(Em *m, const Expr *e) {
+  if (!program_ref(m->p, e->name) && (!strcmp(e->name, "num_cores") || !strcmp(e->name, "num_subcores") || !strcmp(e->name, "num_lanes"))) {
+    fprintf(m->f, "plsc.get_sparse_core_info().%s", e->name); /* the chip's constants */
+    return;
+  }
   bool builtin = !program_ref(m->p, e->name) && (!strcmp(e->name, "core") || !strcmp(e->name, "subcore"));
   if (!builtin) fputs(e->name, m->f);
   else if (!strcmp(e->name, "subcore") && m->p->kernel == KERNEL_SCALAR) fputs("(jax.lax.axis_index(\"core\") * 0)", m->f);

@@ -8,6 +8,7 @@
  * valid one.  libyaml's own errors are mapped to one wording here, so our
  * output never depends on libyaml's phrasing. */
 #include "load.h"
+#include "load_sugar.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -422,7 +423,13 @@ static bool load_shape(Loader *L, Ref *r, yaml_node_t *n) {
   r->nelems = 1;
   for (int i = 0; i < cnt; i++) {
     yaml_node_t *d = get(L, n->data.sequence.items.start[i]);
-    if (!want_int(L, d, "a shape dimension", 0, &r->shape[i])) return false;
+    if (is_scalar(d) && *scalar(d) && strspn(scalar(d), "-+0123456789") != strlen(scalar(d))) { /* chip constants (load_sugar.c) */
+      const char *why = NULL;
+      Expr *e = expr_from_node(L, d, "shape");
+      if (!e) return false;
+      if (!sugar_fold_dim(e, &L->p->params, &r->shape[i], &why) || r->shape[i] < 0)
+        return fail(L, D_IN_VALUE, node_loc(L, d), why ? why : "a shape dimension must not be negative");
+    } else if (!want_int(L, d, "a shape dimension", 0, &r->shape[i])) return false;
     if (r->shape[i] && r->nelems > LOAD_MAX_REF_ELEMS / r->shape[i]) {
       char msg[160];
       snprintf(msg, sizeof msg, "ref '%s' has more than 2**36 elements; sc-sim's limit for one ref is 2**36", r->name);
@@ -1240,6 +1247,7 @@ static bool check_names(Loader *L) {
   NameSet s = {0};
   names_add(L, &s, "core");
   names_add(L, &s, "subcore");
+  names_add(L, &s, "num_cores"), names_add(L, &s, "num_subcores"), names_add(L, &s, "num_lanes"); /* the chip's (check.c) */
   if (check_names_body(L, &s, &L->p->body))
     for (int i = 0; i < L->p->nexpect_refs; i++) check_names_expr(L, &s, L->p->expect_ref_values[i]);
   names_free(&s.index);

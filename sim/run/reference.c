@@ -229,7 +229,7 @@ static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case BI_FULL: return ev_full(R, s, op, e, out);
   case BI_ASTYPE: return ev_astype(R, s, op, e, out);
   case BI_WHERE: case BI_MIN: case BI_MAX: return ev_select(R, s, op, e, out);
-  case BI_DS: case BI_INDICES: case BI_NONE: break; /* never a value: the checker rejects these */
+  case BI_DS: case BI_INDICES: case BI_AXIS_SIZE: case BI_NONE: break; /* never a value (axis_size: a literal by then): the checker rejects these */
   }
   abort();
 }
