@@ -1180,11 +1180,47 @@ static bool check_loop(Checker *c, Op *op) {
   return check_carried(c, op, &var, scan);
 }
 
+/* ---- plsc.parallel_loop's carries (sc_primitives.py) ---------------------- */
+/* PL1, _parallel_loop_abstract_eval: the carries' avals as a list. */
+static bool parallel_ref_carry(Checker *c, Op *op) {
+  char b[900] = "[", t[300];
+  for (int k = 0; k < op->ncarry; k++) {
+    AVal a;
+    if (!eval(&c->ix, op->list[FLD_CARRY][k], &a)) return false;
+    if (a.kind == AV_REF) fmt_ref_aval(t, sizeof t, a.view);
+    else fmt_aval(t, sizeof t, &a);
+    if (strlen(b) + strlen(t) + 4 < sizeof b) strcat(b, k ? ", " : ""), strcat(b, t);
+  }
+  strcat(b, "]");
+  fire(c, D_PL1, op->loc, str(c, b));
+  return false;
+}
+
+/* PL2: the body's result (next) and the carry as pytrees: one carry is
+ * the value itself, several a tuple (as the carry conventions of CF1). */
+static void tree_text(char *b, size_t n, int k) {
+  if (k == 1) { snprintf(b, n, "PyTreeDef(*)"); return; }
+  size_t o = (size_t)snprintf(b, n, "PyTreeDef((");
+  for (int i = 0; i < k && o + 8 < n; i++) o += (size_t)snprintf(b + o, n - o, "%s*", i ? ", " : "");
+  snprintf(b + o, n - o, "))");
+}
+
+static bool parallel_tree_ok(Checker *c, Op *op) {
+  int nn = op->nlist[FLD_NEXT] < 0 ? 0 : op->nlist[FLD_NEXT];
+  if (!op_parallel(op) || nn == op->ncarry) return true;
+  char r[300], t[300];
+  tree_text(r, sizeof r, nn);
+  tree_text(t, sizeof t, op->ncarry);
+  fire(c, D_PL2, op->loc, str(c, r), str(c, t));
+  return false;
+}
+
 /* ---- carries (lax.fori_loop / scan / while_loop) ------------------------ */
 static bool carry_inits(Checker *c, Op *op, AVal *init) {
   for (int k = 0; k < op->ncarry; k++) {
     AVal a;
     if (!eval(&c->ix, op->list[FLD_CARRY][k], &a)) return false;
+    if (a.kind == AV_REF && op_parallel(op) && a.view->ntr == 0) return parallel_ref_carry(c, op);
     if (a.kind != AV_VALUE) {
       char msg[200];
       snprintf(msg, sizeof msg, "the carry '%.60s' must be a value, not a %s (a loop reads refs directly)", op->carry[k],
@@ -1296,7 +1332,7 @@ static bool trace_loop(Checker *c, Op *op, const AVal *var, AVal *init, AVal *ou
       return false;
     }
   }
-  return check_body(c, &op->body) && carry_nexts(c, op, out);
+  return check_body(c, &op->body) && parallel_tree_ok(c, op) && carry_nexts(c, op, out);
 }
 
 /* Traces the body with the carries' types, again when a weakly typed

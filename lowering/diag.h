@@ -136,6 +136,8 @@ typedef enum {
   X(DP1, "DP1", DC_RULE, 'L', "NotImplementedError", "pl.debug_print() does not support ordered print when lowering to SparseCore") \
   X(DP2, "DP2", DC_RULE, 'L', "NotImplementedError", "pl.debug_print() does not support placeholders when lowering to SparseCore") \
   X(DP3, "DP3", DC_RULE, 'L', "NotImplementedError", "pl.debug_print() does not support multiple inputs when lowering to SparseCore") \
+  X(PL1, "PL1", DC_RULE, 'T', "TypeError", "Carried values may not be refs, but got: %s") \
+  X(PL2, "PL2", DC_RULE, 'T', "ValueError", "parallel_loop: body result should have same structure as carry: %s != %s") \
   X(SC_UNSUP, "sc-sim", DC_RULE, 'L', "sc-sim", "%s")                                          \
   X(IN_YAML, "input-yaml", DC_INPUT, 0, "", "%s")                                              \
   X(IN_KEY, "input-key", DC_INPUT, 0, "", "unknown key '%s' in %s%s")                          \

@@ -38,3 +38,8 @@ Ref *program_ref(const Program *p, const char *name) {
 }
 
 void program_free(Program *p) { arena_free(&p->arena); }
+
+bool op_parallel(const Op *op) {
+  return op->kind == OPK_LOOP && (op->has & F(PARALLEL)) && op->e[FLD_PARALLEL] && op->e[FLD_PARALLEL]->kind == EX_BOOL &&
+         op->e[FLD_PARALLEL]->ival;
+}

@@ -117,7 +117,7 @@ typedef struct {
   X(FETCH_AND_ADD, "fetch_and_add", F(REF) | F(VALUE) | F(SUBCORE) | F(OUT), 0) \
   X(BARRIER, "barrier", 0, 0)                                                   \
   X(LET, "let", F(NAME) | F(VALUE), 0)                                          \
-  X(LOOP, "loop", F(VAR) | F(RANGE) | F(BODY), F(CARRY) | F(NEXT))              \
+  X(LOOP, "loop", F(VAR) | F(RANGE) | F(BODY), F(CARRY) | F(NEXT) | F(PARALLEL)) \
   X(WHILE, "while", F(COND) | F(BODY), F(CARRY) | F(NEXT))                      \
   X(WHEN, "when", F(COND) | F(BODY), F(ELSE))                                   \
   X(EXPECT, "expect", F(EQUALS), F(VALUE) | F(REF))                            \
@@ -152,7 +152,8 @@ typedef struct {
   X(NEXT, "next", FK_MAP)         \
   X(MESSAGE, "message", FK_TEXT)  \
   X(ARGS, "args", FK_LIST)        \
-  X(ORDERED, "ordered", FK_EXPR)
+  X(ORDERED, "ordered", FK_EXPR)  \
+  X(PARALLEL, "parallel", FK_EXPR)
 
 /* FK_MAP: a mapping name -> expression (loop carries); the names go to
  * Op.carry, the expressions to Op.list in the same order. */
@@ -210,6 +211,9 @@ struct Op {
   void *dma;                 /* async_copy / wait / sync_copy: DmaPlan(s) */
   int id;                    /* program-order number, 0-based, unique */
 };
+
+/* A loop written `parallel: true` (plsc.parallel_loop). */
+bool op_parallel(const Op *op);
 
 const char *op_key(OpKind k);
 unsigned op_required(OpKind k);

@@ -305,6 +305,7 @@ static void loop_range(Em *m, const Op *op) {
 static void e_loop_fn(Em *m, const Op *op);
 
 static void e_loop(Em *m, const Op *op) {
+  if (op_parallel(op)) return fail(m, op->loc, "a parallel loop (parallel: true; not yet emitted as plsc.parallel_loop)");
   if (m->nvars < 64) m->vars[m->nvars] = op->name[FLD_VAR];
   m->nvars++;
   e_loop_fn(m, op);

@@ -897,6 +897,12 @@ static bool load_carry_map(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
 /* `next` must give each carry once; it is reordered as `carry`. */
 static bool align_next(Loader *L, Op *op) {
   const char *kind = op_key(op->kind);
+  if (op->has & F(PARALLEL)) {
+    Expr *e = op->e[FLD_PARALLEL];
+    if (e->kind != EX_BOOL) return fail(L, D_IN_TYPE, e->loc, "parallel", "true or false");
+    /* plsc.parallel_loop: a next of another length is PL2, the checker's */
+    if (op_parallel(op) && (op->has & F(CARRY)) && (op->has & F(NEXT)) && op->nlist[FLD_NEXT] != op->ncarry) return true;
+  }
   if ((op->has & F(NEXT)) && !(op->has & F(CARRY)))
     return fail(L, D_IN_VALUE, op->floc[FLD_NEXT], "'next' gives the next values of the carries: declare them (and their initial values) in 'carry'");
   if (op->ncarry && !(op->has & F(NEXT))) {
