@@ -1076,10 +1076,30 @@ static bool load_body(Loader *L, yaml_node_t *n, Body *b, const char *what) {
   if (!is_seq(n)) return fail(L, D_IN_TYPE, node_loc(L, n), what, "a list of operations");
   if (++L->depth > LOAD_MAX_DEPTH) return fail(L, D_IN_LIMIT, node_loc(L, n), "loop and when bodies are nested more than 64 deep");
   int cnt = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
-  b->ops = arena_alloc(&L->p->arena, sizeof(Op *) * (cnt ? cnt : 1));
+  int ups = 0; /* each update becomes two operations (load_sugar.c) */
+  for (int i = 0; i < cnt; i++) {
+    yaml_node_t *it = get(L, n->data.sequence.items.start[i]);
+    if (is_map(it) && it->data.mapping.pairs.top > it->data.mapping.pairs.start && is_scalar(get(L, it->data.mapping.pairs.start->key)) &&
+        !strcmp(scalar(get(L, it->data.mapping.pairs.start->key)), "update"))
+      ups++;
+  }
+  b->ops = arena_alloc(&L->p->arena, sizeof(Op *) * (size_t)(cnt + ups ? cnt + ups : 1));
   for (int i = 0; i < cnt && !L->failed; i++) {
-    Op *op = load_op(L, get(L, n->data.sequence.items.start[i]));
-    if (op) b->ops[b->n++] = op;
+    yaml_node_t *it = get(L, n->data.sequence.items.start[i]);
+    Op *op = load_op(L, it);
+    if (op && op->kind == OPK_UPDATE) {
+      yaml_node_t *f = map_get(L, get(L, it->data.mapping.pairs.start->value), "ref", NULL);
+      Expr *ref2 = expr_from_node(L, f, "ref");
+      Op *g, *s;
+      const char *why = NULL;
+      if (!ref2) break;
+      if (!sugar_update(&L->p->arena, op, ref2, &g, &s, &why)) {
+        fail(L, D_IN_VALUE, op->nloc[FLD_OP], why);
+        break;
+      }
+      s->id = L->p->nops++;
+      b->ops[b->n++] = g, b->ops[b->n++] = s;
+    } else if (op) b->ops[b->n++] = op;
   }
   L->depth--;
   return !L->failed;

@@ -1,6 +1,7 @@
 /* sim/front/load_sugar.c -- chip-derived constants in a ref's shape. */
 #include "load_sugar.h"
 
+#include <stdio.h>
 #include <string.h>
 
 bool sugar_fold_dim(const Expr *e, const ChipParams *q, int64_t *out, const char **why) {
@@ -27,4 +28,43 @@ bool sugar_fold_dim(const Expr *e, const ChipParams *q, int64_t *out, const char
   }
   *why = "a shape dimension is an integer or a constant expression of num_cores, num_subcores, num_lanes";
   return false;
+}
+
+bool sugar_update(Arena *a, const Op *up, Expr *ref2, Op **get, Op **set, const char **why) {
+  static const ExprOp ops[] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD, OP_BAND, OP_BOR, OP_BXOR, OP_SHL, OP_SHR};
+  const char *text = up->name[FLD_OP];
+  ExprOp op = OP_NONE;
+  Builtin call = BI_NONE;
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (!strcmp(text, expr_op_text(ops[i]))) op = ops[i];
+  if (!strcmp(text, "min")) call = BI_MIN;
+  if (!strcmp(text, "max")) call = BI_MAX;
+  if (op == OP_NONE && call == BI_NONE) return *why = "update: 'op' is one of + - * / // % & | ^ << >> min max", false;
+  char name[32];
+  snprintf(name, sizeof name, "_upd%d", up->id);
+  Op *g = arena_alloc(a, sizeof *g), *s = arena_alloc(a, sizeof *s);
+  *g = *up, *s = *up;
+  g->kind = OPK_GET, s->kind = OPK_SET;
+  g->has = F(REF) | F(OUT), s->has = F(REF) | F(VALUE);
+  g->name[FLD_OUT] = arena_strdup(a, name);
+  g->nloc[FLD_OUT] = up->loc;
+  g->floc[FLD_OUT] = up->floc[FLD_OP];
+  g->e[FLD_VALUE] = NULL;
+  s->e[FLD_REF] = ref2;
+  Expr *old = arena_alloc(a, sizeof *old), *v = arena_alloc(a, sizeof *v);
+  old->kind = EX_NAME, old->loc = up->floc[FLD_OP], old->name = g->name[FLD_OUT];
+  v->loc = up->e[FLD_VALUE]->loc;
+  v->text = up->e[FLD_VALUE]->text;
+  if (call != BI_NONE) {
+    v->kind = EX_CALL, v->builtin = call, v->name = builtin_name(call), v->nargs = 2;
+    v->args = arena_alloc(a, sizeof(Expr *) * 2);
+    v->kw = arena_alloc(a, sizeof(const char *) * 2);
+    v->kwloc = arena_alloc(a, sizeof(Loc) * 2);
+    v->args[0] = old, v->args[1] = up->e[FLD_VALUE];
+  } else {
+    v->kind = EX_BINARY, v->op = op, v->a = old, v->b = up->e[FLD_VALUE];
+  }
+  s->e[FLD_VALUE] = v;
+  *get = g, *set = s;
+  return true;
 }
