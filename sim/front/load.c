@@ -663,7 +663,23 @@ static bool load_npy_init(Loader *L, Ref *r, yaml_node_t *n) {
   return npy_load(L, r, scalar(v), node_loc(L, key));
 }
 
+/* init: {permutation: SEED} (load_sugar.c) */
+static bool load_permutation(Loader *L, Ref *r, yaml_node_t *n) {
+  static const char *const keys[] = {"permutation"};
+  int64_t seed = 0;
+  const char *why = NULL;
+  if (!check_dups(L, n, "init")) return false;
+  for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top && !L->failed; pr++) {
+    yaml_node_t *k = get(L, pr->key);
+    if (!is_scalar(k) || strcmp(scalar(k), "permutation")) return unknown_key(L, k, "init", keys, 1);
+    if (!want_int(L, get(L, pr->value), "permutation", 0, &seed)) return false;
+  }
+  if (!sugar_permutation(&L->p->arena, r, (uint64_t)seed, &why)) return fail(L, D_IN_VALUE, node_loc(L, n), why);
+  return true;
+}
+
 static bool load_init(Loader *L, Ref *r, yaml_node_t *n) {
+  if (is_map(n) && map_get(L, n, "permutation", NULL)) return load_permutation(L, r, n);
   if (is_map(n) && map_get(L, n, "npy", NULL)) return load_npy_init(L, r, n);
   if (is_map(n)) return load_random(L, r, n);
   if (is_seq(n)) {

@@ -68,3 +68,30 @@ bool sugar_update(Arena *a, const Op *up, Expr *ref2, Op **get, Op **set, const 
   *get = g, *set = s;
   return true;
 }
+
+static uint64_t sm64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+bool sugar_permutation(Arena *a, Ref *r, uint64_t seed, const char **why) {
+  int64_t n = r->nelems;
+  if (r->dtype == DT_BOOL) return *why = "a permutation init needs a numeric dtype, not bool", false;
+  if (dtype_is_int(r->dtype) && n > 1) {
+    Cell top = dtype_convert(DT_INT64, r->dtype, (Cell){.i = n - 1});
+    if (dtype_convert(r->dtype, DT_INT64, top).i != n - 1) return *why = "a permutation init holds 0 .. nelems - 1, which this dtype cannot hold", false;
+  }
+  if (n > (1LL << 26)) return *why = "a permutation init is for refs of at most 2**26 elements", false;
+  int64_t *perm = arena_alloc(a, sizeof *perm * (size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++) perm[i] = i;
+  for (int64_t i = n - 1; i >= 1; i--) {
+    int64_t j = (int64_t)(sm64(seed + (uint64_t)i) % (uint64_t)(i + 1)), t = perm[i];
+    perm[i] = perm[j], perm[j] = t;
+  }
+  r->init = INIT_LIST;
+  r->init_data = arena_alloc(a, sizeof(Cell) * (size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++) r->init_data[i] = dtype_convert(DT_INT64, r->dtype, (Cell){.i = perm[i]});
+  return true;
+}

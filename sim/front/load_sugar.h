@@ -15,4 +15,12 @@ bool sugar_fold_dim(const Expr *e, const ChipParams *q, int64_t *out, const char
  * + - * / // % & | ^ << >> min max.  False with *why set for another OP. */
 bool sugar_update(Arena *a, const Op *up, Expr *ref2, Op **get, Op **set, const char **why);
 
+/* init: {permutation: SEED}: r's elements in row-major order are a
+ * permutation of 0 .. nelems - 1, by Fisher-Yates with splitmix64 sm (the
+ * generator of init: {random}): perm = [0, 1, ..., n - 1]; for i from n - 1
+ * down to 1, j = sm(SEED + i) mod (i + 1), swap perm[i] and perm[j].  The
+ * cells go to r->init_data (INIT_LIST).  False with *why set when the
+ * dtype cannot hold n - 1 (or is bool). */
+bool sugar_permutation(Arena *a, Ref *r, uint64_t seed, const char **why);
+
 #endif
