@@ -80,6 +80,7 @@ enum { W_LOOP = 1, W_WHEN = 2 };
 typedef struct G G;
 typedef struct Unit Unit;
 typedef void (*UnitGen)(G *g, Unit *u);
+void unit_sugar(G *g, Unit *u); /* gen_sugar.c */
 
 /* X(ENUM, name, generator, kernels, wrappers it allows) */
 #define UNITS(X)                                                  \
@@ -96,7 +97,8 @@ typedef void (*UnitGen)(G *g, Unit *u);
   X(VIEWS, "views", unit_views, K_VEC, W_LOOP | W_WHEN)         \
   X(SHADD, "shadd", unit_shadd, K_VEC, 0)                         \
   X(UNDEF, "undef", unit_undef, K_VEC, W_LOOP | W_WHEN)           \
-  X(RACE, "race", unit_race, K_BOTH, 0)
+  X(RACE, "race", unit_race, K_BOTH, 0)                           \
+  X(SUGAR, "sugar", unit_sugar, K_VEC, W_LOOP | W_WHEN)
 
 typedef enum {
 #define X(e, n, f, k, w) U_##e,
