@@ -1485,7 +1485,7 @@ static bool check_op(Checker *c, Op *op) {
   case OPK_WHEN: return check_when(c, op);
   case OPK_EXPECT: return check_expect(c, op);
   case OPK_UNIMPLEMENTED: return check_unimplemented(c, op);
-  case OPK_UPDATE: break; /* the loader made it a get and a set (load_sugar.c) */
+  case OPK_UPDATE: case OPK_CALL: break; /* the loader expanded them (load_sugar.c) */
   case OPK_DEBUG_PRINT: return check_debug_print(c, op);
   case OPK_DEBUG_CHECK: return check_debug_check(c, op);
   case OPK_COUNT: break;

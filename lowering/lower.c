@@ -606,7 +606,7 @@ static void lower_op(L *l, const Op *op) {
   case OPK_EXPECT: lower_expect(l, op); break;
   case OPK_DEBUG_PRINT: lower_debug_print(l, op); break;
   case OPK_DEBUG_CHECK: lower_debug_check(l, op); break;
-  case OPK_UPDATE: /* a get and a set by now (sim/front/load_sugar.c) */
+  case OPK_UPDATE: case OPK_CALL: /* expanded by the loader (sim/front/load_sugar.c) */
   case OPK_UNIMPLEMENTED: /* rejected by the checker (U1) */
   case OPK_COUNT: break;
   }

@@ -124,7 +124,8 @@ typedef struct {
   X(UNIMPLEMENTED, "unimplemented", F(PRIMITIVE), 0)                            \
   X(DEBUG_PRINT, "debug_print", F(MESSAGE), F(ARGS) | F(ORDERED))               \
   X(DEBUG_CHECK, "debug_check", F(COND) | F(MESSAGE), 0)                       \
-  X(UPDATE, "update", F(REF) | F(OP) | F(VALUE), 0)
+  X(UPDATE, "update", F(REF) | F(OP) | F(VALUE), 0)                             \
+  X(CALL, "call", F(NAME), F(WITH))
 
 /* X(ENUM, key, kind) -- the fields an operation can have */
 #define FIELDS(X)                 \
@@ -155,7 +156,8 @@ typedef struct {
   X(ARGS, "args", FK_LIST)        \
   X(ORDERED, "ordered", FK_EXPR)  \
   X(PARALLEL, "parallel", FK_EXPR) \
-  X(OP, "op", FK_TEXT)
+  X(OP, "op", FK_TEXT)            \
+  X(WITH, "with", FK_MAP)
 
 /* FK_MAP: a mapping name -> expression (loop carries); the names go to
  * Op.carry, the expressions to Op.list in the same order. */

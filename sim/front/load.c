@@ -39,6 +39,7 @@ typedef struct {
   long max_visits; /* MAX_VISITS */
   long long_bytes, max_long_bytes; /* bytes of long scalars visited, and their bound */
   const LoadFiles *files; /* NULL: init: {npy: PATH} reads PATH from disk */
+  yaml_node_t *defines; /* the top-level define: mapping, or NULL */
 } Loader;
 
 #define MAX_VISITS 2000000L
@@ -1088,6 +1089,53 @@ static Op *load_op(Loader *L, yaml_node_t *n) {
   return op;
 }
 
+/* call: {name: D, with: {P: EXPR}}: define D's body, loaded afresh (its
+ * own operation ids), with each parameter replaced by its argument. */
+static bool load_call(Loader *L, Op *op, Body *out) {
+  const char *name = op->name[FLD_NAME];
+  yaml_node_t *d = L->defines ? map_get(L, L->defines, name, NULL) : NULL;
+  char msg[300];
+  if (!d) {
+    snprintf(msg, sizeof msg, "call: no sub-body named '%.60s' (declare it under the top-level define:)", name);
+    return fail(L, D_IN_VALUE, op->nloc[FLD_NAME], msg);
+  }
+  if (!is_map(d)) return fail(L, D_IN_TYPE, node_loc(L, d), name, "a mapping {params: [...], body: [...]}");
+  yaml_node_t *ps = map_get(L, d, "params", NULL), *bd = map_get(L, d, "body", NULL);
+  for (yaml_node_pair_t *pr = d->data.mapping.pairs.start; pr < d->data.mapping.pairs.top; pr++) {
+    yaml_node_t *k = get(L, pr->key);
+    static const char *const keys[] = {"params", "body"};
+    if (!is_scalar(k) || (strcmp(scalar(k), "params") && strcmp(scalar(k), "body"))) return unknown_key(L, k, "a define", keys, 2);
+  }
+  if (!bd) return fail(L, D_IN_MISSING, node_loc(L, d), "a define", "body");
+  int np = ps ? (is_seq(ps) ? (int)(ps->data.sequence.items.top - ps->data.sequence.items.start) : -1) : 0;
+  if (np < 0) return fail(L, D_IN_TYPE, node_loc(L, ps), "params", "a list of names");
+  const char **params = arena_alloc(&L->p->arena, sizeof(char *) * (size_t)(np ? np : 1));
+  Expr **args = arena_alloc(&L->p->arena, sizeof(Expr *) * (size_t)(np ? np : 1));
+  int ng = op->nlist[FLD_WITH] < 0 ? 0 : op->nlist[FLD_WITH];
+  for (int k = 0; k < np; k++) {
+    yaml_node_t *pn = get(L, ps->data.sequence.items.start[k]);
+    if (!is_scalar(pn) || !is_identifier(scalar(pn))) return fail(L, D_IN_TYPE, node_loc(L, pn), "a parameter", "a name (an identifier)");
+    params[k] = scalar(pn);
+    for (int j = 0; j < ng && !args[k]; j++)
+      if (!strcmp(op->next_name[j], params[k])) args[k] = op->list[FLD_WITH][j];
+    if (!args[k]) {
+      snprintf(msg, sizeof msg, "call of '%.60s' gives no value for its parameter '%.60s' (with: {%.60s: ...})", name, params[k], params[k]);
+      return fail(L, D_IN_VALUE, op->loc, msg);
+    }
+  }
+  for (int j = 0; j < ng; j++) {
+    int k = 0;
+    while (k < np && strcmp(op->next_name[j], params[k])) k++;
+    if (k == np) {
+      snprintf(msg, sizeof msg, "'%.60s' is not a parameter of '%.60s'", op->next_name[j], name);
+      return fail(L, D_IN_VALUE, op->next_loc[j], msg);
+    }
+  }
+  if (!load_body(L, bd, out, name)) return false;
+  sugar_substitute(&L->p->arena, out, params, args, np);
+  return true;
+}
+
 static bool load_body(Loader *L, yaml_node_t *n, Body *b, const char *what) {
   if (!is_seq(n)) return fail(L, D_IN_TYPE, node_loc(L, n), what, "a list of operations");
   if (++L->depth > LOAD_MAX_DEPTH) return fail(L, D_IN_LIMIT, node_loc(L, n), "loop and when bodies are nested more than 64 deep");
@@ -1099,10 +1147,29 @@ static bool load_body(Loader *L, yaml_node_t *n, Body *b, const char *what) {
         !strcmp(scalar(get(L, it->data.mapping.pairs.start->key)), "update"))
       ups++;
   }
-  b->ops = arena_alloc(&L->p->arena, sizeof(Op *) * (size_t)(cnt + ups ? cnt + ups : 1));
+  int cap = cnt + ups ? cnt + ups : 1;
+  b->ops = arena_alloc(&L->p->arena, sizeof(Op *) * (size_t)cap);
   for (int i = 0; i < cnt && !L->failed; i++) {
     yaml_node_t *it = get(L, n->data.sequence.items.start[i]);
     Op *op = load_op(L, it);
+    if (op && op->kind == OPK_CALL) {
+      Body sub = {0};
+      if (!load_call(L, op, &sub)) break;
+      if (b->n + sub.n > cap) {
+        cap = b->n + sub.n + (cnt - i) + ups;
+        Op **grown = arena_alloc(&L->p->arena, sizeof(Op *) * (size_t)cap);
+        memcpy(grown, b->ops, sizeof(Op *) * (size_t)b->n);
+        b->ops = grown;
+      }
+      for (int k = 0; k < sub.n; k++) b->ops[b->n++] = sub.ops[k];
+      continue;
+    }
+    if (b->n + 2 > cap) { /* an update after calls filled the array */
+      cap = b->n + 2 + (cnt - i) + ups;
+      Op **grown = arena_alloc(&L->p->arena, sizeof(Op *) * (size_t)cap);
+      memcpy(grown, b->ops, sizeof(Op *) * (size_t)b->n);
+      b->ops = grown;
+    }
     if (op && op->kind == OPK_UPDATE) {
       yaml_node_t *f = map_get(L, get(L, it->data.mapping.pairs.start->value), "ref", NULL);
       Expr *ref2 = expr_from_node(L, f, "ref");
@@ -1299,8 +1366,8 @@ static bool check_names(Loader *L) {
 }
 
 /* ---- top level ------------------------------------------------------ */
-static const char *const top_keys[] = {"version", "name", "chip", "kernel", "mesh", "layout_passes", "refs", "body", "lowered", "expect"};
-enum { NTOP = 10 };
+static const char *const top_keys[] = {"version", "name", "chip", "kernel", "mesh", "layout_passes", "refs", "body", "lowered", "expect", "define"};
+enum { NTOP = 11 };
 
 static bool load_top_key(Loader *L, const char *key, yaml_node_t *k, yaml_node_t *v) {
   Program *p = L->p;
@@ -1323,7 +1390,7 @@ static bool load_top_key(Loader *L, const char *key, yaml_node_t *k, yaml_node_t
   if (!strcmp(key, "refs")) return load_refs(L, v);
   if (!strcmp(key, "body")) return load_body(L, v, &p->body, "body");
   if (!strcmp(key, "expect")) return load_expect(L, v);
-  if (!strcmp(key, "chip") || !strcmp(key, "kernel")) return true; /* done first */
+  if (!strcmp(key, "chip") || !strcmp(key, "kernel") || !strcmp(key, "define")) return true; /* done first */
   return unknown_key(L, k, "the program", top_keys, NTOP);
 }
 
@@ -1425,6 +1492,11 @@ static bool load_top(Loader *L, yaml_node_t *root) {
   yaml_node_t *v;
   if ((v = map_get(L, root, "chip", NULL)) && !load_chip(L, v)) return false;
   if ((v = map_get(L, root, "kernel", NULL)) && !load_kernel(L, v)) return false;
+  if ((v = map_get(L, root, "define", NULL))) { /* named sub-bodies, before any call (load_call) */
+    if (!is_map(v)) return fail(L, D_IN_TYPE, node_loc(L, v), "define", "a mapping NAME: {params: [...], body: [...]}");
+    if (!check_dups(L, v, "define")) return false;
+    L->defines = v;
+  }
   bool seen[NTOP] = {0};
   for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top && !L->failed; pr++) {
     yaml_node_t *k = get(L, pr->key);
@@ -1656,7 +1728,7 @@ static bool no_nul_scalars(Loader *L) {
 }
 
 static bool load_utf8(const char *path, const char *text, size_t len, const LoadFiles *files, Program *p, Diag *d) {
-  Loader L = {p, text, len, NULL, d, false, 0, 0, MAX_VISITS, 0, 1L << 20, files};
+  Loader L = {p, text, len, NULL, d, false, 0, 0, MAX_VISITS, 0, 1L << 20, files, NULL};
   p->file = path;
   p->version = 1;
   p->layout_passes = true;

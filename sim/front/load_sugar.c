@@ -95,3 +95,40 @@ bool sugar_permutation(Arena *a, Ref *r, uint64_t seed, const char **why) {
   for (int64_t i = 0; i < n; i++) r->init_data[i] = dtype_convert(DT_INT64, r->dtype, (Cell){.i = perm[i]});
   return true;
 }
+
+static Expr *expr_copy(Arena *a, const Expr *e) {
+  if (!e) return NULL;
+  Expr *c = arena_alloc(a, sizeof *c);
+  *c = *e;
+  c->a = expr_copy(a, e->a), c->b = expr_copy(a, e->b), c->c = expr_copy(a, e->c);
+  if (e->nargs && e->args) {
+    c->args = arena_alloc(a, sizeof(Expr *) * (size_t)e->nargs);
+    for (int i = 0; i < e->nargs; i++) c->args[i] = expr_copy(a, e->args[i]);
+  }
+  return c;
+}
+
+static void subst(Arena *a, Expr **slot, const char *const *params, Expr *const *args, int n) {
+  Expr *e = *slot;
+  if (!e) return;
+  if (e->kind == EX_NAME)
+    for (int k = 0; k < n; k++)
+      if (!strcmp(e->name, params[k])) {
+        *slot = expr_copy(a, args[k]);
+        return;
+      }
+  subst(a, &e->a, params, args, n), subst(a, &e->b, params, args, n), subst(a, &e->c, params, args, n);
+  for (int i = 0; i < e->nargs && e->args; i++) subst(a, &e->args[i], params, args, n);
+}
+
+void sugar_substitute(Arena *a, Body *b, const char *const *params, Expr *const *args, int n) {
+  for (int i = 0; i < b->n; i++) {
+    Op *op = b->ops[i];
+    for (int f = 0; f < FLD_COUNT; f++) {
+      subst(a, &op->e[f], params, args, n);
+      for (int k = 0; k < op->nlist[f] && op->list[f]; k++) subst(a, &op->list[f][k], params, args, n);
+    }
+    sugar_substitute(a, &op->body, params, args, n);
+    sugar_substitute(a, &op->els, params, args, n);
+  }
+}

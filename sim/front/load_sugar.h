@@ -23,4 +23,9 @@ bool sugar_update(Arena *a, const Op *up, Expr *ref2, Op **get, Op **set, const 
  * dtype cannot hold n - 1 (or is bool). */
 bool sugar_permutation(Arena *a, Ref *r, uint64_t seed, const char **why);
 
+/* `call: {name: D, with: {P: EXPR, ...}}`: every name P (a parameter of
+ * the define) in the expressions of body b, nested bodies included, is
+ * replaced by its own copy of the argument's expression tree. */
+void sugar_substitute(Arena *a, Body *b, const char *const *params, Expr *const *args, int n);
+
 #endif

@@ -1155,7 +1155,7 @@ static int exec_op(Ref_ *R, Sub *s, const Op *op) {
   case OPK_EXPECT: return do_expect(R, s, op);
   case OPK_DEBUG_PRINT: return do_debug_print(R, s, op);
   case OPK_DEBUG_CHECK: return do_debug_check(R, s, op);
-  case OPK_UPDATE: /* a get and a set by now (sim/front/load_sugar.c) */
+  case OPK_UPDATE: case OPK_CALL: /* expanded by the loader (sim/front/load_sugar.c) */
   case OPK_UNIMPLEMENTED: /* rejected by the checker (U1) */
   case OPK_COUNT: break;
   }
