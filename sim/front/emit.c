@@ -305,17 +305,34 @@ static void loop_range(Em *m, const Op *op) {
 static void e_loop_fn(Em *m, const Op *op);
 
 static void e_loop(Em *m, const Op *op) {
-  if (op_parallel(op)) return fail(m, op->loc, "a parallel loop (parallel: true; not yet emitted as plsc.parallel_loop)");
   if (m->nvars < 64) m->vars[m->nvars] = op->name[FLD_VAR];
   m->nvars++;
   e_loop_fn(m, op);
   m->nvars--;
 }
 
+/* plsc.parallel_loop(lo, hi, step[, carry=(...)]): the carry as a tuple. */
+static void parallel_range(Em *m, const Op *op) {
+  Expr **r = op->list[FLD_RANGE];
+  fputs("plsc.parallel_loop(", m->f), ex(m, r[0]), fputs(", ", m->f), ex(m, r[1]);
+  if (op->nlist[FLD_RANGE] > 2) fputs(", ", m->f), ex(m, r[2]);
+  if (op->ncarry) fputs(", carry=", m->f), tuple(m, op, FLD_CARRY);
+}
+
 static void e_loop_fn(Em *m, const Op *op) {
   char name[32], args[128];
   snprintf(name, sizeof name, "_loop%d", m->serial++);
   snprintf(args, sizeof args, op->ncarry ? "%s, _carry" : "%s", op->name[FLD_VAR]);
+  if (op_parallel(op)) {
+    if (!op->ncarry) {
+      fprintf(m->f, "%*s@", 4 * m->depth, ""), parallel_range(m, op), fputs(")\n", m->f);
+      return carried_body(m, op, name, args);
+    }
+    carried_body(m, op, name, args);
+    fprintf(m->f, "%*s", 4 * m->depth, ""), tuple(m, op, FLD_COUNT), fputs(" = ", m->f), parallel_range(m, op);
+    fprintf(m->f, ")(%s)\n", name);
+    return;
+  }
   if (!op->ncarry) {
     fprintf(m->f, "%*s@", 4 * m->depth, ""), loop_range(m, op), fputs(")\n", m->f);
     return carried_body(m, op, name, args);
