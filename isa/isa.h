@@ -75,7 +75,10 @@
   X(BRANCH_IF_FALSE, "scf.if", "AJ", "if not a: jump to J")                                      \
   X(JUMP, "cf.br", "J", "jump to J")                                                             \
   X(EXPECT, "sc.expect", "AB", "every lane of a equals b (broadcast)")                          \
-  X(EXPECT_VIEW, "sc.expect_view", "VB", "every element of view equals b")
+  X(EXPECT_VIEW, "sc.expect_view", "VB", "every element of view equals b")                      \
+  X(LOG, "tpu.log", "aG", "print the operation's message (and a) on this subcore's log")         \
+  X(LOG_BUFFER, "tpu.log_buffer", "VG", "print the operation's message and the contents of view") \
+  X(ASSERT, "cf.assert", "A", "fault `check` with the operation's message unless a (bool) holds")
 
 typedef enum {
 #define X(e, m, f, s) I_##e,

@@ -49,7 +49,8 @@ typedef enum { BK_VALUE, BK_INDEX, BK_REF } BuiltinKind;
   X(SLICE, "lax.slice_in_dim", NULL, BK_VALUE, 3, 3, "lax.slice_in_dim takes (x, start, limit): lax.slice_in_dim(x, 0, 8)") \
   X(DS, "pl.ds", "pl.dslice", BK_INDEX, 0, 3, "pl.ds takes (start, size, stride)")                 \
   X(INDICES, "plsc.Indices", "Indices", BK_INDEX, 1, 2, "plsc.Indices(indices, ignored_value=k) needs the indices first") \
-  X(SELECT_REF, "pl.select_ref", NULL, BK_REF, 3, 64, "pl.select_ref takes (index, ref0, ref1, ...)")
+  X(SELECT_REF, "pl.select_ref", NULL, BK_REF, 3, 64, "pl.select_ref takes (index, ref0, ref1, ...)") \
+  X(AXIS_SIZE, "lax.axis_size", "jax.lax.axis_size", BK_VALUE, 1, 1, "lax.axis_size takes a mesh axis: lax.axis_size(core) or lax.axis_size(subcore)")
 
 typedef enum {
   BI_NONE, /* not a builtin: the checker reports the unknown function */

@@ -349,6 +349,8 @@ static bool unknown_function(Checker *c, const Expr *e) {
 }
 
 /* A call: resolved by the parser to a BUILTINS row (lowering/builtins.h). */
+static bool eval_axis_size(Checker *c, Expr *e, AVal *out);
+
 static bool eval_call(Checker *c, Expr *e, AVal *out) {
   char msg[200], idx[80];
   builtin_list(BK_INDEX, " and ", idx, sizeof idx);
@@ -368,6 +370,7 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
   case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
     return check_valops_call(&c->ix, c->p, e, out);
+  case BI_AXIS_SIZE: return eval_axis_size(c, e, out);
   case BI_DS: case BI_INDICES: case BI_SELECT_REF:
     snprintf(msg, sizeof msg, "%s only appear inside a ref's [...]", idx);
     return input_error(c, e->loc, msg);
@@ -403,6 +406,40 @@ static bool eval_element(Checker *c, Expr *e, AVal *out) {
   return true;
 }
 
+/* ---- chip and mesh constants -------------------------------------------- */
+/* A Python int known when the kernel is traced: the node becomes that
+ * literal, weakly typed and static, for every later pass (the lowering,
+ * the reference) as sc_info.num_lanes is a plain int upstream. */
+static bool chip_constant(Expr *e, int64_t v, AVal *out) {
+  e->kind = EX_INT;
+  e->ival = v;
+  e->nargs = 0;
+  *out = scalar_av(DT_INT32, true);
+  out->is_static = true;
+  out->sval.i = v;
+  return true;
+}
+
+/* num_cores, num_subcores, num_lanes: plsc.get_sparse_core_info()'s fields
+ * for the program's chip; 0 when the name is not one of them. */
+static bool chip_name(const Checker *c, const char *name, int64_t *v) {
+  const ChipParams *q = &c->p->params;
+  if (!strcmp(name, "num_cores")) return *v = q->num_cores, true;
+  if (!strcmp(name, "num_subcores")) return *v = q->num_subcores, true;
+  if (!strcmp(name, "num_lanes")) return *v = q->num_lanes, true;
+  return false;
+}
+
+/* lax.axis_size(core) / lax.axis_size(subcore): the mesh's extent. */
+static bool eval_axis_size(Checker *c, Expr *e, AVal *out) {
+  const Expr *a = e->args[0];
+  bool scalar = c->p->kernel == KERNEL_SCALAR;
+  if (a->kind == EX_NAME && !strcmp(a->name, "core")) return chip_constant(e, c->p->mesh_cores, out);
+  if (a->kind == EX_NAME && !strcmp(a->name, "subcore") && !scalar) return chip_constant(e, c->p->mesh_subcores, out);
+  return input_error(c, a->loc, scalar ? "lax.axis_size takes the mesh axis core (a scalar_subcore mesh has no subcore axis)"
+                                       : "lax.axis_size takes a mesh axis: core or subcore");
+}
+
 static bool eval_name(Checker *c, Expr *e, AVal *out) {
   const AVal *b = lookup(c, e->name);
   if (b) return *out = *b, true;
@@ -422,6 +459,8 @@ static bool eval_name(Checker *c, Expr *e, AVal *out) {
     return true;
   }
   if (!strcmp(e->name, "core") || !strcmp(e->name, "subcore")) return *out = scalar_av(DT_INT32, false), true;
+  int64_t cv;
+  if (chip_name(c, e->name, &cv)) return chip_constant(e, cv, out);
   char msg[200];
   snprintf(msg, sizeof msg, "'%.60s' is not bound here", e->name);
   return input_error(c, e->loc, msg);
@@ -1172,11 +1211,47 @@ static bool check_loop(Checker *c, Op *op) {
   return ok;
 }
 
+/* ---- plsc.parallel_loop's carries (sc_primitives.py) ---------------------- */
+/* PL1, _parallel_loop_abstract_eval: the carries' avals as a list. */
+static bool parallel_ref_carry(Checker *c, Op *op) {
+  char b[900] = "[", t[300];
+  for (int k = 0; k < op->ncarry; k++) {
+    AVal a;
+    if (!eval(&c->ix, op->list[FLD_CARRY][k], &a)) return false;
+    if (a.kind == AV_REF) fmt_ref_aval(t, sizeof t, a.view);
+    else fmt_aval(t, sizeof t, &a);
+    if (strlen(b) + strlen(t) + 4 < sizeof b) strcat(b, k ? ", " : ""), strcat(b, t);
+  }
+  strcat(b, "]");
+  fire(c, D_PL1, op->loc, str(c, b));
+  return false;
+}
+
+/* PL2: the body's result (next) and the carry as pytrees: one carry is
+ * the value itself, several a tuple (as the carry conventions of CF1). */
+static void tree_text(char *b, size_t n, int k) {
+  if (k == 1) { snprintf(b, n, "PyTreeDef(*)"); return; }
+  size_t o = (size_t)snprintf(b, n, "PyTreeDef((");
+  for (int i = 0; i < k && o + 8 < n; i++) o += (size_t)snprintf(b + o, n - o, "%s*", i ? ", " : "");
+  snprintf(b + o, n - o, "))");
+}
+
+static bool parallel_tree_ok(Checker *c, Op *op) {
+  int nn = op->nlist[FLD_NEXT] < 0 ? 0 : op->nlist[FLD_NEXT];
+  if (!op_parallel(op) || nn == op->ncarry) return true;
+  char r[300], t[300];
+  tree_text(r, sizeof r, nn);
+  tree_text(t, sizeof t, op->ncarry);
+  fire(c, D_PL2, op->loc, str(c, r), str(c, t));
+  return false;
+}
+
 /* ---- carries (lax.fori_loop / scan / while_loop) ------------------------ */
 static bool carry_inits(Checker *c, Op *op, AVal *init) {
   for (int k = 0; k < op->ncarry; k++) {
     AVal a;
     if (!eval(&c->ix, op->list[FLD_CARRY][k], &a)) return false;
+    if (a.kind == AV_REF && op_parallel(op) && a.view->ntr == 0) return parallel_ref_carry(c, op);
     if (a.kind != AV_VALUE) {
       char msg[200];
       snprintf(msg, sizeof msg, "the carry '%.60s' must be a value, not a %s (a loop reads refs directly)", op->carry[k],
@@ -1288,7 +1363,7 @@ static bool trace_loop(Checker *c, Op *op, const AVal *var, AVal *init, AVal *ou
       return false;
     }
   }
-  return check_body(c, &op->body) && carry_nexts(c, op, out);
+  return check_body(c, &op->body) && parallel_tree_ok(c, op) && carry_nexts(c, op, out);
 }
 
 /* Traces the body with the carries' types, again when a weakly typed
@@ -1367,6 +1442,67 @@ static bool check_unimplemented(Checker *c, const Op *op) {
   return !fire(c, D_U1, op->loc, kt, op->name[FLD_PRIMITIVE]);
 }
 
+/* ---- pl.debug_print, pl.debug_check ------------------------------------ */
+/* Whether a format string has a replacement field, as JAX's debug_print
+ * decides it: only the first chunk string.Formatter().parse yields counts,
+ * so "a {{ b {}" has none (the chunk "a {" ends at the escaped brace).
+ * Parsing that first chunk can raise Python's ValueError (DP0): *err is
+ * then the message's brace, or "}" with *unclosed for a field never closed. */
+static bool has_placeholder(const char *s, const char **err, bool *unclosed) {
+  *err = NULL, *unclosed = false;
+  for (; *s; s++) {
+    if (*s == '}') {
+      if (s[1] == '}') return false;
+      return *err = "}", false;
+    }
+    if (*s != '{') continue;
+    if (s[1] == '{') return false;
+    if (!s[1]) return *err = "{", false;
+    if (!strchr(s + 1, '}')) return *unclosed = true, false;
+    return true;
+  }
+  return false;
+}
+
+/* _debug_print_lowering_rule (sc_lowering.py): ordered, then placeholders,
+ * then the number of inputs; each input is typed at trace time first. */
+static bool check_debug_print(Checker *c, Op *op) {
+  int n = op->nlist[FLD_ARGS] < 0 ? 0 : op->nlist[FLD_ARGS];
+  for (int i = 0; i < n; i++) {
+    AVal a;
+    if (!eval(&c->ix, op->list[FLD_ARGS][i], &a)) return false;
+    if (a.kind == AV_DESC) return input_error(c, op->list[FLD_ARGS][i]->loc, "debug_print prints a value or a ref, not a DMA descriptor");
+  }
+  bool ordered = false;
+  if (op->has & F(ORDERED)) {
+    Expr *e = op->e[FLD_ORDERED];
+    if (e->kind != EX_BOOL) return input_error(c, e->loc, "'ordered' must be true or false");
+    ordered = e->ival != 0;
+  }
+  if (ordered && fire(c, D_DP1, op->loc)) return false;
+  const char *brace;
+  bool unclosed, ph = has_placeholder(op->name[FLD_MESSAGE], &brace, &unclosed);
+  if (unclosed && fire(c, D_DP4, op->loc)) return false;
+  if (brace && fire(c, D_DP0, op->loc, brace)) return false;
+  if (ph && fire(c, D_DP2, op->loc)) return false;
+  if (n > 1 && fire(c, D_DP3, op->loc)) return false;
+  return true;
+}
+
+/* checkify.debug_check takes a scalar predicate. */
+static bool check_debug_check(Checker *c, Op *op) {
+  AVal a;
+  if (!eval_value(c, op->e[FLD_COND], &a)) return false;
+  if (a.dtype != DT_BOOL || a.rank != 0) {
+    char msg[400], dims[200] = "";
+    for (int i = 0, k = 0; i < a.rank && k < 180; i++) k += snprintf(dims + k, sizeof dims - (size_t)k, "%s%lld", i ? "," : "", (long long)a.shape[i]);
+    snprintf(msg, sizeof msg, "debug_check: 'cond' must be a boolean scalar (pl.debug_check takes a scalar predicate), got %s[%s]",
+             dtype_name(a.dtype), dims);
+    return input_error(c, op->e[FLD_COND]->loc, msg);
+  }
+  return true;
+}
+
 static bool check_op(Checker *c, Op *op) {
   switch (op->kind) {
   case OPK_GET: return check_get(c, op);
@@ -1392,6 +1528,9 @@ static bool check_op(Checker *c, Op *op) {
   case OPK_WHEN: return check_when(c, op);
   case OPK_EXPECT: return check_expect(c, op);
   case OPK_UNIMPLEMENTED: return check_unimplemented(c, op);
+  case OPK_UPDATE: case OPK_CALL: break; /* the loader expanded them (load_sugar.c) */
+  case OPK_DEBUG_PRINT: return check_debug_print(c, op);
+  case OPK_DEBUG_CHECK: return check_debug_check(c, op);
   case OPK_COUNT: break;
   }
   return false;

@@ -144,6 +144,13 @@ typedef enum {
   X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types (e.g. shapes and dtypes of arrays), but they differ:\n\n%s\nRevise the function so that all output types (e.g. shapes and dtypes) match the corresponding input types.") \
   X(CF2, "CF2", DC_RULE, 'T', "TypeError", "cond_fun must return a boolean scalar, but got output type(s) [%s].") \
   X(SR1, "SR1", DC_RULE, 'T', "ValueError", "At least two refs are required for pl.select_ref.") \
+  X(DP0, "DP0", DC_RULE, 'T', "ValueError", "Single '%s' encountered in format string") \
+  X(DP4, "DP4", DC_RULE, 'T', "ValueError", "expected '}' before end of string") \
+  X(DP1, "DP1", DC_RULE, 'L', "NotImplementedError", "pl.debug_print() does not support ordered print when lowering to SparseCore") \
+  X(DP2, "DP2", DC_RULE, 'L', "NotImplementedError", "pl.debug_print() does not support placeholders when lowering to SparseCore") \
+  X(DP3, "DP3", DC_RULE, 'L', "NotImplementedError", "pl.debug_print() does not support multiple inputs when lowering to SparseCore") \
+  X(PL1, "PL1", DC_RULE, 'T', "TypeError", "Carried values may not be refs, but got: %s") \
+  X(PL2, "PL2", DC_RULE, 'T', "ValueError", "parallel_loop: body result should have same structure as carry: %s != %s") \
   X(SC_UNSUP, "sc-sim", DC_RULE, 'L', "sc-sim", "%s")                                          \
   X(IN_YAML, "input-yaml", DC_INPUT, 0, "", "%s")                                              \
   X(IN_KEY, "input-key", DC_INPUT, 0, "", "unknown key '%s' in %s%s")                          \

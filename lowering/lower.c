@@ -125,7 +125,7 @@ static int lower_call(L *l, const Expr *e) {
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
   case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
     return lower_valops_call(&h, e);
-  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_NONE: break;
+  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_NONE: break;
   }
   abort(); /* the checker rejects these */
 }
@@ -559,6 +559,33 @@ static void lower_expect(L *l, const Op *op) {
   in->b = b;
 }
 
+/* pl.debug_print: tpu.log with no input or one value (a weak literal takes
+ * its dtype first: 1234552 prints as s32[1]), tpu.log_buffer of a ref. */
+static void lower_debug_print(L *l, const Op *op) {
+  const Expr *arg = op->nlist[FLD_ARGS] > 0 ? op->list[FLD_ARGS][0] : NULL;
+  if (arg && arg->is_ref) {
+    Instr *in = emit(l, I_LOG_BUFFER);
+    in->view = lower_view(l, (const View *)arg->view);
+    in->log = 'L';
+    return;
+  }
+  int a = arg ? lower_expr(l, arg) : -1;
+  if (arg && arg->weak) {
+    Instr *cv = emit(l, I_CAST);
+    cv->a = a;
+    cv->ty = arg->ty;
+    a = cv->d = new_reg(l);
+  }
+  Instr *in = emit(l, I_LOG);
+  in->a = a;
+  in->log = arg ? 'L' : 0;
+}
+
+static void lower_debug_check(L *l, const Op *op) {
+  int a = lower_expr(l, op->e[FLD_COND]);
+  emit(l, I_ASSERT)->a = a;
+}
+
 static void lower_op(L *l, const Op *op) {
   l->op = op;
   switch (op->kind) {
@@ -586,6 +613,9 @@ static void lower_op(L *l, const Op *op) {
   case OPK_WHILE: lower_while(l, op); break;
   case OPK_WHEN: lower_when(l, op); break;
   case OPK_EXPECT: lower_expect(l, op); break;
+  case OPK_DEBUG_PRINT: lower_debug_print(l, op); break;
+  case OPK_DEBUG_CHECK: lower_debug_check(l, op); break;
+  case OPK_UPDATE: case OPK_CALL: /* expanded by the loader (sim/front/load_sugar.c) */
   case OPK_UNIMPLEMENTED: /* rejected by the checker (U1) */
   case OPK_COUNT: break;
   }

@@ -158,7 +158,7 @@ int lower_valops_call(const LowerHooks *h, const Expr *e) {
   case BI_SLICE: return slice_in_dim(h, e);
   case BI_SQRT: case BI_RSQRT: case BI_LOG: case BI_TANH: /* rejected by the checker (U1) */
   case BI_NONE: case BI_IOTA: case BI_FULL: case BI_WHERE: case BI_MIN: case BI_MAX: case BI_ASTYPE:
-  case BI_DS: case BI_INDICES: case BI_SELECT_REF: break;
+  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: break;
   }
   abort();
 }

@@ -42,3 +42,8 @@ void program_free(Program *p) {
   free(p->kernels);
   arena_free(&p->arena);
 }
+
+bool op_parallel(const Op *op) {
+  return op->kind == OPK_LOOP && (op->has & F(PARALLEL)) && op->e[FLD_PARALLEL] && op->e[FLD_PARALLEL]->kind == EX_BOOL &&
+         op->e[FLD_PARALLEL]->ival;
+}

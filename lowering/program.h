@@ -117,11 +117,15 @@ typedef struct {
   X(FETCH_AND_ADD, "fetch_and_add", F(REF) | F(VALUE) | F(SUBCORE) | F(OUT), 0) \
   X(BARRIER, "barrier", 0, 0)                                                   \
   X(LET, "let", F(NAME) | F(VALUE), 0)                                          \
-  X(LOOP, "loop", F(VAR) | F(RANGE) | F(BODY), F(CARRY) | F(NEXT))              \
+  X(LOOP, "loop", F(VAR) | F(RANGE) | F(BODY), F(CARRY) | F(NEXT) | F(PARALLEL)) \
   X(WHILE, "while", F(COND) | F(BODY), F(CARRY) | F(NEXT))                      \
   X(WHEN, "when", F(COND) | F(BODY), F(ELSE))                                   \
   X(EXPECT, "expect", F(EQUALS), F(VALUE) | F(REF))                            \
-  X(UNIMPLEMENTED, "unimplemented", F(PRIMITIVE), 0)
+  X(UNIMPLEMENTED, "unimplemented", F(PRIMITIVE), 0)                            \
+  X(DEBUG_PRINT, "debug_print", F(MESSAGE), F(ARGS) | F(ORDERED))               \
+  X(DEBUG_CHECK, "debug_check", F(COND) | F(MESSAGE), 0)                       \
+  X(UPDATE, "update", F(REF) | F(OP) | F(VALUE), 0)                             \
+  X(CALL, "call", F(NAME), F(WITH))
 
 /* X(ENUM, key, kind) -- the fields an operation can have */
 #define FIELDS(X)                 \
@@ -147,11 +151,18 @@ typedef struct {
   X(ELSE, "else", FK_BODY)        \
   X(EQUALS, "equals", FK_EXPR)    \
   X(CARRY, "carry", FK_MAP)       \
-  X(NEXT, "next", FK_MAP)
+  X(NEXT, "next", FK_MAP)         \
+  X(MESSAGE, "message", FK_TEXT)  \
+  X(ARGS, "args", FK_LIST)        \
+  X(ORDERED, "ordered", FK_EXPR)  \
+  X(PARALLEL, "parallel", FK_EXPR) \
+  X(OP, "op", FK_TEXT)            \
+  X(WITH, "with", FK_MAP)
 
 /* FK_MAP: a mapping name -> expression (loop carries); the names go to
  * Op.carry, the expressions to Op.list in the same order. */
-typedef enum { FK_EXPR, FK_NAME, FK_LIST, FK_EXPR_OR_LIST, FK_BODY, FK_MAP } FieldKind;
+/* FK_TEXT: any string (debug_print's message), kept in Op.name like a name. */
+typedef enum { FK_EXPR, FK_NAME, FK_LIST, FK_EXPR_OR_LIST, FK_BODY, FK_MAP, FK_TEXT } FieldKind;
 
 typedef enum {
 #define X(e, k, kind) FLD_##e,
@@ -204,6 +215,9 @@ struct Op {
   void *dma;                 /* async_copy / wait / sync_copy: DmaPlan(s) */
   int id;                    /* program-order number, 0-based, unique */
 };
+
+/* A loop written `parallel: true` (plsc.parallel_loop). */
+bool op_parallel(const Op *op);
 
 const char *op_key(OpKind k);
 unsigned op_required(OpKind k);

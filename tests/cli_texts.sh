@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 has --list-ops "$tmp/ops" "swap                   ref, value                           out"
 has --list-ops "$tmp/ops" "async_copy             out, src, dst, sem                   priority, add"
 has --list-ops "$tmp/ops" "barrier                -                                    -"
-[ "$(sed -n '2,/^$/p' "$tmp/ops" | grep -c .)" = 23 ] || { echo "cli_texts: --list-ops: not the 23 operations of OPS"; fail=1; }
+[ "$(sed -n '2,/^$/p' "$tmp/ops" | grep -c .)" = 27 ] || { echo "cli_texts: --list-ops: not the 27 operations of OPS"; fail=1; }
 # --list-instructions: the ISA (ISA_OPS in isa/isa.h)
 "$sim" --list-instructions >"$tmp/isa"
 grep -q '^tpu.iota ' "$tmp/isa" || { echo "cli_texts: --list-instructions lacks tpu.iota"; fail=1; }

@@ -85,11 +85,11 @@ static void test_builtin_table(void) {
   builtin_list(BK_VALUE, ", ", buf, sizeof buf);
   CU_ASSERT_STRING_EQUAL(buf, "iota, full, where, min, max, astype, jnp.sum, jnp.max, jnp.min, jnp.all, jnp.any, jnp.exp, "
                               "jnp.abs, jnp.sqrt, lax.rsqrt, jnp.log, jnp.tanh, jnp.flip, jnp.take_along_axis, jnp.reshape, "
-                              "plsc.bitcast, jnp.concatenate, lax.slice_in_dim");
+                              "plsc.bitcast, jnp.concatenate, lax.slice_in_dim, lax.axis_size");
   builtin_list(BK_INDEX, " and ", buf, sizeof buf);
   CU_ASSERT_STRING_EQUAL(buf, "pl.ds and plsc.Indices");
   const char *names[BUILTIN_COUNT];
-  CU_ASSERT_EQUAL(builtin_names(names), 26);
+  CU_ASSERT_EQUAL(builtin_names(names), 27);
   CU_ASSERT_EQUAL(builtin_lookup("pl.select_ref"), BI_SELECT_REF);
 }
 

@@ -239,7 +239,7 @@ def _parallel_loop(t: Translator, eqn, out, src) -> None:
     t.eqns(jaxpr.eqns, body)
     rng = [exprs.range_item(t.read(lower)), exprs.range_item(t.read(upper)),
            exprs.range_item(t.read(step))]
-    fields: list[tuple[str, Any]] = [("var", var_name), ("range", rng)]
+    fields: list[tuple[str, Any]] = [("var", var_name), ("range", rng), ("parallel", True)]
     if names:
         fields.append(("carry", {n: exprs.carry_init(v) for n, v in zip(names, inits)}))
     fields.append(("body", body))

@@ -7,7 +7,9 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import shutil
+import sys
 import tempfile
 import warnings
 from typing import Any, Sequence
@@ -206,6 +208,17 @@ def check_only(prep: Prepared, opts: Options) -> None:
             _raise_for(outcome, line_map, path, prep.name)
 
 
+_DEBUG_LINE = re.compile(r"^\[\d+\.\d+\] ")
+
+
+def _forward_debug_prints(stderr: str) -> None:
+    """pl.debug_print's lines (sc-sim writes them to standard error under
+    --json, "[C.S] MESSAGE..."), to this process's standard error."""
+    for line in (stderr or "").splitlines():
+        if _DEBUG_LINE.match(line):
+            print(line, file=sys.stderr)
+
+
 def execute(prep: Prepared, args: Sequence[Any], opts: Options
             ) -> tuple[list[np.ndarray], RunRecord]:
     """Run a prepared kernel on concrete inputs; outputs in order."""
@@ -244,6 +257,7 @@ def execute(prep: Prepared, args: Sequence[Any], opts: Options
                     "which this sc-sim binary does not offer")
             flags.append("--strict-races")
         outcome, stderr = binary.run_json(flags, cwd=directory)
+        _forward_debug_prints(stderr)
         _raise_for(outcome, line_map, path, prep.name)
         outs, masks = [], {}
         for ref in info.outputs:

@@ -371,12 +371,19 @@ static void write_out(const Options *o, PipeOutcome *out) {
   out->exit = pipe_verdict_exit(PV_INVALID);
 }
 
+/* pl.debug_print's lines, as the engine ran them, on standard output
+ * (standard error under --json, whose standard output is the JSON). */
+static void print_debug(const RunResult *r, FILE *f) {
+  for (int i = 0; i < r->nprints; i++) fprintf(f, "%s\n", r->prints[i].text);
+}
+
 static int run_command(const Options *o) {
   PipeOptions po;
   static PipeOutcome out;
   pipe_options(o, &po);
   pipeline_file(o->path, &po, &out);
   if (out.ran) print_warnings(&out.eng);
+  if (out.ran) print_debug(&out.eng, o->json ? stderr : stdout);
   if (out.ran && o->out) write_out(o, &out);
   int code = out.exit;
   if (o->json) outcome_json(stdout, o->cmd, &out);

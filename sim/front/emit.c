@@ -108,6 +108,10 @@ static void ex_call(Em *m, const Expr *e) {
     fprintf(m->f, ").astype(jnp.%s)", e->args[1]->name);
     return;
   }
+  if (e->builtin == BI_AXIS_SIZE && e->nargs == 1 && e->args[0]->kind == EX_NAME) {
+    fprintf(m->f, "jax.lax.axis_size(\"%s\")", e->args[0]->name);
+    return;
+  }
   if (e->builtin == BI_FULL && e->nargs == 2) {
     fputs("jnp.full(", m->f), ex_shape(m, e->args[0]), fputs(", ", m->f), ex(m, e->args[1]);
     fputc(')', m->f);
@@ -139,6 +143,10 @@ static void ex_op(Em *m, const Expr *e) {
 /* core and subcore are the mesh's axis indices; a scalar-subcore mesh has
  * no subcore axis and its one subcore is 0, still a dynamic int32 there. */
 static void ex_name(Em *m, const Expr *e) {
+  if (!program_ref(m->p, e->name) && (!strcmp(e->name, "num_cores") || !strcmp(e->name, "num_subcores") || !strcmp(e->name, "num_lanes"))) {
+    fprintf(m->f, "plsc.get_sparse_core_info().%s", e->name); /* the chip's constants */
+    return;
+  }
   bool builtin = !program_ref(m->p, e->name) && (!strcmp(e->name, "core") || !strcmp(e->name, "subcore"));
   if (!builtin) fputs(e->name, m->f);
   else if (!strcmp(e->name, "subcore") && m->p->kernel == KERNEL_SCALAR) fputs("(jax.lax.axis_index(\"core\") * 0)", m->f);
@@ -328,10 +336,28 @@ static void e_loop(Em *m, const Op *op) {
   m->nvars--;
 }
 
+/* plsc.parallel_loop(lo, hi, step[, carry=(...)]): the carry as a tuple. */
+static void parallel_range(Em *m, const Op *op) {
+  Expr **r = op->list[FLD_RANGE];
+  fputs("plsc.parallel_loop(", m->f), ex(m, r[0]), fputs(", ", m->f), ex(m, r[1]);
+  if (op->nlist[FLD_RANGE] > 2) fputs(", ", m->f), ex(m, r[2]);
+  if (op->ncarry) fputs(", carry=", m->f), tuple(m, op, FLD_CARRY);
+}
+
 static void e_loop_fn(Em *m, const Op *op) {
   char name[32], args[128];
   snprintf(name, sizeof name, "_loop%d", m->serial++);
   snprintf(args, sizeof args, op->ncarry ? "%s, _carry" : "%s", op->name[FLD_VAR]);
+  if (op_parallel(op)) {
+    if (!op->ncarry) {
+      fprintf(m->f, "%*s@", 4 * m->depth, ""), parallel_range(m, op), fputs(")\n", m->f);
+      return carried_body(m, op, name, args);
+    }
+    carried_body(m, op, name, args);
+    fprintf(m->f, "%*s", 4 * m->depth, ""), tuple(m, op, FLD_COUNT), fputs(" = ", m->f), parallel_range(m, op);
+    fprintf(m->f, ")(%s)\n", name);
+    return;
+  }
   if (!op->ncarry) {
     fprintf(m->f, "%*s@", 4 * m->depth, ""), loop_range(m, op), fputs(")\n", m->f);
     return carried_body(m, op, name, args);
@@ -380,6 +406,31 @@ static void e_expect(Em *m, const Op *op) {
   fputs(" == ", m->f), ex(m, op->e[FLD_EQUALS]), end(m);
 }
 
+/* A Python string literal of s (double-quoted, escaped). */
+static void pystr(Em *m, const char *s) {
+  fputc('"', m->f);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') fprintf(m->f, "\\%c", ch);
+    else if (ch == '\n') fputs("\\n", m->f);
+    else if (ch < 32) fprintf(m->f, "\\x%02x", ch);
+    else fputc(ch, m->f);
+  }
+  fputc('"', m->f);
+}
+
+static void e_debug_print(Em *m, const Op *op) {
+  fprintf(m->f, "%*spl.debug_print(", 4 * m->depth, ""), pystr(m, op->name[FLD_MESSAGE]);
+  for (int i = 0; i < (op->nlist[FLD_ARGS] < 0 ? 0 : op->nlist[FLD_ARGS]); i++) fputs(", ", m->f), ex(m, op->list[FLD_ARGS][i]);
+  if ((op->has & F(ORDERED)) && op->e[FLD_ORDERED]->kind == EX_BOOL && op->e[FLD_ORDERED]->ival) fputs(", ordered=True", m->f);
+  fputs(")", m->f), end(m);
+}
+
+static void e_debug_check(Em *m, const Op *op) {
+  fprintf(m->f, "%*spl.debug_check(", 4 * m->depth, ""), ex(m, op->e[FLD_COND]);
+  fputs(", ", m->f), pystr(m, op->name[FLD_MESSAGE]), fputs(")", m->f), end(m);
+}
+
 /* The kernel that bound a primitive without a SparseCore rule is not
  * known from its name alone. */
 static void e_unimplemented(Em *m, const Op *op) {
@@ -397,7 +448,7 @@ static const EmitFn EMITTERS[OPK_COUNT] = {
     [OPK_SEMAPHORE_SIGNAL] = e_signal, [OPK_SEMAPHORE_WAIT] = e_sem_wait,
     [OPK_FETCH_AND_ADD] = e_fetch_and_add, [OPK_BARRIER] = e_barrier, [OPK_LET] = e_let,
     [OPK_LOOP] = e_loop, [OPK_WHILE] = e_while, [OPK_WHEN] = e_when, [OPK_EXPECT] = e_expect,
-    [OPK_UNIMPLEMENTED] = e_unimplemented};
+    [OPK_UNIMPLEMENTED] = e_unimplemented, [OPK_DEBUG_PRINT] = e_debug_print, [OPK_DEBUG_CHECK] = e_debug_check};
 
 static void body(Em *m, const Body *b) {
   for (int i = 0; i < b->n; i++) {

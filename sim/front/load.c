@@ -8,6 +8,7 @@
  * valid one.  libyaml's own errors are mapped to one wording here, so our
  * output never depends on libyaml's phrasing. */
 #include "load.h"
+#include "load_sugar.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -39,6 +40,7 @@ typedef struct {
   long max_visits; /* MAX_VISITS */
   long long_bytes, max_long_bytes; /* bytes of long scalars visited, and their bound */
   const LoadFiles *files; /* NULL: init: {npy: PATH} reads PATH from disk */
+  yaml_node_t *defines; /* the top-level define: mapping, or NULL */
 } Loader;
 
 #define MAX_VISITS 2000000L
@@ -423,7 +425,13 @@ static bool load_shape(Loader *L, Ref *r, yaml_node_t *n) {
   r->nelems = 1;
   for (int i = 0; i < cnt; i++) {
     yaml_node_t *d = get(L, n->data.sequence.items.start[i]);
-    if (!want_int(L, d, "a shape dimension", 0, &r->shape[i])) return false;
+    if (is_scalar(d) && *scalar(d) && strspn(scalar(d), "-+0123456789") != strlen(scalar(d))) { /* chip constants (load_sugar.c) */
+      const char *why = NULL;
+      Expr *e = expr_from_node(L, d, "shape");
+      if (!e) return false;
+      if (!sugar_fold_dim(e, &L->p->params, &r->shape[i], &why) || r->shape[i] < 0)
+        return fail(L, D_IN_VALUE, node_loc(L, d), why ? why : "a shape dimension must not be negative");
+    } else if (!want_int(L, d, "a shape dimension", 0, &r->shape[i])) return false;
     if (r->shape[i] && r->nelems > LOAD_MAX_REF_ELEMS / r->shape[i]) {
       char msg[160];
       snprintf(msg, sizeof msg, "ref '%s' has more than 2**36 elements; sc-sim's limit for one ref is 2**36", r->name);
@@ -657,7 +665,23 @@ static bool load_npy_init(Loader *L, Ref *r, yaml_node_t *n) {
   return npy_load(L, r, scalar(v), node_loc(L, key));
 }
 
+/* init: {permutation: SEED} (load_sugar.c) */
+static bool load_permutation(Loader *L, Ref *r, yaml_node_t *n) {
+  static const char *const keys[] = {"permutation"};
+  int64_t seed = 0;
+  const char *why = NULL;
+  if (!check_dups(L, n, "init")) return false;
+  for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top && !L->failed; pr++) {
+    yaml_node_t *k = get(L, pr->key);
+    if (!is_scalar(k) || strcmp(scalar(k), "permutation")) return unknown_key(L, k, "init", keys, 1);
+    if (!want_int(L, get(L, pr->value), "permutation", 0, &seed)) return false;
+  }
+  if (!sugar_permutation(&L->p->arena, r, (uint64_t)seed, &why)) return fail(L, D_IN_VALUE, node_loc(L, n), why);
+  return true;
+}
+
 static bool load_init(Loader *L, Ref *r, yaml_node_t *n) {
+  if (is_map(n) && map_get(L, n, "permutation", NULL)) return load_permutation(L, r, n);
   if (is_map(n) && map_get(L, n, "npy", NULL)) return load_npy_init(L, r, n);
   if (is_map(n)) return load_random(L, r, n);
   if (is_seq(n)) {
@@ -893,6 +917,12 @@ static bool load_carry_map(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
 /* `next` must give each carry once; it is reordered as `carry`. */
 static bool align_next(Loader *L, Op *op) {
   const char *kind = op_key(op->kind);
+  if (op->has & F(PARALLEL)) {
+    Expr *e = op->e[FLD_PARALLEL];
+    if (e->kind != EX_BOOL) return fail(L, D_IN_TYPE, e->loc, "parallel", "true or false");
+    /* plsc.parallel_loop: a next of another length is PL2, the checker's */
+    if (op_parallel(op) && (op->has & F(CARRY)) && (op->has & F(NEXT)) && op->nlist[FLD_NEXT] != op->ncarry) return true;
+  }
   if ((op->has & F(NEXT)) && !(op->has & F(CARRY)))
     return fail(L, D_IN_VALUE, op->floc[FLD_NEXT], "'next' gives the next values of the carries: declare them (and their initial values) in 'carry'");
   if (op->ncarry && !(op->has & F(NEXT))) {
@@ -946,6 +976,11 @@ static bool load_field(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
     return (op->e[f] = expr_from_node(L, v, key)) != NULL;
   case FK_BODY: return load_body(L, v, f == FLD_BODY ? &op->body : &op->els, key);
   case FK_MAP: return load_carry_map(L, op, f, v);
+  case FK_TEXT:
+    if (!is_scalar(v)) return fail(L, D_IN_TYPE, node_loc(L, v), key, "a string");
+    op->name[f] = arena_strdup(&L->p->arena, scalar(v));
+    op->nloc[f] = node_loc(L, v);
+    return true;
   }
   return false;
 }
@@ -1057,14 +1092,100 @@ static Op *load_op(Loader *L, yaml_node_t *n) {
   return op;
 }
 
+/* call: {name: D, with: {P: EXPR}}: define D's body, loaded afresh (its
+ * own operation ids), with each parameter replaced by its argument. */
+static bool load_call(Loader *L, Op *op, Body *out) {
+  const char *name = op->name[FLD_NAME];
+  yaml_node_t *d = L->defines ? map_get(L, L->defines, name, NULL) : NULL;
+  char msg[300];
+  if (!d) {
+    snprintf(msg, sizeof msg, "call: no sub-body named '%.60s' (declare it under the top-level define:)", name);
+    return fail(L, D_IN_VALUE, op->nloc[FLD_NAME], msg);
+  }
+  if (!is_map(d)) return fail(L, D_IN_TYPE, node_loc(L, d), name, "a mapping {params: [...], body: [...]}");
+  yaml_node_t *ps = map_get(L, d, "params", NULL), *bd = map_get(L, d, "body", NULL);
+  for (yaml_node_pair_t *pr = d->data.mapping.pairs.start; pr < d->data.mapping.pairs.top; pr++) {
+    yaml_node_t *k = get(L, pr->key);
+    static const char *const keys[] = {"params", "body"};
+    if (!is_scalar(k) || (strcmp(scalar(k), "params") && strcmp(scalar(k), "body"))) return unknown_key(L, k, "a define", keys, 2);
+  }
+  if (!bd) return fail(L, D_IN_MISSING, node_loc(L, d), "a define", "body");
+  int np = ps ? (is_seq(ps) ? (int)(ps->data.sequence.items.top - ps->data.sequence.items.start) : -1) : 0;
+  if (np < 0) return fail(L, D_IN_TYPE, node_loc(L, ps), "params", "a list of names");
+  const char **params = arena_alloc(&L->p->arena, sizeof(char *) * (size_t)(np ? np : 1));
+  Expr **args = arena_alloc(&L->p->arena, sizeof(Expr *) * (size_t)(np ? np : 1));
+  int ng = op->nlist[FLD_WITH] < 0 ? 0 : op->nlist[FLD_WITH];
+  for (int k = 0; k < np; k++) {
+    yaml_node_t *pn = get(L, ps->data.sequence.items.start[k]);
+    if (!is_scalar(pn) || !is_identifier(scalar(pn))) return fail(L, D_IN_TYPE, node_loc(L, pn), "a parameter", "a name (an identifier)");
+    params[k] = scalar(pn);
+    for (int j = 0; j < ng && !args[k]; j++)
+      if (!strcmp(op->next_name[j], params[k])) args[k] = op->list[FLD_WITH][j];
+    if (!args[k]) {
+      snprintf(msg, sizeof msg, "call of '%.60s' gives no value for its parameter '%.60s' (with: {%.60s: ...})", name, params[k], params[k]);
+      return fail(L, D_IN_VALUE, op->loc, msg);
+    }
+  }
+  for (int j = 0; j < ng; j++) {
+    int k = 0;
+    while (k < np && strcmp(op->next_name[j], params[k])) k++;
+    if (k == np) {
+      snprintf(msg, sizeof msg, "'%.60s' is not a parameter of '%.60s'", op->next_name[j], name);
+      return fail(L, D_IN_VALUE, op->next_loc[j], msg);
+    }
+  }
+  if (!load_body(L, bd, out, name)) return false;
+  sugar_substitute(&L->p->arena, out, params, args, np);
+  return true;
+}
+
 static bool load_body(Loader *L, yaml_node_t *n, Body *b, const char *what) {
   if (!is_seq(n)) return fail(L, D_IN_TYPE, node_loc(L, n), what, "a list of operations");
   if (++L->depth > LOAD_MAX_DEPTH) return fail(L, D_IN_LIMIT, node_loc(L, n), "loop and when bodies are nested more than 64 deep");
   int cnt = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
-  b->ops = arena_alloc(&L->p->arena, sizeof(Op *) * (cnt ? cnt : 1));
+  int ups = 0; /* each update becomes two operations (load_sugar.c) */
+  for (int i = 0; i < cnt; i++) {
+    yaml_node_t *it = get(L, n->data.sequence.items.start[i]);
+    if (is_map(it) && it->data.mapping.pairs.top > it->data.mapping.pairs.start && is_scalar(get(L, it->data.mapping.pairs.start->key)) &&
+        !strcmp(scalar(get(L, it->data.mapping.pairs.start->key)), "update"))
+      ups++;
+  }
+  int cap = cnt + ups ? cnt + ups : 1;
+  b->ops = arena_alloc(&L->p->arena, sizeof(Op *) * (size_t)cap);
   for (int i = 0; i < cnt && !L->failed; i++) {
-    Op *op = load_op(L, get(L, n->data.sequence.items.start[i]));
-    if (op) b->ops[b->n++] = op;
+    yaml_node_t *it = get(L, n->data.sequence.items.start[i]);
+    Op *op = load_op(L, it);
+    if (op && op->kind == OPK_CALL) {
+      Body sub = {0};
+      if (!load_call(L, op, &sub)) break;
+      if (b->n + sub.n > cap) {
+        cap = b->n + sub.n + (cnt - i) + ups;
+        Op **grown = arena_alloc(&L->p->arena, sizeof(Op *) * (size_t)cap);
+        memcpy(grown, b->ops, sizeof(Op *) * (size_t)b->n);
+        b->ops = grown;
+      }
+      for (int k = 0; k < sub.n; k++) b->ops[b->n++] = sub.ops[k];
+      continue;
+    }
+    if (b->n + 2 > cap) { /* an update after calls filled the array */
+      cap = b->n + 2 + (cnt - i) + ups;
+      Op **grown = arena_alloc(&L->p->arena, sizeof(Op *) * (size_t)cap);
+      memcpy(grown, b->ops, sizeof(Op *) * (size_t)b->n);
+      b->ops = grown;
+    }
+    if (op && op->kind == OPK_UPDATE) {
+      yaml_node_t *f = map_get(L, get(L, it->data.mapping.pairs.start->value), "ref", NULL);
+      Expr *ref2 = expr_from_node(L, f, "ref");
+      Op *g, *s;
+      const char *why = NULL;
+      if (!ref2) break;
+      if (!sugar_update(&L->p->arena, op, ref2, &g, &s, &why)) {
+        fail(L, D_IN_VALUE, op->nloc[FLD_OP], why);
+        break;
+      }
+      s->id = L->p->nops++;
+      b->ops[b->n++] = g, b->ops[b->n++] = s;
+    } else if (op) b->ops[b->n++] = op;
   }
   L->depth--;
   return !L->failed;
@@ -1238,15 +1359,18 @@ static bool check_names(Loader *L) {
   NameSet s = {0};
   names_add(L, &s, "core");
   names_add(L, &s, "subcore");
-  if (check_names_body(L, &s, &L->p->body))
+  names_add(L, &s, "num_cores"), names_add(L, &s, "num_subcores"), names_add(L, &s, "num_lanes"); /* the chip's (check.c) */
+  if (check_names_body(L, &s, &L->p->body)) {
+    names_add(L, &s, "_"); /* expect.refs: an element whose value is not checked (verify.c) */
     for (int i = 0; i < L->p->nexpect_refs; i++) check_names_expr(L, &s, L->p->expect_ref_values[i]);
+  }
   names_free(&s.index);
   return !L->failed;
 }
 
 /* ---- top level ------------------------------------------------------ */
-static const char *const top_keys[] = {"version", "name", "chip", "kernel", "mesh", "layout_passes", "refs", "body", "lowered", "expect"};
-enum { NTOP = 10 };
+static const char *const top_keys[] = {"version", "name", "chip", "kernel", "mesh", "layout_passes", "refs", "body", "lowered", "expect", "define"};
+enum { NTOP = 11 };
 
 static bool load_top_key(Loader *L, const char *key, yaml_node_t *k, yaml_node_t *v) {
   Program *p = L->p;
@@ -1269,7 +1393,7 @@ static bool load_top_key(Loader *L, const char *key, yaml_node_t *k, yaml_node_t
   if (!strcmp(key, "refs")) return load_refs(L, v);
   if (!strcmp(key, "body")) return load_body(L, v, &p->body, "body");
   if (!strcmp(key, "expect")) return load_expect(L, v);
-  if (!strcmp(key, "chip") || !strcmp(key, "kernel")) return true; /* done first */
+  if (!strcmp(key, "chip") || !strcmp(key, "kernel") || !strcmp(key, "define")) return true; /* done first */
   return unknown_key(L, k, "the program", top_keys, NTOP);
 }
 
@@ -1377,6 +1501,11 @@ static bool load_top(Loader *L, yaml_node_t *root) {
   if ((v = map_get(L, root, "chip", NULL)) && !load_chip(L, v)) return false;
   if (map_get(L, root, "kernels", NULL)) return load_kernels(L, root);
   if ((v = map_get(L, root, "kernel", NULL)) && !load_kernel(L, v)) return false;
+  if ((v = map_get(L, root, "define", NULL))) { /* named sub-bodies, before any call (load_call) */
+    if (!is_map(v)) return fail(L, D_IN_TYPE, node_loc(L, v), "define", "a mapping NAME: {params: [...], body: [...]}");
+    if (!check_dups(L, v, "define")) return false;
+    L->defines = v;
+  }
   bool seen[NTOP] = {0};
   for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top && !L->failed; pr++) {
     yaml_node_t *k = get(L, pr->key);
@@ -1608,7 +1737,7 @@ static bool no_nul_scalars(Loader *L) {
 }
 
 static bool load_utf8(const char *path, const char *text, size_t len, const LoadFiles *files, Program *p, Diag *d) {
-  Loader L = {p, text, len, NULL, d, false, 0, 0, MAX_VISITS, 0, 1L << 20, files};
+  Loader L = {p, text, len, NULL, d, false, 0, 0, MAX_VISITS, 0, 1L << 20, files, NULL};
   p->file = path;
   p->version = 1;
   p->layout_passes = true;

@@ -83,6 +83,7 @@ typedef struct Unit Unit;
 typedef void (*UnitGen)(G *g, Unit *u);
 /* The unit of gen_valops.c (the other units are gen.c's own). */
 void unit_valops(G *g, Unit *u);
+void unit_sugar(G *g, Unit *u); /* gen_sugar.c */
 
 /* X(ENUM, name, generator, kernels, wrappers it allows) */
 #define UNITS(X)                                                  \
@@ -100,7 +101,8 @@ void unit_valops(G *g, Unit *u);
   X(SHADD, "shadd", unit_shadd, K_VEC, 0)                         \
   X(UNDEF, "undef", unit_undef, K_VEC, W_LOOP | W_WHEN)           \
   X(RACE, "race", unit_race, K_BOTH, 0)                           \
-  X(VALOPS, "valops", unit_valops, K_VEC, W_LOOP | W_WHEN)
+  X(VALOPS, "valops", unit_valops, K_VEC, W_LOOP | W_WHEN)          \
+  X(SUGAR, "sugar", unit_sugar, K_VEC, W_LOOP | W_WHEN)
 
 typedef enum {
 #define X(e, n, f, k, w) U_##e,

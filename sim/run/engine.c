@@ -13,6 +13,7 @@
  * bitcast splits one element into parts on several rows). */
 #include "engine_priv.h"
 #include "stream.h"
+#include "debug_print.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1064,6 +1065,44 @@ static int x_expect(Eng *E, Sc *s, const Instr *in) {
   return X_OK;
 }
 
+/* ---- pl.debug_print, pl.debug_check ------------------------------------ */
+static const char *op_message(const Eng *E, const Instr *in) {
+  const Op *op = run_op_by_id(E->p, in->op_id);
+  return op && (op->has & F(MESSAGE)) ? op->name[FLD_MESSAGE] : "";
+}
+
+static int x_log(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value got = {0};
+  if (in->op == I_LOG_BUFFER) {
+    EV ev;
+    if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, eng_race_open(E, s, in, false, false, -1, &ev)))
+      return val_free(&got), X_FAULT;
+  } else if (in->a >= 0) {
+    Value *a = eng_rd(E, s, in, in->a, &ok);
+    if (!ok) return X_FAULT;
+    val_copy(&got, a);
+  }
+  bool has = in->op == I_LOG_BUFFER || in->a >= 0;
+  run_print(E->r, s->core, s->subcore, op_message(E, in), has ? &got : NULL);
+  if (has) log_value(E, s, in, in->log, &got);
+  val_free(&got);
+  return X_OK;
+}
+
+static int x_assert(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value *a = eng_rd(E, s, in, in->a, &ok);
+  if (!ok) return X_FAULT;
+  if (a->n != 1) return eng_efault(E, s, in, FAULT_LOWERING, "cf.assert needs a scalar condition"), X_FAULT;
+  if (!a->def[0]) return eng_efault(E, s, in, FAULT_UNINIT, "the condition of debug_check is undefined"), X_FAULT;
+  if (a->v[0].i) return X_OK;
+  char msg[600];
+  snprintf(msg, sizeof msg, "%.500s", op_message(E, in));
+  eng_efault(E, s, in, FAULT_CHECK, msg);
+  return X_FAULT;
+}
+
 /* Executes s's instruction at pc: X_OK (advance), X_BLOCKED (retry later),
  * X_BLOCKED + 1 (pc already set by a jump), X_FAULT. */
 static int execute(Eng *E, Sc *s, const Instr *in) {
@@ -1085,6 +1124,8 @@ static int execute(Eng *E, Sc *s, const Instr *in) {
   case I_EXPECT: case I_EXPECT_VIEW: return x_expect(E, s, in);
   case I_SCAN: case I_DYN_GATHER: case I_EXP: case I_ABSF: case I_ABSI: case I_SHAPE_CAST: case I_BITCAST:
   case I_CONCAT: case I_SLICE: return eng_x_valops(E, s, in) ? X_OK : X_FAULT;
+  case I_LOG: case I_LOG_BUFFER: return x_log(E, s, in);
+  case I_ASSERT: return x_assert(E, s, in);
   case I_COUNT: break;
   }
   return X_FAULT;

@@ -13,6 +13,7 @@
 
 #include "../../lowering/index.h"
 #include "reference_valops.h"
+#include "debug_print.h"
 #include "run.h"
 #include "stream.h"
 
@@ -276,7 +277,7 @@ static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
   case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
     return ev_valops(R, s, op, e, out);
-  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_NONE: break; /* never a value: the checker rejects these */
+  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_NONE: break; /* never a value (axis_size: a literal by then): the checker rejects these */
   }
   abort();
 }
@@ -1056,6 +1057,40 @@ static int do_expect(Ref_ *R, Sub *s, const Op *op) {
   return ok ? ST_OK : ST_FAULT;
 }
 
+/* ---- pl.debug_print, pl.debug_check ------------------------------------ */
+static int do_debug_print(Ref_ *R, Sub *s, const Op *op) {
+  const Expr *arg = op->nlist[FLD_ARGS] > 0 ? op->list[FLD_ARGS][0] : NULL;
+  Value v = {0};
+  bool ok = true;
+  if (arg && arg->is_ref) {
+    RV rv;
+    ok = rv_resolve(R, s, op, (const View *)arg->view, s->core, s->subcore, &rv) && view_read(R, s, &rv, &v);
+  } else if (arg) {
+    Value raw = {0};
+    ok = ev(R, s, op, arg, &raw);
+    if (ok) { /* a weak literal prints in the dtype the checker gave it */
+      val_shape(&v, arg->ty, raw.rank, raw.shape);
+      for (int64_t i = 0; i < raw.n; i++) v.v[i] = alu_convert(raw.dtype, arg->ty, raw.v[i]), v.def[i] = raw.def[i];
+    }
+    val_free(&raw);
+  }
+  if (ok) {
+    run_print(R->r, s->core, s->subcore, op->name[FLD_MESSAGE], arg ? &v : NULL);
+    if (arg) run_log(R->r, s->idx, op->id, EV_LOADED, &v);
+  }
+  val_free(&v);
+  return ok ? ST_OK : ST_FAULT;
+}
+
+static int do_debug_check(Ref_ *R, Sub *s, const Op *op) {
+  Value c = {0};
+  bool ok = ev(R, s, op, op->e[FLD_COND], &c);
+  if (ok && !c.def[0]) ok = fault(R, s, op, FAULT_UNINIT, "the condition of debug_check is undefined%s%s", "", "");
+  else if (ok && !c.v[0].i) ok = fault(R, s, op, FAULT_CHECK, "%.500s%s", op->name[FLD_MESSAGE], "");
+  val_free(&c);
+  return ok ? ST_OK : ST_FAULT;
+}
+
 /* ---- control flow and the scheduler ------------------------------------ */
 static int push(Ref_ *R, Sub *s, const Op *op, const Body *b) {
   if (s->depth >= MAX_FRAMES) return fault(R, s, op, FAULT_LIMIT, "bodies nest too deeply%s%s", "", ""), ST_FAULT;
@@ -1199,6 +1234,9 @@ static int exec_op(Ref_ *R, Sub *s, const Op *op) {
   case OPK_WHILE: return do_while(R, s, op);
   case OPK_WHEN: return do_when(R, s, op);
   case OPK_EXPECT: return do_expect(R, s, op);
+  case OPK_DEBUG_PRINT: return do_debug_print(R, s, op);
+  case OPK_DEBUG_CHECK: return do_debug_check(R, s, op);
+  case OPK_UPDATE: case OPK_CALL: /* expanded by the loader (sim/front/load_sugar.c) */
   case OPK_UNIMPLEMENTED: /* rejected by the checker (U1) */
   case OPK_COUNT: break;
   }

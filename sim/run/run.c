@@ -71,6 +71,8 @@ void run_result_free(RunResult *r) {
   for (int i = 0; i < r->nvalues; i++) val_free(&r->values[i].val);
   free(r->values);
   free(r->atomics);
+  for (int i = 0; i < r->nprints; i++) free(r->prints[i].text);
+  free(r->prints);
   free(r->warnings);
   free(r->stats.sub);
   free(r->stats.dma);

@@ -20,7 +20,8 @@
   X(DIVZERO, "divzero") \
   X(LIMIT, "limit")    \
   X(EXPECT, "expect")  \
-  X(LOWERING, "lowering") /* a user's lowering whose operands do not fit */
+  X(LOWERING, "lowering") /* a user's lowering whose operands do not fit */ \
+  X(CHECK, "check")    /* a pl.debug_check whose condition is False */
 
 typedef enum {
   FAULT_NONE,
@@ -82,6 +83,12 @@ typedef struct {
 } RunWarning;
 #define RUN_MAX_WARNINGS 100
 
+/* A line pl.debug_print wrote (sim/run/debug_print.c), in the order run. */
+typedef struct {
+  int core, subcore;
+  char *text;
+} RunPrint;
+
 typedef struct {
   MemSystem mem;
   int nsub;          /* cores * subcores */
@@ -103,6 +110,8 @@ typedef struct {
    * sim/run/stream.h), when set. */
   void (*sink)(void *ctx, int sub, int op, EventKind k, const Value *v);
   void *sink_ctx;
+  RunPrint *prints;  /* debug_print's lines */
+  int nprints, capprints;
 } RunResult;
 
 typedef struct NamedValue {

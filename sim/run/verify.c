@@ -195,6 +195,7 @@ bool verify_memory(const Program *p, const RunResult *ref, const RunResult *eng,
 }
 
 /* ---- expect.refs ---------------------------------------------------------- */
+#define EXPECT_ANY 2 /* a defs entry: `_`, the element is not checked */
 /* Flattens a literal expectation into cells of dtype t; returns the count
  * or -1 when it is not a literal (*bad: the first element that is not).
  * None expects an undefined element (what --json prints as null). */
@@ -210,6 +211,10 @@ static int64_t flatten(const Expr *e, Dtype t, Cell *out, uint8_t *def, int64_t 
   Cell c = {0};
   if (e->kind == EX_NONE) {
     if (at < cap) def[at] = 0;
+    return at + 1;
+  }
+  if (e->kind == EX_NAME && !strcmp(e->name, "_")) { /* don't care: any value, defined or not */
+    if (at < cap) def[at] = EXPECT_ANY;
     return at + 1;
   }
   if (e->kind == EX_INT || e->kind == EX_BOOL) c = dtype_convert(DT_INT64, t, (Cell){.i = e->ival});
@@ -232,6 +237,7 @@ static bool check_instance(const Program *p, int k, const Ref *ref, Region *g, c
   int sz = dtype_size(ref->dtype);
   for (int64_t e = 0; e < ref->nelems; e++) {
     Cell want = cells[n == 1 ? 0 : e];
+    if (defs[n == 1 ? 0 : e] == EXPECT_ANY) continue;
     bool wdef = defs[n == 1 ? 0 : e], def = mem_range_defined(g, e * sz, sz);
     Cell got = dtype_load(ref->dtype, g->bytes + e * sz);
     if (def == wdef && (!def || alu_equal(ref->dtype, got, want))) continue;
