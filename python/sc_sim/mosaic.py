@@ -111,6 +111,22 @@ def kernel_module(fn: Any, *args: Any, chip: str = "tpu7x") -> str:
     return mods[0]
 
 
+def module_for_call(params: dict[str, Any], avals: list[Any]) -> str:
+    """JAX's Mosaic module for one `mpmd_map` call (params, input avals),
+    lowered under the abstract mesh already in force."""
+    import jax
+    from jax._src.pallas import mpmd
+
+    def call(*xs: Any) -> Any:
+        return mpmd.mpmd_map_p.bind(*xs, **params)
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
+    lowered = jax.jit(call).trace(*specs).lower(lowering_platforms=("tpu",))
+    mods = module_texts(lowered.as_text())
+    if not mods:
+        raise ValueError("JAX's lowering of the kernel holds no Mosaic module")
+    return mods[0]
+
+
 _OPLINE = re.compile(r'^(\s*)(?:(?:%[\w#]+(?::\d+)?(?:, )?)+ = )?"?([a-z_]+\.[a-z_0-9.]+)')
 
 
@@ -430,8 +446,10 @@ class Reader:
                 raise self.fail(op, f"arith.constant: a non-splat vector {val} is outside the subset")
             lit = {"true": "1", "false": "0"}.get(lit, lit)
             r = self.new_reg(None if shape else res[0])
-            if ty.startswith(("float", "bfloat")):
-                self.emit(f"%{r} = arith.constant fimm={float(lit)!r} ty={ty}", op)
+            if ty.startswith(("float", "bfloat")):  # a float64 literal, converted
+                w = self.new_reg()
+                self.emit(f"%{w} = arith.constant fimm={float(lit)!r} ty=float64", op)
+                self.emit(f"%{r} = arith.convert a=%{w} ty={ty}", op)
             else:
                 self.emit(f"%{r} = arith.constant imm={int(lit)} ty={ty}", op)
             if shape:
@@ -569,12 +587,49 @@ class Reader:
                 ents.append(("int", r, 1) if k < lead else ("slice", r, vshape[k - lead]))
             vw = self.view(m, ents)
             mk = f" mask=%{self.reg(mask[0], op)}" if mask else ""
+            self.known_attrs(op, {"strides", "add", "operandSegmentSizes"})
+            add = " add=true" if not load and self.flag(op, "add") else ""
             if load:
                 d = self.new_reg(res[0])
                 self.emit(f"%{d} = tpu.vector_load v={vw}{mk}", op, True)
             else:
                 a = self.reg(value, op)
-                self.emit(f"tpu.vector_store a=%{a} v={vw}{mk}", op, True)
+                self.emit(f"tpu.vector_store a=%{a} v={vw}{mk}{add}", op, True)
+            return
+        if name in ("tpu.vector_load_idx", "tpu.vector_store_idx"):
+            load = name == "tpu.vector_load_idx"
+            self.known_attrs(op, {"add", "operandSegmentSizes"})
+            seg = self.segments(op)
+            base = seg[0][0] if load else seg[1][0]
+            idx = seg[1] if load else seg[2]
+            mask = (seg[2] if load else seg[3]) if len(seg) > (2 if load else 3) else []
+            vw = self.view(self.mem(base, op))
+            first = self.nreg
+            for v in idx:  # the index registers, a run a..a+imm-1
+                r = self.reg(v, op)
+                self.emit(f"%{self.new_reg()} = sc.mov a=%{r}", op)
+            mk = f" mask=%{self.reg(mask[0], op)}" if mask else ""
+            if load:
+                d = self.new_reg(res[0])
+                self.emit(f"%{d} = tpu.vector_load_idx v={vw} a=%{first} imm={len(idx)}{mk}", op, True)
+            else:
+                add = " add=true" if self.flag(op, "add") else ""
+                b = self.reg(seg[0][0], op)
+                self.emit(f"tpu.vector_store_idx v={vw} a=%{first} imm={len(idx)} b=%{b}{mk}{add}",
+                          op, True)
+            return
+        if name == "tpu.barrier":
+            self.emit("tpu.barrier", op)
+            return
+        if name in ("tpu.sem_wait", "tpu.sem_signal"):
+            ops = list(op.operands)
+            if name == "tpu.sem_signal":
+                seg = self.segments(op)
+                if any(seg[2:]):
+                    raise self.fail(op, "tpu.sem_signal: a device, core or subcore id is outside the subset")
+                ops = seg[0] + seg[1]
+            vw = self.view(self.mem(ops[0], op))
+            self.emit(f"{name} v={vw} a=%{self.reg(ops[1], op)}", op)
             return
         if name in ("memref.load", "memref.store"):
             load = name == "memref.load"
@@ -621,6 +676,15 @@ class Reader:
             self.scf_if(op)
             return
         raise self.fail(op, f"operation {name} is outside the subset sc-sim reads")
+
+    def known_attrs(self, op: Any, known: set[str]) -> None:
+        for a in op.attributes:
+            key = a if isinstance(a, str) else a.name
+            if key not in known:
+                raise self.fail(op, f"{op.name}: attribute {key} is outside the subset")
+
+    def flag(self, op: Any, key: str) -> bool:
+        return key in op.attributes and str(op.attributes[key]) == "true"
 
     def trunc_div(self, d: int, a: int, b: int, ty: str, rem: bool, op: Any) -> None:
         """arith.divsi / remsi (toward zero) from floor division: q = a // b,
@@ -774,6 +838,25 @@ def with_lowered(program: str, text: str, out: str) -> None:
     block = "lowered: |\n" + "".join(f"  {ln}\n" for ln in text.splitlines())
     with open(out, "w") as f:
         f.write(src.rstrip("\n") + "\n" + block)
+
+
+def use_module(mlir_text: str, program: str) -> None:
+    """Rewrite `program` in place so that sc-sim runs JAX's module (its
+    `lowered:` text) instead of its own lowering; MosaicInputError is an
+    UnsupportedError for the front end."""
+    from .errors import UnsupportedError
+    dump = os.environ.get("SC_SIM_MOSAIC_DUMP")  # keep every module read (debugging)
+    if dump:
+        os.makedirs(dump, exist_ok=True)
+        name = os.path.basename(program)[:-5]
+        with open(os.path.join(dump, f"{name}.{os.getpid()}.{len(os.listdir(dump))}.mlir"), "w") as f:
+            f.write(mlir_text)
+    try:
+        text = lowered_text(mlir_text, program, "kernel.mlir")
+    except MosaicInputError as exc:
+        raise UnsupportedError(f"JAX's Mosaic module: {exc.line}:{exc.col}: "
+                               f"{exc.message}") from None
+    with_lowered(program, text, program)
 
 
 def main(argv: list[str]) -> int:
