@@ -159,7 +159,7 @@ def py_loc(loc: Any) -> tuple[int, int] | None:
 class ProgOp:
     id: int
     at: str
-    logs: list[str]
+    logs: list[tuple[str, str]]  # (log kind, mnemonic) in order
     py: tuple[int, int] | None
 
 
@@ -182,7 +182,8 @@ def program_ops(program: str, lowered_text: str) -> dict[int, ProgOp]:
                                  (int(src.group(1)), int(src.group(2))) if src else None)
         g = re.search(r" log=([LON])", ln)
         if g:
-            op.logs.append(g.group(1))
+            mn = re.match(r"^\d+: (?:%\d+ = )?(\S+)", ln)
+            op.logs.append((g.group(1), mn.group(1) if mn else ""))
     return ops
 
 
@@ -677,6 +678,20 @@ class Reader:
             return
         raise self.fail(op, f"operation {name} is outside the subset sc-sim reads")
 
+    def pair(self, ks: list[int], slots: list[tuple[int, str, str]]
+             ) -> dict[int, tuple[int, str]]:
+        """Memory instructions (code order) paired with the program's logged
+        results (in order) of the same mnemonic; an instruction whose
+        mnemonic is not the next slot's logs nothing.  Empty unless every
+        slot is paired."""
+        out, j = {}, 0
+        for k in ks:
+            mn = re.match(r"(?:%\d+ = )?(\S+)", self.code[k][0]).group(1)
+            if j < len(slots) and slots[j][2] == mn:
+                out[k] = (slots[j][0], slots[j][1])
+                j += 1
+        return out if j == len(slots) else {}
+
     def known_attrs(self, op: Any, known: set[str]) -> None:
         for a in op.attributes:
             key = a if isinstance(a, str) else a.name
@@ -775,17 +790,17 @@ class Reader:
             if memory and loc:
                 mem_at.setdefault(loc, []).append(k)
         logs: dict[int, tuple[int, str]] = {}
-        self.matched = True
         want = sum(len(p.logs) for p in self.ops.values())
         for loc, ks in mem_at.items():
-            slots = [(p.id, g) for p in by_loc.get(loc, []) for g in p.logs]
-            if len(slots) != len(ks):
-                self.matched = False
-                break
-            for k, s in zip(ks, slots):
-                logs[k] = s
-        if len(logs) != want:
-            self.matched = False
+            slots = [(p.id, g, mn) for p in by_loc.get(loc, []) for g, mn in p.logs]
+            logs.update(self.pair(ks, slots))
+        self.matched = len(logs) == want
+        if not self.matched:  # by order: memory ops in code order, logs in program order
+            ks = [k for k, c in enumerate(self.code) if c[2]]
+            slots = [(p.id, g, mn) for p in sorted(self.ops.values(), key=lambda p: p.id)
+                     for g, mn in p.logs]
+            logs = self.pair(ks, slots)
+            self.matched = len(logs) == want
         first = min(self.ops) if self.ops else 0
         out = [f"# sc-sim lowered code read from the Mosaic module {os.path.basename(self.name)}"
                + ("" if self.matched else " (values unmatched: final memory only)")]
