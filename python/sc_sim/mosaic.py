@@ -37,9 +37,12 @@ _INT_BIN = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*",
             "arith.shli": "<<", "arith.shrsi": ">>", "arith.floordivsi": "//",
             "arith.addf": "+", "arith.subf": "-", "arith.mulf": "*",
             "arith.divf": "/"}
+_UNSIGNED = {"arith.divui": "//", "arith.remui": "%", "arith.shrui": ">>"}
+_UTYPE = {"int32": "uint32", "int16": "uint16", "int8": "uint8", "int64": "uint64"}
 _MINMAX = {"arith.maxsi": 1, "arith.minsi": 0, "arith.maximumf": 1,
            "arith.minimumf": 0, "arith.maxnumf": 1, "arith.minnumf": 0}
 _CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">="}   # eq ne slt sle sgt sge
+_CMPU = {6: "<", 7: "<=", 8: ">", 9: ">="}                       # ult ule ugt uge
 _CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=", 6: "!=",     # ordered
          8: "==", 9: ">", 10: ">=", 11: "<", 12: "<=", 13: "!="}  # unordered
 _CONVERT = {"arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp",
@@ -365,8 +368,10 @@ class Reader:
                                 f"left to bind to")
         ref = self.unbound.pop(0)
         rshape = ref["shape"]
+        # bool refs are i32 memrefs; MLIR integers are signless (uintN is iN)
+        rdtype = "int32" if ref["dtype"] == "bool" else ref["dtype"].replace("uint", "int")
         if ref["space"] != space or rshape != shape or \
-                (space != "semaphore" and ref["dtype"] != dtype):
+                (space != "semaphore" and rdtype != dtype):
             raise self.fail(op, f"{what} of type {value.type} does not match the program's "
                                 f"ref '{ref['name']}' ({ref['space']}, shape {rshape}, "
                                 f"{ref['dtype']})")
@@ -458,9 +463,14 @@ class Reader:
                 self.emit(f"%{d} = vector.broadcast a=%{r} ty={ty} shape=({','.join(map(str, shape))})", op)
             return
         if name in _INT_BIN or name in ("arith.cmpi", "arith.cmpf") or name in _MINMAX \
-                or name in ("arith.divsi", "arith.remsi"):
+                or name in ("arith.divsi", "arith.remsi") or name in _UNSIGNED:
             a, b = (self.reg(v, op) for v in op.operands)
             uty = self.dtype_of(op.operands[0].type, op)
+            if name in _UNSIGNED:  # operands read as unsigned, the result as signed
+                d = self.new_reg(res[0])
+                self.emit(f'%{d} = arith.binary a=%{a} b=%{b} op="{_UNSIGNED[name]}" '
+                          f'ty={uty} uty={_UTYPE.get(uty, uty)}', op)
+                return
             ty = self.dtype_of(res[0].type, op)
             d = self.new_reg(res[0])
             if name in _MINMAX:
@@ -470,9 +480,12 @@ class Reader:
             else:
                 if name == "arith.cmpi":
                     p = int(str(op.attributes["predicate"]).split(":")[0])
-                    if p not in _CMPI:
-                        raise self.fail(op, f"arith.cmpi: predicate {p} (unsigned) is outside the subset")
-                    sym = _CMPI[p]
+                    if p in _CMPU:  # unsigned: the operands read as uintN
+                        sym, uty = _CMPU[p], _UTYPE.get(uty, uty)
+                    elif p not in _CMPI:
+                        raise self.fail(op, f"arith.cmpi: predicate {p} is outside the subset")
+                    else:
+                        sym = _CMPI[p]
                 elif name == "arith.cmpf":
                     p = int(str(op.attributes["predicate"]).split(":")[0])
                     if p not in _CMPF:
@@ -494,9 +507,15 @@ class Reader:
             d = self.new_reg(res[0])
             self.emit(f"%{d} = arith.select a=%{c} b=%{a} c=%{b} ty={ty} uty={ty}", op)
             return
-        if name in _CONVERT or name == "arith.bitcast" and False:
+        if name in _CONVERT:
             a = self.reg(op.operands[0], op)
             ty = self.dtype_of(res[0].type, op)
+            if name in ("arith.extui", "arith.uitofp"):  # zero-extend: through uintN
+                sty = self.dtype_of(op.operands[0].type, op)
+                if sty != "bool":
+                    u = self.new_reg()
+                    self.emit(f"%{u} = arith.convert a=%{a} ty={_UTYPE.get(sty, sty)}", op)
+                    a = u
             d = self.new_reg(res[0])
             self.emit(f"%{d} = arith.convert a=%{a} ty={ty}", op)
             return
