@@ -49,7 +49,6 @@ _CONVERT = {"arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp",
             "arith.fptosi", "arith.extf", "arith.truncf", "arith.index_cast",
             "arith.uitofp"}
 _MOVES = {"vector.shape_cast"}
-_MEMORY = {"tpu.vector_load", "tpu.vector_store", "memref.load", "memref.store"}
 _SKIP = {"func.return", "tpu.yield", "scf.yield"}
 
 
@@ -418,6 +417,8 @@ class Reader:
             self.op(o.operation)
 
     def segments(self, op: Any) -> list[list[Any]]:
+        if "operandSegmentSizes" not in op.attributes:
+            return [[v] for v in op.operands]
         sizes = [int(v) for v in re.findall(r"\d+", str(op.attributes["operandSegmentSizes"]).split(":", 1)[1])]
         out, k = [], 0
         ops = list(op.operands)
@@ -682,6 +683,44 @@ class Reader:
                 raise self.fail(op, "tpu.wait_dma2: a device or core id is outside the subset")
             self.emit(f"tpu.wait_dma2 v={self.view(self.mem(src[0], op))} "
                       f"v2={self.view(self.mem(dst[0], op))} sem={self.view(self.mem(sem[0], op))}", op)
+            return
+        if name == "tpu.enqueue_indirect_dma":
+            self.known_attrs(op, {"operandSegmentSizes", "add"})
+            # source, target, offsets, [offset_filter], [semaphore]
+            mems = [v for v in op.operands if str(v.type).startswith("memref<")]
+            filt = [v for v in op.operands if not str(v.type).startswith("memref<")]
+            if len(mems) < 3:
+                raise self.fail(op, "tpu.enqueue_indirect_dma: offsets in a register are outside the subset")
+            src, dst, offs, sem = mems[0], mems[1], mems[2], mems[3:]
+            gather = _mtype(dst.type)[2] == "vmem" and _mtype(src.type)[2] != "vmem"
+            text = (f"tpu.enqueue_indirect_dma v={self.view(self.mem(src, op))} "
+                    f"v2={self.view(self.mem(dst, op))}")
+            if sem:
+                text += f" sem={self.view(self.mem(sem[0], op))}"
+            text += f" offsets={self.view(self.mem(offs, op))}"
+            if filt:
+                text += f" c=%{self.reg(filt[0], op)}"
+            if gather:
+                text += " imm=1"
+            if self.flag(op, "add"):
+                text += " add=true"
+            self.emit(text, op)
+            return
+        if name == "tpu.wait_indirect_dma":
+            sem, src, dst = list(op.operands)[:3]
+            gather = _mtype(dst.type)[2] == "vmem" and _mtype(src.type)[2] != "vmem"
+            self.emit(f"tpu.wait_indirect_dma v={self.view(self.mem(src, op))} "
+                      f"v2={self.view(self.mem(dst, op))} sem={self.view(self.mem(sem, op))}"
+                      + (" imm=1" if gather else ""), op)
+            return
+        if name == "tpu.fetch_and_add_sync":
+            ops = list(op.operands)
+            base, idx, val, who = ops[0], ops[1:-2], ops[-2], ops[-1]
+            vw = self.view(self.mem(base, op), [("int", f"%{self.reg(v, op)}", 1) for v in idx]) \
+                if idx else self.view(self.mem(base, op))
+            d = self.new_reg(res[0])
+            self.emit(f"%{d} = tpu.fetch_and_add_sync a=%{self.reg(val, op)} "
+                      f"b=%{self.reg(who, op)} v={vw}", op, True)
             return
         if name in ("tpu.sem_alloc", "memref.alloca"):
             self.bind(res[0], op, f"{name} result")
