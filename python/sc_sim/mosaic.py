@@ -447,7 +447,7 @@ class Reader:
             shape = _vtype(t)[0]
             if shape and "dense<" not in val:
                 raise self.fail(op, f"arith.constant: value {val} is outside the subset")
-            m = re.search(r"dense<(.*)>", val)
+            m = re.search(r"dense<([^>]*)>", val)
             lit = (m.group(1) if m else val.split(":")[0]).strip()
             if lit.startswith("["):
                 raise self.fail(op, f"arith.constant: a non-splat vector {val} is outside the subset")
@@ -686,18 +686,21 @@ class Reader:
             return
         if name == "tpu.enqueue_indirect_dma":
             self.known_attrs(op, {"operandSegmentSizes", "add"})
-            # source, target, offsets, [offset_filter], [semaphore]
-            mems = [v for v in op.operands if str(v.type).startswith("memref<")]
-            filt = [v for v in op.operands if not str(v.type).startswith("memref<")]
-            if len(mems) < 3:
-                raise self.fail(op, "tpu.enqueue_indirect_dma: offsets in a register are outside the subset")
-            src, dst, offs, sem = mems[0], mems[1], mems[2], mems[3:]
+            # source, target, offsets (a memref or a register), [offset_filter], [semaphore]
+            ops = list(op.operands)
+            src, dst, offs = ops[0], ops[1], ops[2]
+            filt = [v for v in ops[3:] if not str(v.type).startswith("memref<")]
+            sem = [v for v in ops[3:] if str(v.type).startswith("memref<")]
             gather = _mtype(dst.type)[2] == "vmem" and _mtype(src.type)[2] != "vmem"
             text = (f"tpu.enqueue_indirect_dma v={self.view(self.mem(src, op))} "
                     f"v2={self.view(self.mem(dst, op))}")
             if sem:
                 text += f" sem={self.view(self.mem(sem[0], op))}"
-            text += f" offsets={self.view(self.mem(offs, op))}"
+            if str(offs.type).startswith("memref<"):
+                text += f" offsets={self.view(self.mem(offs, op))}"
+            else:
+                oshape, _ = _vtype(offs.type)
+                text += f" a=%{self.reg(offs, op)} shape=({','.join(map(str, oshape))})"
             if filt:
                 text += f" c=%{self.reg(filt[0], op)}"
             if gather:
