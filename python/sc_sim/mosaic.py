@@ -43,8 +43,8 @@ _MINMAX = {"arith.maxsi": 1, "arith.minsi": 0, "arith.maximumf": 1,
            "arith.minimumf": 0, "arith.maxnumf": 1, "arith.minnumf": 0}
 _CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">="}   # eq ne slt sle sgt sge
 _CMPU = {6: "<", 7: "<=", 8: ">", 9: ">="}                       # ult ule ugt uge
-_CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=", 6: "!=",     # ordered
-         8: "==", 9: ">", 10: ">=", 11: "<", 12: "<=", 13: "!="}  # unordered
+_CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=",   # oeq ogt oge olt ole
+         13: "!="}                                     # une (NaN: true, as Python's !=)
 _CONVERT = {"arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp",
             "arith.fptosi", "arith.extf", "arith.truncf", "arith.index_cast",
             "arith.uitofp"}

@@ -66,8 +66,8 @@ def test_seeded_wrong_lowering_is_caught(tmp_path, capfd, name, edit, caught):
 
 
 BAD = [
-    ("unknown op", _edit(r"arith.muli %10, %11 : vector<8xi32>", "arith.divui %10, %11 : vector<8xi32>"),
-     r"operation arith.divui is outside the subset"),
+    ("unknown op", _edit(r"arith.muli %10, %11 : vector<8xi32>", "arith.ceildivsi %10, %11 : vector<8xi32>"),
+     r"operation arith.ceildivsi is outside the subset"),
     ("unknown attribute", _edit(r"\{strides = array<i32>\}", "{strides = array<i32>, foo = 1 : i32}"),
      r"tpu.vector_load: attribute foo is outside the subset"),
     ("argument mismatch", None, r"argument %arg5 of type memref<16xi32, "
@@ -90,3 +90,34 @@ def test_bad_input_is_exit_2_at_its_line(tmp_path, capfd, name, edit, msg):
     m = re.match(r"(\S+\.mlir):(\d+):(\d+): error: (.*)", err)
     assert m and re.search(msg, m.group(4)), err
     assert int(m.group(2)) > 0
+
+
+def test_run_with_lowering_jax_gives_sc_sims_outputs(chip, lanes):
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    import sc_sim
+    from helpers import lane_iota, sds, sub, vmesh
+    x = (np.arange(4 * lanes, dtype=np.int32) * 5 - 37).reshape(4, lanes)
+
+    def fn(a):
+        @pl.kernel(out_type=sds(x.shape), mesh=vmesh(1, 4),
+                   scratch_types=[pltpu.VMEM((lanes,), jnp.int32)])
+        def k(x_hbm, o_hbm, buf):
+            pltpu.sync_copy(x_hbm.at[sub()], buf)
+
+            @pl.loop(0, 3)
+            def _(i):
+                v = buf[...]
+                buf[...] = jnp.where(lane_iota(lanes) % 3 == i, (v >> 1) + 3, v * 2 - i)
+            pltpu.sync_copy(buf, o_hbm.at[sub()])
+        return k(a)
+    ours, _ = sc_sim.run(fn, jnp.asarray(x), chip=chip, jax_check=False)
+    theirs, rec = sc_sim.run(fn, jnp.asarray(x), chip=chip, jax_check=False, lowering="jax")
+    np.testing.assert_array_equal(np.asarray(theirs), np.asarray(ours))
+    assert rec.cycles
+    with pytest.raises(ValueError, match="lowering="):
+        sc_sim.interpret(chip, lowering="mosaic")
