@@ -247,6 +247,14 @@ def _mtype(t: Any) -> tuple[list[int], str, str]:
     return [int(p) for p in parts[:-1]], _DTYPES.get(parts[-1], parts[-1]), sp
 
 
+def _ints(attr: Any) -> list[int]:
+    """The integers of an array attribute: `array<i64: 1, 2>`, `[1 : i64]`."""
+    s = str(attr)
+    if s.startswith("array<"):
+        s = s.split(":", 1)[1] if ":" in s else ""
+    return [int(v) for v in re.findall(r"-?\d+", re.sub(r":\s*[a-z]+\d+", "", s))]
+
+
 def _vtype(t: Any) -> tuple[list[int], str]:
     s = str(t)
     m = re.match(r"vector<(.*)>$", s)
@@ -349,7 +357,7 @@ class Reader:
         ib = attrs.get("iteration_bounds")
         if ib is None:
             raise self.fail(fn, "attribute iteration_bounds is missing")
-        self.ibounds = [int(v) for v in re.findall(r"-?\d+", str(ib).split(":", 1)[1])]
+        self.ibounds = _ints(ib)
         for key in attrs:
             if key not in {"dimension_semantics", "iteration_bounds", "scalar_prefetch",
                            "scratch_operands", "tpu.core_type", "window_params",
@@ -737,6 +745,31 @@ class Reader:
         if name == "scf.if":
             self.scf_if(op)
             return
+        if name == "scf.while":
+            self.scf_while(op)
+            return
+        if name == "vector.extract_strided_slice":
+            shape, _ = _vtype(op.operands[0].type)
+            nums = {k: _ints(op.attributes[k]) for k in ("offsets", "sizes", "strides")}
+            if len(shape) != 1 or nums["sizes"] != [1]:
+                raise self.fail(op, "vector.extract_strided_slice: only one element of a 1-D "
+                                    "vector is inside the subset")
+            d = self.new_reg(res[0])
+            self.emit(f"%{d} = vector.extract a=%{self.reg(op.operands[0], op)} "
+                      f"shape=({nums['offsets'][0]})", op)
+            return
+        if name == "vector.extract":
+            if len(list(op.operands)) != 1:
+                raise self.fail(op, "vector.extract: a dynamic position is outside the subset")
+            pos = _ints(op.attributes["static_position"])
+            shape, _ = _vtype(op.operands[0].type)
+            a = self.reg(op.operands[0], op)
+            d = self.new_reg(res[0])
+            if all(n == 1 for n in shape) and not any(pos):
+                self.emit(f"%{d} = sc.mov a=%{a}", op)
+            else:
+                self.emit(f"%{d} = vector.extract a=%{a} shape=({','.join(map(str, pos))})", op)
+            return
         raise self.fail(op, f"operation {name} is outside the subset sc-sim reads")
 
     def pair(self, ks: list[int], slots: list[tuple[int, str, str]]
@@ -813,6 +846,39 @@ class Reader:
                 self.op(o.operation)
         self.emit(f"%{iv} = scf.yield b=%{hi} c=%{step} target=@{start}", op)
         self.code[head][0] = f"%{iv} = scf.for a=%{lo} b=%{hi} c=%{step} target=@{len(self.code)}"
+
+    def scf_while(self, op: Any) -> None:
+        """before region (ends in scf.condition), after region (ends in
+        scf.yield): carries := inits; TOP: before; results := condition's
+        values; if not cond: exit; after; carries := yielded; jump TOP."""
+        inits = [self.reg(v, op) for v in op.operands]
+        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        carries = [self.new_reg(a) for a in before.arguments]
+        outs = [self.new_reg(r) for r in op.results]
+        for a, r in zip(after.arguments, outs):
+            self.regs[a] = r
+        self.moves(carries, inits, op)
+        top = len(self.code)
+        exit_at = None
+        for o in before.operations:
+            o = o.operation
+            if o.name == "scf.condition":
+                vals = list(o.operands)
+                self.moves(outs, [self.reg(v, o) for v in vals[1:]], o)
+                exit_at = self.emit("", o)
+                cond = self.reg(vals[0], o)
+            else:
+                self.op(o)
+        for o in after.operations:
+            o = o.operation
+            if o.name == "scf.yield":
+                self.moves(carries, [self.reg(v, o) for v in o.operands], o)
+            else:
+                self.op(o)
+        self.emit(f"cf.br target=@{top}", op)
+        if exit_at is None:
+            raise self.fail(op, "scf.while: the before region has no scf.condition")
+        self.code[exit_at][0] = f"scf.if a=%{cond} target=@{len(self.code)}"
 
     def scf_if(self, op: Any) -> None:
         cond = self.reg(op.operands[0], op)
