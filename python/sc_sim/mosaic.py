@@ -918,10 +918,17 @@ class Reader:
                 mem_at.setdefault(loc, []).append(k)
         logs: dict[int, tuple[int, str]] = {}
         want = sum(len(p.logs) for p in self.ops.values())
+        # a location with no memory instruction is code JAX left out (a
+        # branch it resolved statically): its results are not wanted
+        self.matched = all(c[1] for c in self.code if c[2])
         for loc, ks in mem_at.items():
             slots = [(p.id, g, mn) for p in by_loc.get(loc, []) for g, mn in p.logs]
-            logs.update(self.pair(ks, slots))
-        self.matched = len(logs) == want
+            got = self.pair(ks, slots)
+            self.matched = self.matched and (bool(got) or not slots) and \
+                len(got) == len([k for k in ks if k in got]) and len(got) == len(slots)
+            logs.update(got)
+        if not mem_at and want:
+            self.matched = False
         if not self.matched:  # by order: memory ops in code order, logs in program order
             ks = [k for k, c in enumerate(self.code) if c[2]]
             slots = [(p.id, g, mn) for p in sorted(self.ops.values(), key=lambda p: p.id)
