@@ -652,13 +652,18 @@ class Reader:
             return
         if name in ("tpu.sem_wait", "tpu.sem_signal"):
             ops = list(op.operands)
-            if name == "tpu.sem_signal":
-                seg = self.segments(op)
-                if any(seg[2:]):
-                    raise self.fail(op, "tpu.sem_signal: a device, core or subcore id is outside the subset")
+            extra = ""
+            if name == "tpu.sem_signal":  # semaphore, amount, [device_id], [core_id], [subcore_id]
+                seg = self.segments(op) + [[], [], []]
+                if seg[2]:
+                    raise self.fail(op, "tpu.sem_signal: a device id is outside the subset")
+                if seg[3]:
+                    extra += f" b=%{self.reg(seg[3][0], op)}"
+                if seg[4]:
+                    extra += f" c=%{self.reg(seg[4][0], op)}"
                 ops = seg[0] + seg[1]
             vw = self.view(self.mem(ops[0], op))
-            self.emit(f"{name} v={vw} a=%{self.reg(ops[1], op)}", op)
+            self.emit(f"{name} v={vw} a=%{self.reg(ops[1], op)}{extra}", op)
             return
         if name in ("memref.load", "memref.store"):
             load = name == "memref.load"
@@ -780,11 +785,14 @@ class Reader:
         slot is paired."""
         out, j = {}, 0
         for k in ks:
-            mn = re.match(r"(?:%\d+ = )?(\S+)", self.code[k][0]).group(1)
+            mn = self.mnemonic(k)
             if j < len(slots) and slots[j][2] == mn:
                 out[k] = (slots[j][0], slots[j][1])
                 j += 1
         return out if j == len(slots) else {}
+
+    def mnemonic(self, k: int) -> str:
+        return re.match(r"(?:%\d+ = )?(\S+)", self.code[k][0]).group(1)
 
     def known_attrs(self, op: Any, known: set[str]) -> None:
         for a in op.attributes:
@@ -920,12 +928,16 @@ class Reader:
         want = sum(len(p.logs) for p in self.ops.values())
         # a location with no memory instruction is code JAX left out (a
         # branch it resolved statically): its results are not wanted
+        loggable = {mn for p in self.ops.values() for _, mn in p.logs}
         self.matched = all(c[1] for c in self.code if c[2])
         for loc, ks in mem_at.items():
             slots = [(p.id, g, mn) for p in by_loc.get(loc, []) for g, mn in p.logs]
+            if not slots:  # memory instructions where the program logs nothing
+                if any(self.mnemonic(k) in loggable for k in ks):
+                    self.matched = False
+                continue
             got = self.pair(ks, slots)
-            self.matched = self.matched and (bool(got) or not slots) and \
-                len(got) == len([k for k in ks if k in got]) and len(got) == len(slots)
+            self.matched = self.matched and bool(got)
             logs.update(got)
         if not mem_at and want:
             self.matched = False
