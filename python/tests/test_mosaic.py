@@ -121,3 +121,38 @@ def test_run_with_lowering_jax_gives_sc_sims_outputs(chip, lanes):
     assert rec.cycles
     with pytest.raises(ValueError, match="lowering="):
         sc_sim.interpret(chip, lowering="mosaic")
+
+
+def test_jax_drops_the_subcore_of_a_semaphore_signal(lanes):
+    """jax 0.10.2 lowers semaphore_signal(device_id={subcore: 1}) on a
+    scratch semaphore to a tpu.sem_signal without a target (docs/mosaic.md):
+    subcore 1 then waits forever, which the engine reports."""
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    import sc_sim
+    from helpers import SUB, sds, sub, vmesh
+
+    def fn():
+        @pl.kernel(out_type=sds((lanes,)), mesh=vmesh(1, 2),
+                   scratch_types=[pltpu.VMEM((lanes,), jnp.int32),
+                                  pltpu.SemaphoreType.REGULAR])
+        def handoff(o_hbm, buf, ready):
+            @pl.when(sub() == 0)
+            def _():
+                pl.semaphore_signal(ready, 1, device_id={SUB: 1},
+                                    device_id_type=pl.DeviceIdType.MESH)
+
+            @pl.when(sub() == 1)
+            def _():
+                pl.semaphore_wait(ready, 1)
+                buf[...] = jnp.zeros((lanes,), jnp.int32)
+                pltpu.sync_copy(buf, o_hbm)
+        return handoff()
+    sc_sim.run(fn, chip="tpu7x", jax_check=False)  # sc-sim's lowering: fine
+    from sc_sim import mosaic as m
+    text = m.kernel_module(fn)
+    assert re.search(r"tpu.sem_signal %\w+, %\w+ :", text)  # no core or subcore operand
+    with pytest.raises((sc_sim.VerificationError, sc_sim.FaultError), match="deadlock"):
+        sc_sim.run(fn, chip="tpu7x", jax_check=False, lowering="jax")
