@@ -39,6 +39,7 @@ _INT_BIN = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*",
             "arith.divf": "/"}
 _UNSIGNED = {"arith.divui": "//", "arith.remui": "%", "arith.shrui": ">>"}
 _UTYPE = {"int32": "uint32", "int16": "uint16", "int8": "uint8", "int64": "uint64"}
+_MINMAX_U = {"arith.maxui": 1, "arith.minui": 0}
 _MINMAX = {"arith.maxsi": 1, "arith.minsi": 0, "arith.maximumf": 1,
            "arith.minimumf": 0, "arith.maxnumf": 1, "arith.minnumf": 0}
 _CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">="}   # eq ne slt sle sgt sge
@@ -472,7 +473,7 @@ class Reader:
                 self.emit(f"%{d} = vector.broadcast a=%{r} ty={ty} shape=({','.join(map(str, shape))})", op)
             return
         if name in _INT_BIN or name in ("arith.cmpi", "arith.cmpf") or name in _MINMAX \
-                or name in ("arith.divsi", "arith.remsi") or name in _UNSIGNED:
+                or name in _MINMAX_U or name in ("arith.divsi", "arith.remsi") or name in _UNSIGNED:
             a, b = (self.reg(v, op) for v in op.operands)
             uty = self.dtype_of(op.operands[0].type, op)
             if name in _UNSIGNED:  # operands read as unsigned, the result as signed
@@ -482,7 +483,10 @@ class Reader:
                 return
             ty = self.dtype_of(res[0].type, op)
             d = self.new_reg(res[0])
-            if name in _MINMAX:
+            if name in _MINMAX_U:
+                self.emit(f"%{d} = arith.minmax a=%{a} b=%{b} imm={_MINMAX_U[name]} "
+                          f"ty={ty} uty={_UTYPE.get(uty, uty)}", op)
+            elif name in _MINMAX:
                 self.emit(f"%{d} = arith.minmax a=%{a} b=%{b} imm={_MINMAX[name]} ty={ty} uty={uty}", op)
             elif name in ("arith.divsi", "arith.remsi"):
                 self.trunc_div(d, a, b, ty, name == "arith.remsi", op)

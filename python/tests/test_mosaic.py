@@ -156,3 +156,12 @@ def test_jax_drops_the_subcore_of_a_semaphore_signal(lanes):
     assert re.search(r"tpu.sem_signal %\w+, %\w+ :", text)  # no core or subcore operand
     with pytest.raises((sc_sim.VerificationError, sc_sim.FaultError), match="deadlock"):
         sc_sim.run(fn, chip="tpu7x", jax_check=False, lowering="jax")
+
+
+def test_campaign_smoke(capsys):
+    """25 fuzz programs: emitted, lowered by JAX, read, run, verified."""
+    from sc_sim import mosaic_campaign
+    assert mosaic_campaign.main(["--seed", "7", "--count", "25", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"match +(\d+)", out) and int(re.search(r"match +(\d+)", out).group(1)) >= 9
+    assert re.search(r"mismatch +0\b", out)
