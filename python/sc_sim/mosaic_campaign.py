@@ -15,6 +15,8 @@ against the reference of the program's body.  Outcomes by class:
   jax-device  different outcomes, and the program signals a semaphore of
               another subcore or core (`semaphore_signal` with `subcore:` /
               `core:`): jax 0.10.2 drops that target (docs/mosaic.md)
+  jax-neg0    the only difference is a float -0.0 that JAX's module makes
+              0.0: jax 0.10.2 lowers lax.neg as 0 - x (docs/mosaic.md)
   mismatch    different outcomes: a bug of the reader or of JAX's lowering
   unsupported the module holds an op outside the reader's subset (named)
   rejected    the kernel is not accepted (sc-sim's or JAX's checker)
@@ -96,6 +98,8 @@ def one(seed: int, count: int, k: int, folder: str) -> tuple[str, str]:
     b = _exit(jpath)
     if a[0] != b[0] and re.search(r"semaphore_signal: \{[^}]*\b(subcore|core):", text):
         return "jax-device", f"sc-sim lowering exit {a[0]}; JAX's module exit {b[0]}"
+    if a[0] != b[0] and re.search(r"reference -0\.0, lowering 0\.0", b[1]):
+        return "jax-neg0", f"sc-sim lowering exit {a[0]}; JAX's module exit {b[0]}"
     if a[0] != b[0]:
         return "mismatch", f"sc-sim lowering exit {a[0]}; JAX's module exit {b[0]}: {b[1][:160]}"
     return "match", ""
@@ -130,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                                     dirs_exist_ok=True)
             shutil.rmtree(os.path.join(folder, f"k{k}"), ignore_errors=True)
     print(f"mosaic campaign: seed {a.seed}, {a.count} programs, {time.time() - t0:.0f} s")
-    for cls in ("match", "jax-device", "mismatch", "unsupported", "rejected", "cannot"):
+    for cls in ("match", "jax-device", "jax-neg0", "mismatch", "unsupported", "rejected", "cannot"):
         print(f"  {cls:12} {table[cls]}")
     for cls in ("mismatch", "unsupported"):
         for d, n in details[cls].most_common(12):

@@ -165,3 +165,27 @@ def test_campaign_smoke(capsys):
     out = capsys.readouterr().out
     assert re.search(r"match +(\d+)", out) and int(re.search(r"match +(\d+)", out).group(1)) >= 9
     assert re.search(r"mismatch +0\b", out)
+
+
+def test_jax_neg_of_zero_is_plus_zero(lanes):
+    """jax 0.10.2 lowers lax.neg as 0 - x (docs/mosaic.md): -(0.0) stores
+    +0.0 in JAX's module, -0.0 in the kernel's meaning."""
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    import sc_sim
+    from helpers import sds, vmesh
+
+    def fn():
+        @pl.kernel(out_type=sds((lanes,), jnp.float32), mesh=vmesh(1, 1),
+                   scratch_types=[pltpu.VMEM((lanes,), jnp.float32)])
+        def neg(o_hbm, buf):
+            buf[...] = -jnp.zeros((lanes,), jnp.float32)
+            pltpu.sync_copy(buf, o_hbm)
+        return neg()
+    out, _ = sc_sim.run(fn, chip="tpu7x", jax_check=False)
+    assert np.signbit(np.asarray(out)).all()  # -0.0, as numpy's negative(0.0)
+    with pytest.raises(sc_sim.VerificationError, match=r"reference -0\.0, lowering 0\.0"):
+        sc_sim.run(fn, chip="tpu7x", jax_check=False, lowering="jax")
