@@ -292,10 +292,10 @@ class Reader:
         def visit(op: Any) -> None:
             nonlocal k
             if op.name != "builtin.module":
-                j = k
-                while j < len(self.positions) and self.positions[j][0] != op.name:
+                j = k  # a terminator may be implicit (not printed): look a little ahead only
+                while j < min(k + 3, len(self.positions)) and self.positions[j][0] != op.name:
                     j += 1
-                if j < len(self.positions):
+                if j < len(self.positions) and self.positions[j][0] == op.name:
                     self.where[op] = self.positions[j][1:]
                     k = j + 1
             for r in op.regions:
