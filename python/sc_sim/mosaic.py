@@ -318,6 +318,7 @@ class Reader:
         self.refs = refs
         self.ops = ops
         self.regs: dict[Any, int] = {}
+        self.simshape: dict[Any, list[int]] = {}
         self.mems: dict[Any, Mem] = {}
         self.nreg = 0
         self.views: list[str] = []
@@ -532,8 +533,9 @@ class Reader:
             d = self.new_reg(res[0])
             self.emit(f"%{d} = arith.convert a=%{a} ty={ty}", op)
             return
-        if name in _MOVES:
+        if name in _MOVES:  # the register keeps its shape (sc.mov)
             a = self.reg(op.operands[0], op)
+            self.simshape[res[0]] = self.shape_of(op.operands[0])
             d = self.new_reg(res[0])
             self.emit(f"%{d} = sc.mov a=%{a}", op)
             return
@@ -764,8 +766,12 @@ class Reader:
                 raise self.fail(op, "vector.extract_strided_slice: only one element of a 1-D "
                                     "vector is inside the subset")
             d = self.new_reg(res[0])
+            idx, flat = [], nums["offsets"][0]  # the element in the register's own shape
+            for n in reversed(self.shape_of(op.operands[0])):
+                idx.insert(0, flat % n)
+                flat //= n
             self.emit(f"%{d} = vector.extract a=%{self.reg(op.operands[0], op)} "
-                      f"shape=({nums['offsets'][0]})", op)
+                      f"shape=({','.join(map(str, idx))})", op)
             return
         if name == "vector.extract":
             if len(list(op.operands)) != 1:
@@ -794,6 +800,10 @@ class Reader:
                 out[k] = (slots[j][0], slots[j][1])
                 j += 1
         return out if j == len(slots) else {}
+
+    def shape_of(self, value: Any) -> list[int]:
+        """The shape sc-sim's register of value has (shape casts keep it)."""
+        return self.simshape.get(value) or _vtype(value.type)[0]
 
     def mnemonic(self, k: int) -> str:
         return re.match(r"(?:%\d+ = )?(\S+)", self.code[k][0]).group(1)
