@@ -574,24 +574,17 @@ class Reader:
             src = self.mem(op.operands[0], op)
             sshape, _, _ = _mtype(op.operands[0].type)
             dshape, _, _ = _mtype(res[0].type)
-            keep, j = [], 0
-            for s in sshape:
-                if j < len(dshape) and s == dshape[j] and (s != 1 or len(sshape) - len(keep) - 1 < len(dshape) - j or True):
-                    if s == 1 and len(sshape) - (len(keep) + (len(sshape) - len(dshape))) > len(dshape) - j and False:
-                        pass
+            keep, j = [], 0  # keep a dimension while it matches the result's next one
+            for n in sshape:
+                if j < len(dshape) and n == dshape[j]:
                     keep.append(True)
                     j += 1
-                else:
+                elif n == 1:
                     keep.append(False)
-            # squeeze the leading unit dims first: recompute greedily from the right count
-            drop = len(sshape) - len(dshape)
-            keep = []
-            for s in sshape:
-                if s == 1 and drop > 0:
-                    keep.append(False)
-                    drop -= 1
                 else:
-                    keep.append(True)
+                    raise self.fail(op, f"tpu.memref_squeeze: {sshape} to {dshape} is not a squeeze")
+            if j != len(dshape):
+                raise self.fail(op, f"tpu.memref_squeeze: {sshape} to {dshape} is not a squeeze")
             if src.levels and all(k == "slice" for k, _, _ in src.levels[-1]) and \
                     len(src.levels[-1]) == len(sshape):
                 last = [(e if k else ("int", e[1], 1)) for e, k in zip(src.levels[-1], keep)]
