@@ -50,8 +50,7 @@ SEEDED = [
     ("wrong operation", _edit(r"arith.muli %10, %11", "arith.addi %10, %11"), {3}),
     ("missing wait", _edit(r"^\s*tpu.wait_dma2 semaphore\(%arg6.*\n", ""), {3, 4}),
     ("dropped store", _edit(r"^\s*tpu.vector_store %arg5\[%c8_7\].*\n", ""), {3}),
-    ("wrong row of the DMA", _edit(r"(%26 = tpu.memref_slice %arg3\[)%arg1", r"\1%arg0")
-     if False else _edit(r"(%24 = tpu.memref_slice %arg3\[)%arg1", r"\1%arg0"), {3, 4}),
+    ("wrong row of the DMA", _edit(r"(%24 = tpu.memref_slice %arg3\[)%arg1", r"\1%arg0"), {3, 4}),
     ("wrong source buffer", _edit(r"tpu.vector_load %arg4\[%c0_6\]", "tpu.vector_load %arg5[%c0_6]"), {3, 4}),
     ("missing output wait", _edit(r"^\s*tpu.wait_dma2 semaphore\(%21.*\n", ""), {3, 4}),
 ]
