@@ -14,6 +14,7 @@ as the kernel's outputs.  Inside `interpret()`:
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from typing import Any, Callable, Sequence
 
@@ -41,6 +42,9 @@ class Session:
     def call(self, params: dict[str, Any], args: Sequence[Any]) -> list[np.ndarray]:
         prep = prepare(params, self.opts.chip, len(args))
         judged(prep, params, [jax.typeof(a) for a in args], self.opts)
+        if self.opts.lowering == "jax":
+            from .mosaic import module_for_call
+            prep.mosaic = module_for_call(params, [jax.typeof(a) for a in args])
         outs, rec = execute(prep, args, self.opts)
         self.records.append(rec)
         return outs
@@ -72,6 +76,9 @@ def _cpu_lowering(ctx: Any, *in_nodes: Any, **params: Any) -> Any:
     prep = prepare(params, session.opts.chip, len(in_nodes))
     judged(prep, params, list(ctx.avals_in), session.opts)
     opts = session.opts
+    if opts.lowering == "jax":
+        from .mosaic import module_for_call
+        prep.mosaic = module_for_call(params, list(ctx.avals_in))
     out_avals = params["out_avals"]
 
     def host(*arrays_in: Any) -> list[np.ndarray]:
@@ -128,10 +135,15 @@ class interpret(contextlib.ContextDecorator):
     def __init__(self, chip: str = "tpu7x", *, trace: str | None = None,
                  stats: bool | str = False, strict_races: bool = False,
                  verify: bool = True, out_dir: str | None = None,
-                 jax_check: bool = True, profile: bool = False) -> None:
+                 jax_check: bool = True, profile: bool = False, lowering: str | None = None) -> None:
         chips.resolve(chip)
+        if lowering is None:  # SC_SIM_LOWERING=jax runs a whole suite on JAX's modules
+            lowering = os.environ.get("SC_SIM_LOWERING", "sc-sim")
+        if lowering not in ("sc-sim", "jax"):
+            raise ValueError(f"lowering={lowering!r}: 'sc-sim' (sc-sim's own) or "
+                             f"'jax' (JAX's Mosaic module)")
         self.opts = Options(chip, trace, stats, strict_races, verify, out_dir,
-                            jax_check, profile)
+                            jax_check, profile, lowering)
         self._scopes: list[Any] = []
 
     def __enter__(self) -> Session:
@@ -159,13 +171,13 @@ class interpret(contextlib.ContextDecorator):
 def run(fn: Callable[..., Any], *args: Any, chip: str = "tpu7x",
         trace: str | None = None, stats: bool | str = False,
         strict_races: bool = False, verify: bool = True,
-        jax_check: bool = True, profile: bool = False) -> tuple[Any, RunRecord]:
+        jax_check: bool = True, profile: bool = False, lowering: str | None = None) -> tuple[Any, RunRecord]:
     """Call `fn(*args)` with its SparseCore kernels on sc-sim: its outputs
     and the record of the (last) kernel run (profile=True: with the cycles
     of each of the kernel's Python lines, `record.profile` and
     `record.profile_table()`)."""
     with interpret(chip, trace=trace, stats=stats, strict_races=strict_races,
-                   verify=verify, jax_check=jax_check, profile=profile) as session:
+                   verify=verify, jax_check=jax_check, profile=profile, lowering=lowering) as session:
         out = fn(*args)
         out = jax.block_until_ready(out)
     if not session.records:

@@ -64,6 +64,7 @@ class Options:
     out_dir: str | None = None  # to_program: keep programs here
     jax_check: bool = True      # also ask JAX's own lowering (issue 18)
     profile: bool = False       # RunRecord.profile: the cycles of each Python line
+    lowering: str = "sc-sim"    # "jax": run JAX's Mosaic module (docs/mosaic.md)
 
 
 def abstract_mesh(chip: str) -> AbstractMesh:
@@ -86,6 +87,7 @@ class Prepared:
     info: KernelInfo
     name: str
     path: str | None = None  # where the program was written in out_dir
+    mosaic: str | None = None  # JAX's Mosaic module, run instead (lowering="jax")
 
 
 def kernel_name(params: dict[str, Any]) -> str:
@@ -241,6 +243,9 @@ def execute(prep: Prepared, args: Sequence[Any], opts: Options
         text, line_map = render(info.program)
         with open(path, "w") as f:
             f.write(text)
+        if prep.mosaic is not None:
+            from .mosaic import use_module
+            use_module(prep.mosaic, path)
         stats_path = os.path.join(directory, f"{os.path.basename(path)}.stats.json")
         out_dir = os.path.join(directory, os.path.basename(path) + ".out")
         flags = ["run", os.path.basename(path), "--stats", os.path.basename(stats_path)]
