@@ -28,6 +28,10 @@ typedef enum { BK_VALUE, BK_INDEX } BuiltinKind;
   X(MIN, "min", NULL, BK_VALUE, 2, 2, "min and max take two arguments")                            \
   X(MAX, "max", NULL, BK_VALUE, 2, 2, "min and max take two arguments")                            \
   X(ASTYPE, "astype", NULL, BK_VALUE, 2, 2, "astype takes (value, dtype)")                         \
+  X(CUMSUM, "plsc.cumsum", NULL, BK_VALUE, 1, 2, "plsc.cumsum takes (x, mask=m)")                \
+  X(CUMMAX, "plsc.cummax", NULL, BK_VALUE, 1, 2, "plsc.cummax takes (x, mask=m)")                \
+  X(CUMMIN, "plsc.cummin", NULL, BK_VALUE, 1, 2, "plsc.cummin takes (x, mask=m)")                \
+  X(LAX_CUMSUM, "jnp.cumsum", "lax.cumsum", BK_VALUE, 1, 3, "jnp.cumsum takes (x, axis=0) and lax.cumsum (x, axis=0, reverse=False)") \
   X(DS, "pl.ds", "pl.dslice", BK_INDEX, 0, 3, "pl.ds takes (start, size, stride)")                 \
   X(INDICES, "plsc.Indices", "Indices", BK_INDEX, 1, 2, "plsc.Indices(indices, ignored_value=k) needs the indices first")
 

@@ -8,6 +8,7 @@
 #include "expr.h"
 #include "index.h"
 #include "mosaic.h"
+#include "scanops.h"
 
 /* ---- the checker state --------------------------------------------- */
 typedef struct {
@@ -335,6 +336,68 @@ static bool eval_where_minmax(Checker *c, Expr *e, AVal *out) {
   return true;
 }
 
+/* ---- the scans: plsc.cumsum/cummax/cummin (CU0-CU3), jnp.cumsum (CS1-CS3) */
+static bool scan_static_int(Checker *c, Expr *e, const char *what, int64_t *v) {
+  AVal a;
+  if (!eval_value(c, e, &a)) return false;
+  if (a.rank || !a.is_static || (!dtype_is_int(a.dtype) && a.dtype != DT_BOOL)) {
+    char msg[120];
+    snprintf(msg, sizeof msg, "%s must be a literal here", what);
+    return input_error(c, e->loc, msg);
+  }
+  *v = a.sval.i;
+  e->has_sval = true, e->sval = *v;
+  return true;
+}
+
+static bool scan_dtype_ok(Dtype t) { return t == DT_UINT32 || t == DT_INT32 || t == DT_FLOAT32; }
+
+static bool eval_scan(Checker *c, Expr *e, AVal *out) {
+  Expr *xe = scanop_arg(e, 0, NULL), *me = scanop_arg(e, -1, "mask");
+  bool lax = e->builtin == BI_LAX_CUMSUM;
+  if (!xe || (!lax && scanop_arg(e, 1, NULL))) return input_error(c, e->loc, builtin_usage(e->builtin));
+  AVal x, m;
+  char a[300], b[300];
+  if (!eval_value(c, xe, &x)) return false;
+  if (x.kind != AV_VALUE) return input_error(c, xe->loc, "a scan takes a value; load the ref first (x[...])");
+  *out = x;
+  out->weak = false;
+  out->is_static = false;
+  e->sval = x.rank ? x.shape[0] : 1; /* the lane count, for the lowering (has_sval stays false) */
+  if (lax) {
+    Expr *ae = scanop_arg(e, 1, "axis"), *re = scanop_arg(e, -1, "reverse");
+    int64_t axis = 0, rev = 0;
+    if (ae && !scan_static_int(c, ae, "axis", &axis)) return false;
+    if (re && !scan_static_int(c, re, "reverse", &rev)) return false;
+    if (!ae && x.rank != 1)
+      return input_error(c, e->loc, "jnp.cumsum without axis= flattens its operand first; reshape it to 1-D or give axis=0");
+    if (axis < 0) axis += x.rank;
+    fmt_aval_str(a, sizeof a, &x);
+    if (axis != 0 && fire(c, D_CS1, e->loc, num(c, axis))) return false;
+    if (x.rank != 1 && fire(c, D_CS2, e->loc, str(c, a))) return false;
+    if (rev && fire(c, D_CS3, e->loc)) return false;
+    if (!scan_dtype_ok(x.dtype)) {
+      snprintf(b, sizeof b, "jnp.cumsum of %s: sc-sim's tpu.scan takes uint32, int32 or float32", dtype_name(x.dtype));
+      if (fire(c, D_SC_UNSUP, e->loc, str(c, b))) return false;
+    }
+    return true;
+  }
+  const char *fn = builtin_name(e->builtin) + 5; /* "plsc." */
+  fmt_aval_str(a, sizeof a, &x);
+  if (x.rank != 1 && fire(c, D_CU0, e->loc, fn, str(c, a))) return false;
+  if (!scan_dtype_ok(x.dtype) && fire(c, D_CU1, xe->loc, dtype_name(x.dtype))) return false;
+  if (!me) return true;
+  if (!eval_value(c, me, &m)) return false;
+  if (m.kind != AV_VALUE) return input_error(c, me->loc, "the mask must be a value; load the ref first (m[...])");
+  if (m.dtype != DT_BOOL && fire(c, D_CU2, me->loc, dtype_name(m.dtype))) return false;
+  fmt_shape(a, sizeof a, x.rank, x.shape);
+  fmt_shape(b, sizeof b, m.rank, m.shape);
+  if ((m.rank != x.rank || memcmp(m.shape, x.shape, sizeof(int64_t) * (size_t)x.rank)) &&
+      fire(c, D_CU3, me->loc, str(c, a), str(c, b)))
+    return false;
+  return true;
+}
+
 /* "unknown function 'f'; did you mean 'g'?", or the list of value functions. */
 static bool unknown_function(Checker *c, const Expr *e) {
   const char *fns[BUILTIN_COUNT];
@@ -352,7 +415,7 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   char msg[200], idx[80];
   builtin_list(BK_INDEX, " and ", idx, sizeof idx);
   for (int i = 0; i < e->nargs; i++)
-    if (e->kw[i]) {
+    if (e->kw[i] && !scanop_takes_kw(e->builtin, e->kw[i])) {
       snprintf(msg, sizeof msg, "keyword arguments are only for %s", idx);
       return input_error(c, e->args[i]->loc, msg);
     }
@@ -364,6 +427,7 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   case BI_FULL: return eval_full(c, e, out);
   case BI_ASTYPE: return eval_astype(c, e, out);
   case BI_WHERE: case BI_MIN: case BI_MAX: return eval_where_minmax(c, e, out);
+  case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return eval_scan(c, e, out);
   case BI_DS: case BI_INDICES:
     snprintf(msg, sizeof msg, "%s only appear inside a ref's [...]", idx);
     return input_error(c, e->loc, msg);

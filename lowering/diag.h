@@ -131,6 +131,13 @@ typedef enum {
   X(M_FA1, "M-FA1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.fetch_and_add_sync' op SC scalar subcore target not supported yet") \
   X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types (e.g. shapes and dtypes of arrays), but they differ:\n\n%s\nRevise the function so that all output types (e.g. shapes and dtypes) match the corresponding input types.") \
   X(CF2, "CF2", DC_RULE, 'T', "TypeError", "cond_fun must return a boolean scalar, but got output type(s) [%s].") \
+  X(CU0, "CU0", DC_RULE, 'T', "NotImplementedError", "%s: x=%s must be rank 1")                 \
+  X(CU1, "CU1", DC_RULE, 'T', "NotImplementedError", "x.dtype=%s must be uint32, int32 or float32") \
+  X(CU2, "CU2", DC_RULE, 'T', "TypeError", "mask.dtype=%s is not a boolean dtype")              \
+  X(CU3, "CU3", DC_RULE, 'T', "ValueError", "x.shape=%s != mask.shape=%s")                      \
+  X(CS1, "CS1", DC_RULE, 'L', "NotImplementedError", "SC cumsum: axis=%s must be 0.")           \
+  X(CS2, "CS2", DC_RULE, 'L', "NotImplementedError", "SC cumsum: x=%s must be rank 1")          \
+  X(CS3, "CS3", DC_RULE, 'L', "NotImplementedError", "SC cumsum: reverse=True is not yet supported") \
   X(SC_UNSUP, "sc-sim", DC_RULE, 'L', "sc-sim", "%s")                                          \
   X(IN_YAML, "input-yaml", DC_INPUT, 0, "", "%s")                                              \
   X(IN_KEY, "input-key", DC_INPUT, 0, "", "unknown key '%s' in %s%s")                          \

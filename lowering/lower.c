@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "scanops.h"
 
 typedef struct {
   const char *name;
@@ -108,6 +109,58 @@ static int lower_select(L *l, const Expr *e) {
   return in->d;
 }
 
+/* A scan as upstream lowers it (sc_primitives.py _masked_cumop_lowering_rule,
+ * _cumsum_lowering_rule): no mask is an all-true i1 vector; int32 max/min
+ * flip the sign bit around tpu.scan, whose comparisons are unsigned. */
+static int lower_xor_sign(L *l, int x, const Expr *e) {
+  Instr *k = emit(l, I_CONST);
+  k->d = new_reg(l);
+  k->ty = DT_INT64;
+  k->imm = 0x80000000LL;
+  Instr *bc = emit(l, I_BROADCAST);
+  bc->a = k->d;
+  bc->ty = DT_INT32;
+  bc->rank = 1;
+  bc->shape[0] = e->sval;
+  bc->d = new_reg(l);
+  Instr *in = emit(l, I_BINARY);
+  in->sub = OP_BXOR;
+  in->a = x, in->b = bc->d;
+  in->ty = in->uty = DT_INT32;
+  in->d = new_reg(l);
+  return in->d;
+}
+
+static int lower_scan(L *l, const Expr *e) {
+  const Expr *me = scanop_arg(e, -1, "mask");
+  int x = lower_expr(l, scanop_arg(e, 0, NULL)), m;
+  if (me) {
+    m = lower_expr(l, me);
+  } else {
+    Instr *k = emit(l, I_CONST);
+    k->d = new_reg(l);
+    k->ty = DT_BOOL;
+    k->imm = 1;
+    Instr *bc = emit(l, I_BROADCAST);
+    bc->a = k->d;
+    bc->ty = DT_BOOL;
+    bc->rank = 1;
+    bc->shape[0] = e->sval;
+    bc->d = new_reg(l);
+    m = bc->d;
+  }
+  int kind = scanop_kind(e->builtin);
+  bool flip = e->ty == DT_INT32 && kind != 0;
+  if (flip) x = lower_xor_sign(l, x, e);
+  Instr *in = emit(l, I_SCAN);
+  in->a = x;
+  in->mask = m;
+  in->imm = kind;
+  in->ty = e->ty;
+  in->d = new_reg(l);
+  return flip ? lower_xor_sign(l, in->d, e) : in->d;
+}
+
 /* A call the checker accepted: a value builtin (pl.ds and plsc.Indices
  * live in ref views, never here). */
 static int lower_call(L *l, const Expr *e) {
@@ -116,6 +169,7 @@ static int lower_call(L *l, const Expr *e) {
   case BI_ASTYPE: return lower_astype(l, e);
   case BI_FULL: return lower_full(l, e);
   case BI_WHERE: case BI_MIN: case BI_MAX: return lower_select(l, e);
+  case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return lower_scan(l, e);
   case BI_DS: case BI_INDICES: case BI_NONE: break;
   }
   abort(); /* the checker rejects these */

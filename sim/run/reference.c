@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "../../lowering/index.h"
+#include "../../lowering/scanops.h"
+#include "reference_scan.h"
 #include "run.h"
 
 #define MAX_FRAMES (64 + 4)
@@ -221,6 +223,16 @@ static bool ev_astype(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) 
   return true;
 }
 
+static bool ev_scan(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  const Expr *me = scanop_arg(e, -1, "mask");
+  Value x = {0}, m = {0};
+  bool ok = ev(R, s, op, scanop_arg(e, 0, NULL), &x) && (!me || ev(R, s, op, me, &m));
+  if (ok) ref_scan(e->builtin, &x, me ? &m : NULL, e->ty, out);
+  val_free(&x);
+  val_free(&m);
+  return ok;
+}
+
 /* A call the checker accepted: a value builtin (lowering/builtins.h). */
 static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   switch (e->builtin) {
@@ -228,6 +240,7 @@ static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case BI_FULL: return ev_full(R, s, op, e, out);
   case BI_ASTYPE: return ev_astype(R, s, op, e, out);
   case BI_WHERE: case BI_MIN: case BI_MAX: return ev_select(R, s, op, e, out);
+  case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return ev_scan(R, s, op, e, out);
   case BI_DS: case BI_INDICES: case BI_NONE: break; /* never a value: the checker rejects these */
   }
   abort();

@@ -1,0 +1,28 @@
+/* sim/run/reference_scan.c -- the scans, from their definition: lane i of
+ * the result folds lanes 0..i that the mask selects, in order, with + or
+ * jnp.maximum / jnp.minimum on the dtype's own order (signed for int32). */
+#include "reference_scan.h"
+
+#include <stdbool.h>
+
+void ref_scan(Builtin b, const Value *x, const Value *m, Dtype ty, Value *out) {
+  val_shape(out, ty, x->rank, x->shape);
+  bool sum = b == BI_CUMSUM || b == BI_LAX_CUMSUM, max = b == BI_CUMMAX;
+  for (int64_t i = 0; i < x->n; i++) {
+    Cell r = alu_convert(DT_INT64, ty, (Cell){.i = 0});
+    bool any = false, def = true;
+    for (int64_t j = 0; j <= i; j++) {
+      bool mdef = m ? m->def[j] : true, on = m ? alu_truthy(m->dtype, m->v[j]) : true;
+      def = def && mdef;
+      if (!on) continue;
+      Cell v = alu_convert(x->dtype, ty, x->v[j]);
+      def = def && x->def[j];
+      if (sum) alu_binary(OP_ADD, ty, ty, r, v, &r);
+      else r = any ? alu_minmax(ty, r, v, max) : v;
+      any = true;
+    }
+    if (!sum && !any) r = alu_convert(x->dtype, ty, x->v[i]), def = def && x->def[i];
+    out->v[i] = r;
+    out->def[i] = def;
+  }
+}

@@ -1,0 +1,14 @@
+/* sim/run/reference_scan.h -- the reference interpreter's scans (SPEC §5.8):
+ * plsc.cumsum/cummax/cummin with their mask, jnp.cumsum. */
+#ifndef SC_REFERENCE_SCAN_H
+#define SC_REFERENCE_SCAN_H
+
+#include "../../isa/value.h"
+#include "../../lowering/builtins.h"
+
+/* out := the scan b of x (1-D) where m holds (m NULL: every lane), in dtype
+ * ty.  A masked-out lane holds the running value; for max and min, x's own
+ * lane until the first lane the mask selects. */
+void ref_scan(Builtin b, const Value *x, const Value *m, Dtype ty, Value *out);
+
+#endif
