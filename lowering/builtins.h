@@ -32,6 +32,7 @@ typedef enum { BK_VALUE, BK_INDEX } BuiltinKind;
   X(CUMMAX, "plsc.cummax", NULL, BK_VALUE, 1, 2, "plsc.cummax takes (x, mask=m)")                \
   X(CUMMIN, "plsc.cummin", NULL, BK_VALUE, 1, 2, "plsc.cummin takes (x, mask=m)")                \
   X(LAX_CUMSUM, "jnp.cumsum", "lax.cumsum", BK_VALUE, 1, 3, "jnp.cumsum takes (x, axis=0) and lax.cumsum (x, axis=0, reverse=False)") \
+  X(SORT, "jnp.sort", "lax.sort", BK_VALUE, 1, 3, "jnp.sort takes (x, axis=-1, descending=False) and lax.sort (x, dimension=-1)") \
   X(DS, "pl.ds", "pl.dslice", BK_INDEX, 0, 3, "pl.ds takes (start, size, stride)")                 \
   X(INDICES, "plsc.Indices", "Indices", BK_INDEX, 1, 2, "plsc.Indices(indices, ignored_value=k) needs the indices first")
 

@@ -398,6 +398,40 @@ static bool eval_scan(Checker *c, Expr *e, AVal *out) {
   return true;
 }
 
+/* jnp.sort / lax.sort (SO1, SO3; SO2 needs several keys, which one operand
+ * cannot have): vector subcore only, like upstream's rule. */
+static bool eval_sort(Checker *c, Expr *e, AVal *out) {
+  Expr *xe = scanop_arg(e, 0, NULL), *ae = scanop_arg(e, 1, "axis"), *de = scanop_arg(e, -1, "dimension");
+  Expr *ds = scanop_arg(e, -1, "descending");
+  if (!xe || scanop_arg(e, 2, NULL) || (ae && de)) return input_error(c, e->loc, builtin_usage(e->builtin));
+  AVal x;
+  char a[300];
+  if (!eval_value(c, xe, &x)) return false;
+  if (x.kind != AV_VALUE) return input_error(c, xe->loc, "a sort takes a value; load the ref first (x[...])");
+  *out = x;
+  out->weak = false;
+  out->is_static = false;
+  int64_t dim = -1, desc = 0;
+  if (ae && !scan_static_int(c, ae, "axis", &dim)) return false;
+  if (de && !scan_static_int(c, de, "dimension", &dim)) return false;
+  if (ds && !scan_static_int(c, ds, "descending", &desc)) return false;
+  if (x.rank == 0) return input_error(c, xe->loc, "a sort needs an array, not a scalar");
+  if (dim < -x.rank || dim >= x.rank) return input_error(c, (ae ? ae : de)->loc, "the sort axis is out of range for this value");
+  if (dim < 0) dim += x.rank; /* lax.sort canonicalises the dimension */
+  e->sval = desc ? 1 : 0;     /* for the lowering: tpu.sort's descending flag (has_sval stays false) */
+  if (c->p->kernel == KERNEL_SCALAR && fire(c, D_U1, e->loc, "sc_scalar_subcore", "sort")) return false;
+  if (dim != 0 && fire(c, D_SO1, e->loc, num(c, dim))) return false;
+  fmt_shape(a, sizeof a, x.rank, x.shape);
+  if ((x.rank != 1 || x.shape[0] != c->p->params.num_lanes) &&
+      fire(c, D_SO3, e->loc, "0", str(c, a), num(c, c->p->params.num_lanes)))
+    return false;
+  if (x.dtype != DT_INT32 && x.dtype != DT_UINT32 && x.dtype != DT_FLOAT32) {
+    snprintf(a, sizeof a, "sort of %s: sc-sim's tpu.sort takes uint32, int32 or float32 keys", dtype_name(x.dtype));
+    if (fire(c, D_SC_UNSUP, e->loc, str(c, a))) return false;
+  }
+  return true;
+}
+
 /* "unknown function 'f'; did you mean 'g'?", or the list of value functions. */
 static bool unknown_function(Checker *c, const Expr *e) {
   const char *fns[BUILTIN_COUNT];
@@ -428,6 +462,7 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   case BI_ASTYPE: return eval_astype(c, e, out);
   case BI_WHERE: case BI_MIN: case BI_MAX: return eval_where_minmax(c, e, out);
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return eval_scan(c, e, out);
+  case BI_SORT: return eval_sort(c, e, out);
   case BI_DS: case BI_INDICES:
     snprintf(msg, sizeof msg, "%s only appear inside a ref's [...]", idx);
     return input_error(c, e->loc, msg);

@@ -138,6 +138,8 @@ typedef enum {
   X(CS1, "CS1", DC_RULE, 'L', "NotImplementedError", "SC cumsum: axis=%s must be 0.")           \
   X(CS2, "CS2", DC_RULE, 'L', "NotImplementedError", "SC cumsum: x=%s must be rank 1")          \
   X(CS3, "CS3", DC_RULE, 'L', "NotImplementedError", "SC cumsum: reverse=True is not yet supported") \
+  X(SO1, "SO1", DC_RULE, 'L', "ValueError", "Unsupported dimension: %s")                       \
+  X(SO3, "SO3", DC_RULE, 'L', "NotImplementedError", "Unsupported shape for operand %s of SC sort: Got %s, expected (%s,)") \
   X(SC_UNSUP, "sc-sim", DC_RULE, 'L', "sc-sim", "%s")                                          \
   X(IN_YAML, "input-yaml", DC_INPUT, 0, "", "%s")                                              \
   X(IN_KEY, "input-key", DC_INPUT, 0, "", "unknown key '%s' in %s%s")                          \

@@ -161,6 +161,30 @@ static int lower_scan(L *l, const Expr *e) {
   return flip ? lower_xor_sign(l, in->d, e) : in->d;
 }
 
+/* jnp.sort / lax.sort: tpu.sort of the keys under an all-true mask (upstream
+ * passes the keys as their own values); descending=True sets tpu.sort's
+ * descending flag where jnp.sort adds a lax.rev (the same lanes). */
+static int lower_sort(L *l, const Expr *e) {
+  int x = lower_expr(l, scanop_arg(e, 0, NULL));
+  Instr *k = emit(l, I_CONST);
+  k->d = new_reg(l);
+  k->ty = DT_BOOL;
+  k->imm = 1;
+  Instr *bc = emit(l, I_BROADCAST);
+  bc->a = k->d;
+  bc->ty = DT_BOOL;
+  bc->rank = 1;
+  bc->shape[0] = l->p->params.num_lanes;
+  bc->d = new_reg(l);
+  Instr *in = emit(l, I_SORT);
+  in->a = x;
+  in->mask = bc->d;
+  in->imm = e->sval;
+  in->ty = e->ty;
+  in->d = new_reg(l);
+  return in->d;
+}
+
 /* A call the checker accepted: a value builtin (pl.ds and plsc.Indices
  * live in ref views, never here). */
 static int lower_call(L *l, const Expr *e) {
@@ -170,6 +194,7 @@ static int lower_call(L *l, const Expr *e) {
   case BI_FULL: return lower_full(l, e);
   case BI_WHERE: case BI_MIN: case BI_MAX: return lower_select(l, e);
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return lower_scan(l, e);
+  case BI_SORT: return lower_sort(l, e);
   case BI_DS: case BI_INDICES: case BI_NONE: break;
   }
   abort(); /* the checker rejects these */

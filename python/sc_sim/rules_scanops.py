@@ -3,7 +3,8 @@ plsc.cummin (the masked_cum* primitives) and jnp.cumsum / lax.cumsum (the
 cumsum primitive)."""
 from __future__ import annotations
 
-from .translate import Translator, handler
+from .errors import UnsupportedError
+from .translate import Translator, format_source, handler
 
 _MASKED = {"masked_cumsum": "plsc.cumsum", "masked_cummax": "plsc.cummax",
            "masked_cummin": "plsc.cummin"}
@@ -21,3 +22,13 @@ def _cumsum(t: Translator, eqn, out, src) -> None:
     axis = eqn.params["axis"]
     rev = ", reverse=True" if eqn.params.get("reverse") else ""
     t.let(eqn, f"lax.cumsum({t.val(x)}, axis={axis}{rev})", out, src)
+
+
+@handler("sort")
+def _sort(t: Translator, eqn, out, src) -> None:
+    if len(eqn.invars) != 1:
+        raise UnsupportedError(
+            f"sort with {len(eqn.invars) - 1} value operand(s) at {format_source(src)}: "
+            "sc-sim's format sorts keys only (jnp.sort, lax.sort of one operand)")
+    (x,) = eqn.invars
+    t.let(eqn, f"lax.sort({t.val(x)}, dimension={eqn.params['dimension']})", out, src)

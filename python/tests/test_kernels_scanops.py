@@ -55,3 +55,18 @@ def test_masked_cummax_and_cummin_signed(chip, lanes):
     np.testing.assert_array_equal(got, ref(max))
     got = _run(chip, lanes, x, lambda v: sc_primitives.cummin(v, mask=v % 3 != 0), np.int32)
     np.testing.assert_array_equal(got, ref(min))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32])
+def test_sort(chip, lanes, dtype):
+    x = np.arange(lanes, dtype=dtype)
+    np.random.default_rng(0).shuffle(x)
+    got = _run(chip, lanes, x, jnp.sort, dtype)
+    np.testing.assert_array_equal(got, np.sort(x))
+
+
+def test_sort_unsigned_order_of_negative_int32(chip, lanes):
+    # lax.sort lowers to tpu.sort without a sign flip: keys compare as uint32
+    x = (np.arange(lanes, dtype=np.int32) - lanes // 2)[::-1].copy()
+    got = _run(chip, lanes, x, jnp.sort, np.int32)
+    np.testing.assert_array_equal(got, np.sort(x.view(np.uint32)).view(np.int32))

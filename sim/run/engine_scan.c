@@ -4,6 +4,8 @@
  * flips int32's sign bit around it, as upstream's does). */
 #include "engine_priv.h"
 
+#include <math.h>
+
 static Cell scan_combine(Dtype t, int kind, Cell acc, Cell x) {
   Cell r;
   if (kind == 0) {
@@ -45,6 +47,54 @@ bool eng_scan(Eng *E, Sc *s, const Instr *in) {
   s->cost = (uint64_t)((words + lanes - 1) / lanes) * (uint64_t)E->p->params.xlane_issue_cycles;
   if (!s->cost) s->cost = 1;
   Value v = s->reg[in->d]; /* the scratch value becomes the destination (as engine.c's swap_in) */
+  s->reg[in->d] = s->tmp;
+  s->tmp = v;
+  s->written[in->d] = 1;
+  return true;
+}
+
+/* tpu.sort's key order: integers as unsigned 32-bit words (the hardware's
+ * predicates), floats by value with NaN after every number. */
+static bool sort_less(Dtype t, Cell a, Cell b) {
+  if (dtype_is_float(t)) return !isnan(a.f) && (isnan(b.f) || a.f < b.f);
+  return (uint32_t)a.i < (uint32_t)b.i;
+}
+
+/* tpu.sort of the keys only: the selected lanes sorted stably (insertion
+ * sort), then the unselected ones in order; imm 1 reverses the result. */
+bool eng_sort(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value *a = eng_rd(E, s, in, in->a, &ok);
+  Value *m = ok ? eng_rd(E, s, in, in->mask, &ok) : NULL;
+  if (!ok) return false;
+  if (a->rank != 1) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.sort: the keys must be a vector");
+  if (!eng_fits(E, s, in, "mask", m->n, "the keys", a->n)) return false;
+  Value *t = &s->tmp;
+  val_shape(t, in->ty, a->rank, a->shape);
+  int64_t n = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int64_t i = 0; i < a->n; i++) {
+      bool on = alu_truthy(m->dtype, m->v[i]);
+      if (on != (pass == 0)) continue;
+      Cell x = alu_convert(a->dtype, in->ty, a->v[i]);
+      uint8_t d = a->def[i] && m->def[i];
+      int64_t j = n++;
+      if (pass == 0)
+        for (; j > 0 && sort_less(in->ty, x, t->v[j - 1]); j--) t->v[j] = t->v[j - 1], t->def[j] = t->def[j - 1];
+      t->v[j] = x, t->def[j] = d;
+    }
+  bool alldef = true; /* an undefined key may land anywhere: every lane is then undefined */
+  for (int64_t i = 0; i < a->n; i++) alldef = alldef && a->def[i] && m->def[i];
+  for (int64_t i = 0; i < a->n; i++) t->def[i] = alldef;
+  if (in->imm == 1)
+    for (int64_t i = 0, j = a->n - 1; i < j; i++, j--) {
+      Cell c = t->v[i];
+      t->v[i] = t->v[j], t->v[j] = c;
+    }
+  int64_t words = (t->n * dtype_size(t->dtype) + 3) / 4, lanes = E->p->params.num_lanes > 0 ? E->p->params.num_lanes : 1;
+  s->cost = (uint64_t)((words + lanes - 1) / lanes) * (uint64_t)E->p->params.xlane_issue_cycles;
+  if (!s->cost) s->cost = 1;
+  Value v = s->reg[in->d];
   s->reg[in->d] = s->tmp;
   s->tmp = v;
   s->written[in->d] = 1;

@@ -233,6 +233,16 @@ static bool ev_scan(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   return ok;
 }
 
+static bool ev_sort(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value x = {0}, d = {0};
+  const Expr *ds = scanop_arg(e, -1, "descending");
+  bool ok = ev(R, s, op, scanop_arg(e, 0, NULL), &x) && (!ds || ev(R, s, op, ds, &d));
+  if (ok) ref_sort(&x, ds && d.v[0].i != 0, e->ty, out);
+  val_free(&x);
+  val_free(&d);
+  return ok;
+}
+
 /* A call the checker accepted: a value builtin (lowering/builtins.h). */
 static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   switch (e->builtin) {
@@ -241,6 +251,7 @@ static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case BI_ASTYPE: return ev_astype(R, s, op, e, out);
   case BI_WHERE: case BI_MIN: case BI_MAX: return ev_select(R, s, op, e, out);
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return ev_scan(R, s, op, e, out);
+  case BI_SORT: return ev_sort(R, s, op, e, out);
   case BI_DS: case BI_INDICES: case BI_NONE: break; /* never a value: the checker rejects these */
   }
   abort();

@@ -3,6 +3,7 @@
  * jnp.maximum / jnp.minimum on the dtype's own order (signed for int32). */
 #include "reference_scan.h"
 
+#include <math.h>
 #include <stdbool.h>
 
 void ref_scan(Builtin b, const Value *x, const Value *m, Dtype ty, Value *out) {
@@ -25,4 +26,29 @@ void ref_scan(Builtin b, const Value *x, const Value *m, Dtype ty, Value *out) {
     out->v[i] = r;
     out->def[i] = def;
   }
+}
+
+/* Key order of jnp.sort / lax.sort as lowered (tpu.sort, no sign flip):
+ * integer keys as unsigned 32-bit words, floats by value, NaN last. */
+static bool key_before(Dtype t, Cell a, Cell b) {
+  if (dtype_is_float(t)) return !isnan(a.f) && (isnan(b.f) || a.f < b.f);
+  return (uint32_t)a.i < (uint32_t)b.i;
+}
+
+void ref_sort(const Value *x, bool descending, Dtype ty, Value *out) {
+  val_shape(out, ty, x->rank, x->shape);
+  bool def = val_all_defined(x);
+  /* a stable sort by rank: lane i goes after every lane that precedes it
+   * in key order, and after the equal lanes left of it */
+  for (int64_t i = 0; i < x->n; i++) {
+    Cell a = alu_convert(x->dtype, ty, x->v[i]);
+    int64_t rank = 0;
+    for (int64_t j = 0; j < x->n; j++) {
+      Cell b = alu_convert(x->dtype, ty, x->v[j]);
+      if (key_before(ty, b, a) || (j < i && !key_before(ty, a, b))) rank++;
+    }
+    int64_t at = descending ? x->n - 1 - rank : rank;
+    out->v[at] = a;
+  }
+  for (int64_t i = 0; i < x->n; i++) out->def[i] = def;
 }

@@ -11,4 +11,8 @@
  * lane until the first lane the mask selects. */
 void ref_scan(Builtin b, const Value *x, const Value *m, Dtype ty, Value *out);
 
+/* out := jnp.sort / lax.sort of the 1-D x (keys only), reversed when
+ * descending (jnp.sort's lax.rev). */
+void ref_sort(const Value *x, bool descending, Dtype ty, Value *out);
+
 #endif
