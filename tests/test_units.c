@@ -83,11 +83,11 @@ static void test_builtin_table(void) {
   CU_ASSERT_EQUAL(builtin_lookup("core"), BI_NONE);
   char buf[120];
   builtin_list(BK_VALUE, ", ", buf, sizeof buf);
-  CU_ASSERT_STRING_EQUAL(buf, "iota, full, where, min, max, astype, plsc.cumsum, plsc.cummax, plsc.cummin, jnp.cumsum");
+  CU_ASSERT_STRING_EQUAL(buf, "iota, full, where, min, max, astype, plsc.cumsum, plsc.cummax, plsc.cummin, jnp.cumsum, jnp.sort");
   builtin_list(BK_INDEX, " and ", buf, sizeof buf);
   CU_ASSERT_STRING_EQUAL(buf, "pl.ds and plsc.Indices");
   const char *names[BUILTIN_COUNT];
-  CU_ASSERT_EQUAL(builtin_names(names), 12);
+  CU_ASSERT_EQUAL(builtin_names(names), 13);
   CU_ASSERT_EQUAL(builtin_lookup("lax.cumsum"), BI_LAX_CUMSUM);
 }
 
