@@ -432,12 +432,32 @@ static bool eval_sort(Checker *c, Expr *e, AVal *out) {
   return true;
 }
 
+/* plsc.all_reduce_population_count / all_reduce_ffs (AR1, AR4; jax 0.10.2
+ * has no AR2/AR3: a reduce that does not divide the length truncates). */
+static bool eval_all_reduce(Checker *c, Expr *e, AVal *out) {
+  Expr *xe = scanop_arg(e, 0, NULL), *re = scanop_arg(e, -1, "reduce");
+  if (!xe || scanop_arg(e, 1, NULL)) return input_error(c, e->loc, builtin_usage(e->builtin));
+  AVal x;
+  int64_t r = 1;
+  if (!eval_value(c, xe, &x)) return false;
+  if (x.kind != AV_VALUE) return input_error(c, xe->loc, "an all-reduce takes a value; load the ref first (x[...])");
+  if (re && !scan_static_int(c, re, "reduce", &r)) return false;
+  if (re && r < 1) return input_error(c, re->loc, "reduce must be at least 1 (jax 0.10.2 divides the length by it: ZeroDivisionError or a negative shape)");
+  if (x.dtype != DT_BOOL && fire(c, D_AR1, xe->loc, dtype_name(x.dtype))) return false;
+  if (x.rank != 1 && fire(c, D_AR4, xe->loc)) return false;
+  *out = scalar_av(DT_INT32, false);
+  out->rank = 1;
+  out->shape[0] = x.rank == 1 ? x.shape[0] / r : 1;
+  e->sval = out->shape[0]; /* the result's length, for the lowering (has_sval stays false) */
+  return true;
+}
+
 /* "unknown function 'f'; did you mean 'g'?", or the list of value functions. */
 static bool unknown_function(Checker *c, const Expr *e) {
   const char *fns[BUILTIN_COUNT];
   int n = builtin_names(fns);
   const char *near = names_nearest(e->name, fns, n);
-  char msg[200], list[120];
+  char msg[800], list[640];
   builtin_list(BK_VALUE, ", ", list, sizeof list);
   if (near) snprintf(msg, sizeof msg, "unknown function '%.60s'; did you mean '%s'?", e->name, near);
   else snprintf(msg, sizeof msg, "unknown function '%.60s' (%s)", e->name, list);
@@ -463,6 +483,7 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   case BI_WHERE: case BI_MIN: case BI_MAX: return eval_where_minmax(c, e, out);
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return eval_scan(c, e, out);
   case BI_SORT: return eval_sort(c, e, out);
+  case BI_AR_POPCOUNT: case BI_AR_FFS: return eval_all_reduce(c, e, out);
   case BI_DS: case BI_INDICES:
     snprintf(msg, sizeof msg, "%s only appear inside a ref's [...]", idx);
     return input_error(c, e->loc, msg);

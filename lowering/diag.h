@@ -140,6 +140,8 @@ typedef enum {
   X(CS3, "CS3", DC_RULE, 'L', "NotImplementedError", "SC cumsum: reverse=True is not yet supported") \
   X(SO1, "SO1", DC_RULE, 'L', "ValueError", "Unsupported dimension: %s")                       \
   X(SO3, "SO3", DC_RULE, 'L', "NotImplementedError", "Unsupported shape for operand %s of SC sort: Got %s, expected (%s,)") \
+  X(AR1, "AR1", DC_RULE, 'T', "TypeError", "Mask all-reduce only supports bool arrays, got %s") \
+  X(AR4, "AR4", DC_RULE, 'T', "ValueError", "Mask all-reduce only supports 1D arrays")       \
   X(SC_UNSUP, "sc-sim", DC_RULE, 'L', "sc-sim", "%s")                                          \
   X(IN_YAML, "input-yaml", DC_INPUT, 0, "", "%s")                                              \
   X(IN_KEY, "input-key", DC_INPUT, 0, "", "unknown key '%s' in %s%s")                          \

@@ -185,6 +185,18 @@ static int lower_sort(L *l, const Expr *e) {
   return in->d;
 }
 
+/* The mask all-reduces: tpu.all_reduce {dim = 0, kind = sum / find_first_set}. */
+static int lower_all_reduce(L *l, const Expr *e) {
+  int x = lower_expr(l, scanop_arg(e, 0, NULL));
+  Instr *in = emit(l, I_ALL_REDUCE);
+  in->a = x;
+  in->imm = e->builtin == BI_AR_FFS;
+  in->rank = 1;
+  in->shape[0] = e->sval;
+  in->d = new_reg(l);
+  return in->d;
+}
+
 /* A call the checker accepted: a value builtin (pl.ds and plsc.Indices
  * live in ref views, never here). */
 static int lower_call(L *l, const Expr *e) {
@@ -195,6 +207,7 @@ static int lower_call(L *l, const Expr *e) {
   case BI_WHERE: case BI_MIN: case BI_MAX: return lower_select(l, e);
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return lower_scan(l, e);
   case BI_SORT: return lower_sort(l, e);
+  case BI_AR_POPCOUNT: case BI_AR_FFS: return lower_all_reduce(l, e);
   case BI_DS: case BI_INDICES: case BI_NONE: break;
   }
   abort(); /* the checker rejects these */

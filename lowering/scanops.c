@@ -6,6 +6,7 @@
 bool scanop_takes_kw(Builtin b, const char *kw) {
   if (b == BI_CUMSUM || b == BI_CUMMAX || b == BI_CUMMIN) return !strcmp(kw, "mask");
   if (b == BI_LAX_CUMSUM) return !strcmp(kw, "axis") || !strcmp(kw, "reverse");
+  if (b == BI_AR_POPCOUNT || b == BI_AR_FFS) return !strcmp(kw, "reduce");
   if (b == BI_SORT) return !strcmp(kw, "axis") || !strcmp(kw, "dimension") || !strcmp(kw, "descending");
   return false;
 }

@@ -81,13 +81,13 @@ static void test_builtin_table(void) {
   CU_ASSERT_EQUAL(builtin_lookup("Indices"), BI_INDICES);
   CU_ASSERT_EQUAL(builtin_lookup("jnp.where"), BI_NONE);
   CU_ASSERT_EQUAL(builtin_lookup("core"), BI_NONE);
-  char buf[120];
+  char buf[640];
   builtin_list(BK_VALUE, ", ", buf, sizeof buf);
-  CU_ASSERT_STRING_EQUAL(buf, "iota, full, where, min, max, astype, plsc.cumsum, plsc.cummax, plsc.cummin, jnp.cumsum, jnp.sort");
+  CU_ASSERT_STRING_EQUAL(buf, "iota, full, where, min, max, astype, plsc.cumsum, plsc.cummax, plsc.cummin, jnp.cumsum, jnp.sort, plsc.all_reduce_population_count, plsc.all_reduce_ffs");
   builtin_list(BK_INDEX, " and ", buf, sizeof buf);
   CU_ASSERT_STRING_EQUAL(buf, "pl.ds and plsc.Indices");
   const char *names[BUILTIN_COUNT];
-  CU_ASSERT_EQUAL(builtin_names(names), 13);
+  CU_ASSERT_EQUAL(builtin_names(names), 15);
   CU_ASSERT_EQUAL(builtin_lookup("lax.cumsum"), BI_LAX_CUMSUM);
 }
 

@@ -100,3 +100,33 @@ bool eng_sort(Eng *E, Sc *s, const Instr *in) {
   s->written[in->d] = 1;
   return true;
 }
+
+/* tpu.all_reduce over a bool vector: a population count or the first set
+ * lane, broadcast to the result shape. */
+bool eng_all_reduce(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value *a = eng_rd(E, s, in, in->a, &ok);
+  if (!ok) return false;
+  if (a->rank != 1 || in->rank != 1) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.all_reduce: a vector operand and result");
+  int64_t count = 0, first = -1;
+  bool def = true;
+  for (int64_t i = 0; i < a->n; i++) {
+    def = def && a->def[i];
+    if (alu_truthy(a->dtype, a->v[i])) {
+      count++;
+      if (first < 0) first = i;
+    }
+  }
+  if (first < 0) first = a->n;
+  Value *t = &s->tmp;
+  val_shape(t, DT_INT32, in->rank, in->shape);
+  for (int64_t i = 0; i < t->n; i++) t->v[i].i = in->imm ? first : count, t->def[i] = def;
+  int64_t words = (a->n * dtype_size(a->dtype) + 3) / 4, lanes = E->p->params.num_lanes > 0 ? E->p->params.num_lanes : 1;
+  s->cost = (uint64_t)((words + lanes - 1) / lanes) * (uint64_t)E->p->params.xlane_issue_cycles;
+  if (!s->cost) s->cost = 1;
+  Value v = s->reg[in->d];
+  s->reg[in->d] = s->tmp;
+  s->tmp = v;
+  s->written[in->d] = 1;
+  return true;
+}

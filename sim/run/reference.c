@@ -243,6 +243,16 @@ static bool ev_sort(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   return ok;
 }
 
+static bool ev_all_reduce(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value x = {0}, r = {0};
+  const Expr *re = scanop_arg(e, -1, "reduce");
+  bool ok = ev(R, s, op, scanop_arg(e, 0, NULL), &x) && (!re || ev(R, s, op, re, &r));
+  if (ok) ref_all_reduce(&x, e->builtin == BI_AR_FFS, re ? r.v[0].i : 1, out);
+  val_free(&x);
+  val_free(&r);
+  return ok;
+}
+
 /* A call the checker accepted: a value builtin (lowering/builtins.h). */
 static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   switch (e->builtin) {
@@ -252,6 +262,7 @@ static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case BI_WHERE: case BI_MIN: case BI_MAX: return ev_select(R, s, op, e, out);
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return ev_scan(R, s, op, e, out);
   case BI_SORT: return ev_sort(R, s, op, e, out);
+  case BI_AR_POPCOUNT: case BI_AR_FFS: return ev_all_reduce(R, s, op, e, out);
   case BI_DS: case BI_INDICES: case BI_NONE: break; /* never a value: the checker rejects these */
   }
   abort();

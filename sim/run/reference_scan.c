@@ -52,3 +52,12 @@ void ref_sort(const Value *x, bool descending, Dtype ty, Value *out) {
   }
   for (int64_t i = 0; i < x->n; i++) out->def[i] = def;
 }
+
+void ref_all_reduce(const Value *x, bool ffs, int64_t reduce, Value *out) {
+  int64_t n = x->n / reduce, r = ffs ? x->n : 0;
+  bool def = val_all_defined(x);
+  for (int64_t i = x->n - 1; i >= 0; i--) /* from the top: the last true lane seen is the first */
+    if (x->v[i].i != 0) r = ffs ? i : r + 1;
+  val_shape(out, DT_INT32, 1, &n);
+  for (int64_t i = 0; i < n; i++) out->v[i].i = r, out->def[i] = def;
+}

@@ -15,4 +15,8 @@ void ref_scan(Builtin b, const Value *x, const Value *m, Dtype ty, Value *out);
  * descending (jnp.sort's lax.rev). */
 void ref_sort(const Value *x, bool descending, Dtype ty, Value *out);
 
+/* out := plsc.all_reduce_population_count (ffs false) or all_reduce_ffs of
+ * the bool vector x: x.size // reduce lanes, each the whole reduction. */
+void ref_all_reduce(const Value *x, bool ffs, int64_t reduce, Value *out);
+
 #endif
