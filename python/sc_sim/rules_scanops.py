@@ -32,3 +32,11 @@ def _sort(t: Translator, eqn, out, src) -> None:
             "sc-sim's format sorts keys only (jnp.sort, lax.sort of one operand)")
     (x,) = eqn.invars
     t.let(eqn, f"lax.sort({t.val(x)}, dimension={eqn.params['dimension']})", out, src)
+
+
+@handler("all_reduce_population_count", "all_reduce_ffs")
+def _all_reduce(t: Translator, eqn, out, src) -> None:
+    (x,) = eqn.invars
+    r = eqn.params.get("reduce", 1)
+    kw = f", reduce={r}" if r != 1 else ""
+    t.let(eqn, f"plsc.{eqn.primitive.name}({t.val(x)}{kw})", out, src)

@@ -70,3 +70,13 @@ def test_sort_unsigned_order_of_negative_int32(chip, lanes):
     x = (np.arange(lanes, dtype=np.int32) - lanes // 2)[::-1].copy()
     got = _run(chip, lanes, x, jnp.sort, np.int32)
     np.testing.assert_array_equal(got, np.sort(x.view(np.uint32)).view(np.int32))
+
+
+def test_all_reduce(chip, lanes):
+    x = (np.arange(lanes, dtype=np.int32) * 5 % 7).astype(np.int32)
+    got = _run(chip, lanes, x, lambda v: plsc.all_reduce_population_count(v > 4), np.int32)
+    np.testing.assert_array_equal(got, np.full(lanes, np.count_nonzero(x > 4)))
+    got = _run(chip, lanes, x, lambda v: plsc.all_reduce_ffs(v > 4), np.int32)
+    np.testing.assert_array_equal(got, np.full(lanes, np.argmax(x > 4)))
+    got = _run(chip, lanes, x, lambda v: plsc.all_reduce_ffs(v > 100), np.int32)
+    np.testing.assert_array_equal(got, np.full(lanes, lanes))
