@@ -81,7 +81,9 @@ static void ex_call(Em *m, const Expr *e) {
   static const char *const prefix[BUILTIN_COUNT] = {
       [BI_IOTA] = "jax.lax.iota(jnp.int32, ", [BI_FULL] = "jnp.full(", [BI_WHERE] = "jnp.where(",
       [BI_MIN] = "jnp.minimum(", [BI_MAX] = "jnp.maximum(", [BI_DS] = "pl.ds(",
-      [BI_INDICES] = "plsc.Indices("};
+      [BI_INDICES] = "plsc.Indices(",
+      /* jax 0.10.2's tpu_sc does not export cummin (docs/jax-versions.md) */
+      [BI_CUMMIN] = "jax._src.pallas.mosaic.sc_primitives.cummin("};
   if (e->builtin == BI_ASTYPE && e->nargs == 2 && e->args[1]->kind == EX_NAME) {
     fputs("jnp.asarray(", m->f), ex(m, e->args[0]);
     fprintf(m->f, ").astype(jnp.%s)", e->args[1]->name);
