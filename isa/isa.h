@@ -42,12 +42,14 @@
   X(UNARY, "arith.unary", "DASTU", "d := op a")                                                 \
   X(SELECT, "arith.select", "DABCTU", "d := where(a, b, c)")                                    \
   X(MINMAX, "arith.minmax", "DABITU", "d := min (imm 0) or max (imm 1) of a and b")              \
+  X(SCAN, "tpu.scan", "DAMIT", "d := inclusive scan of a over the lanes where mask M holds: sum (imm 0), max (1), min (2); integer max/min compare unsigned; other lanes keep the running value (max/min: a until the first)") \
+  X(SORT, "tpu.sort", "DAMIT", "d := the lanes of a where mask M holds, stably sorted by key (integers compare unsigned, NaN last), then the others in order; imm 1: that result reversed") \
+  X(ALL_REDUCE, "tpu.all_reduce", "DAIR", "d := full(shape R, the number of true lanes of a (imm 0) or the index of its first true lane, its length if none (imm 1)) (int32)") \
   X(CAST, "arith.convert", "DATF", "d := astype(a, T) (truncate: a float to bfloat16 rounds toward zero)")                                         \
   X(BROADCAST, "vector.broadcast", "DATR", "d := full(shape R, a)") \
   X(FROM_ELEMENTS, "vector.from_elements", "DNT", "d := [regs a..a+imm-1] stacked")              \
   X(EXTRACT, "vector.extract", "DAR", "d := a[static indices R]")                                  \
   X(MOV, "sc.mov", "DA", "d := a")                                                              \
-  X(SCAN, "tpu.scan", "DAIT", "d[k] := a[0] op ... op a[k]; op sum (imm 0), max (imm 1), min (imm 2)") \
   X(DYN_GATHER, "tpu.dynamic_gather", "DABT", "d[k] := a[b[k]] (b[k] outside [0, n): undefined)") \
   X(EXP, "math.exp", "DAT", "d := exp(a) (float)")                                               \
   X(ABSF, "math.absf", "DAT", "d := |a| (float)")                                                \

@@ -47,6 +47,13 @@ typedef enum { BK_VALUE, BK_INDEX, BK_REF } BuiltinKind;
   X(BITCAST, "plsc.bitcast", NULL, BK_VALUE, 2, 2, "plsc.bitcast takes (x, dtype): plsc.bitcast(x, int32)") \
   X(CONCAT, "jnp.concatenate", NULL, BK_VALUE, 1, 1, "jnp.concatenate takes one list of vectors: jnp.concatenate([a, b])") \
   X(SLICE, "lax.slice_in_dim", NULL, BK_VALUE, 3, 3, "lax.slice_in_dim takes (x, start, limit): lax.slice_in_dim(x, 0, 8)") \
+  X(CUMSUM, "plsc.cumsum", NULL, BK_VALUE, 1, 2, "plsc.cumsum takes (x, mask=m)")                \
+  X(CUMMAX, "plsc.cummax", NULL, BK_VALUE, 1, 2, "plsc.cummax takes (x, mask=m)")                \
+  X(CUMMIN, "plsc.cummin", NULL, BK_VALUE, 1, 2, "plsc.cummin takes (x, mask=m)")                \
+  X(LAX_CUMSUM, "jnp.cumsum", "lax.cumsum", BK_VALUE, 1, 3, "jnp.cumsum takes (x, axis=0) and lax.cumsum (x, axis=0, reverse=False)") \
+  X(SORT, "jnp.sort", "lax.sort", BK_VALUE, 1, 3, "jnp.sort takes (x, axis=-1, descending=False) and lax.sort (x, dimension=-1)") \
+  X(AR_POPCOUNT, "plsc.all_reduce_population_count", NULL, BK_VALUE, 1, 2, "plsc.all_reduce_population_count takes (mask, reduce=1)") \
+  X(AR_FFS, "plsc.all_reduce_ffs", NULL, BK_VALUE, 1, 2, "plsc.all_reduce_ffs takes (mask, reduce=1)") \
   X(DS, "pl.ds", "pl.dslice", BK_INDEX, 0, 3, "pl.ds takes (start, size, stride)")                 \
   X(INDICES, "plsc.Indices", "Indices", BK_INDEX, 1, 2, "plsc.Indices(indices, ignored_value=k) needs the indices first") \
   X(SELECT_REF, "pl.select_ref", NULL, BK_REF, 3, 64, "pl.select_ref takes (index, ref0, ref1, ...)") \

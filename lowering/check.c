@@ -9,6 +9,7 @@
 #include "check_valops.h"
 #include "index.h"
 #include "mosaic.h"
+#include "scanops.h"
 
 /* ---- the checker state --------------------------------------------- */
 typedef struct {
@@ -336,12 +337,128 @@ static bool eval_where_minmax(Checker *c, Expr *e, AVal *out) {
   return true;
 }
 
+/* ---- the scans: plsc.cumsum/cummax/cummin (CU0-CU3), jnp.cumsum (CS1-CS3) */
+static bool scan_static_int(Checker *c, Expr *e, const char *what, int64_t *v) {
+  AVal a;
+  if (!eval_value(c, e, &a)) return false;
+  if (a.rank || !a.is_static || (!dtype_is_int(a.dtype) && a.dtype != DT_BOOL)) {
+    char msg[120];
+    snprintf(msg, sizeof msg, "%s must be a literal here", what);
+    return input_error(c, e->loc, msg);
+  }
+  *v = a.sval.i;
+  e->has_sval = true, e->sval = *v;
+  return true;
+}
+
+static bool scan_dtype_ok(Dtype t) { return t == DT_UINT32 || t == DT_INT32 || t == DT_FLOAT32; }
+
+static bool eval_scan(Checker *c, Expr *e, AVal *out) {
+  Expr *xe = scanop_arg(e, 0, NULL), *me = scanop_arg(e, -1, "mask");
+  bool lax = e->builtin == BI_LAX_CUMSUM;
+  if (!xe || (!lax && scanop_arg(e, 1, NULL))) return input_error(c, e->loc, builtin_usage(e->builtin));
+  AVal x, m;
+  char a[300], b[300];
+  if (!eval_value(c, xe, &x)) return false;
+  if (x.kind != AV_VALUE) return input_error(c, xe->loc, "a scan takes a value; load the ref first (x[...])");
+  *out = x;
+  out->weak = false;
+  out->is_static = false;
+  e->sval = x.rank ? x.shape[0] : 1; /* the lane count, for the lowering (has_sval stays false) */
+  if (lax) {
+    Expr *ae = scanop_arg(e, 1, "axis"), *re = scanop_arg(e, -1, "reverse");
+    int64_t axis = 0, rev = 0;
+    if (ae && !scan_static_int(c, ae, "axis", &axis)) return false;
+    if (re && !scan_static_int(c, re, "reverse", &rev)) return false;
+    if (!ae && x.rank != 1)
+      return input_error(c, e->loc, "jnp.cumsum without axis= flattens its operand first; reshape it to 1-D or give axis=0");
+    if (axis < 0) axis += x.rank;
+    fmt_aval_str(a, sizeof a, &x);
+    if (axis != 0 && fire(c, D_CS1, e->loc, num(c, axis))) return false;
+    if (x.rank != 1 && fire(c, D_CS2, e->loc, str(c, a))) return false;
+    if (rev && fire(c, D_CS3, e->loc)) return false;
+    if (!scan_dtype_ok(x.dtype)) {
+      snprintf(b, sizeof b, "jnp.cumsum of %s: sc-sim's tpu.scan takes uint32, int32 or float32", dtype_name(x.dtype));
+      if (fire(c, D_SC_UNSUP, e->loc, str(c, b))) return false;
+    }
+    return true;
+  }
+  const char *fn = builtin_name(e->builtin) + 5; /* "plsc." */
+  fmt_aval_str(a, sizeof a, &x);
+  if (x.rank != 1 && fire(c, D_CU0, e->loc, fn, str(c, a))) return false;
+  if (!scan_dtype_ok(x.dtype) && fire(c, D_CU1, xe->loc, dtype_name(x.dtype))) return false;
+  if (!me) return true;
+  if (!eval_value(c, me, &m)) return false;
+  if (m.kind != AV_VALUE) return input_error(c, me->loc, "the mask must be a value; load the ref first (m[...])");
+  if (m.dtype != DT_BOOL && fire(c, D_CU2, me->loc, dtype_name(m.dtype))) return false;
+  fmt_shape(a, sizeof a, x.rank, x.shape);
+  fmt_shape(b, sizeof b, m.rank, m.shape);
+  if ((m.rank != x.rank || memcmp(m.shape, x.shape, sizeof(int64_t) * (size_t)x.rank)) &&
+      fire(c, D_CU3, me->loc, str(c, a), str(c, b)))
+    return false;
+  return true;
+}
+
+/* jnp.sort / lax.sort (SO1, SO3; SO2 needs several keys, which one operand
+ * cannot have): vector subcore only, like upstream's rule. */
+static bool eval_sort(Checker *c, Expr *e, AVal *out) {
+  Expr *xe = scanop_arg(e, 0, NULL), *ae = scanop_arg(e, 1, "axis"), *de = scanop_arg(e, -1, "dimension");
+  Expr *ds = scanop_arg(e, -1, "descending");
+  if (!xe || scanop_arg(e, 2, NULL) || (ae && de)) return input_error(c, e->loc, builtin_usage(e->builtin));
+  AVal x;
+  char a[300];
+  if (!eval_value(c, xe, &x)) return false;
+  if (x.kind != AV_VALUE) return input_error(c, xe->loc, "a sort takes a value; load the ref first (x[...])");
+  *out = x;
+  out->weak = false;
+  out->is_static = false;
+  int64_t dim = -1, desc = 0;
+  if (ae && !scan_static_int(c, ae, "axis", &dim)) return false;
+  if (de && !scan_static_int(c, de, "dimension", &dim)) return false;
+  if (ds && !scan_static_int(c, ds, "descending", &desc)) return false;
+  if (x.rank == 0) return input_error(c, xe->loc, "a sort needs an array, not a scalar");
+  if (dim < -x.rank || dim >= x.rank) return input_error(c, (ae ? ae : de)->loc, "the sort axis is out of range for this value");
+  if (dim < 0) dim += x.rank; /* lax.sort canonicalises the dimension */
+  e->sval = desc ? 1 : 0;     /* for the lowering: tpu.sort's descending flag (has_sval stays false) */
+  if (c->p->kernel == KERNEL_SCALAR && fire(c, D_U1, e->loc, "sc_scalar_subcore", "sort")) return false;
+  if (dim != 0 && fire(c, D_SO1, e->loc, num(c, dim))) return false;
+  fmt_shape(a, sizeof a, x.rank, x.shape);
+  if ((x.rank != 1 || x.shape[0] != c->p->params.num_lanes) &&
+      fire(c, D_SO3, e->loc, "0", str(c, a), num(c, c->p->params.num_lanes)))
+    return false;
+  if (x.dtype != DT_INT32 && x.dtype != DT_UINT32 && x.dtype != DT_FLOAT32) {
+    snprintf(a, sizeof a, "sort of %s: sc-sim's tpu.sort takes uint32, int32 or float32 keys", dtype_name(x.dtype));
+    if (fire(c, D_SC_UNSUP, e->loc, str(c, a))) return false;
+  }
+  return true;
+}
+
+/* plsc.all_reduce_population_count / all_reduce_ffs (AR1, AR4; jax 0.10.2
+ * has no AR2/AR3: a reduce that does not divide the length truncates). */
+static bool eval_all_reduce(Checker *c, Expr *e, AVal *out) {
+  Expr *xe = scanop_arg(e, 0, NULL), *re = scanop_arg(e, -1, "reduce");
+  if (!xe || scanop_arg(e, 1, NULL)) return input_error(c, e->loc, builtin_usage(e->builtin));
+  AVal x;
+  int64_t r = 1;
+  if (!eval_value(c, xe, &x)) return false;
+  if (x.kind != AV_VALUE) return input_error(c, xe->loc, "an all-reduce takes a value; load the ref first (x[...])");
+  if (re && !scan_static_int(c, re, "reduce", &r)) return false;
+  if (re && r < 1) return input_error(c, re->loc, "reduce must be at least 1 (jax 0.10.2 divides the length by it: ZeroDivisionError or a negative shape)");
+  if (x.dtype != DT_BOOL && fire(c, D_AR1, xe->loc, dtype_name(x.dtype))) return false;
+  if (x.rank != 1 && fire(c, D_AR4, xe->loc)) return false;
+  *out = scalar_av(DT_INT32, false);
+  out->rank = 1;
+  out->shape[0] = x.rank == 1 ? x.shape[0] / r : 1;
+  e->sval = out->shape[0]; /* the result's length, for the lowering (has_sval stays false) */
+  return true;
+}
+
 /* "unknown function 'f'; did you mean 'g'?", or the list of value functions. */
 static bool unknown_function(Checker *c, const Expr *e) {
   const char *fns[BUILTIN_COUNT];
   int n = builtin_names(fns);
   const char *near = names_nearest(e->name, fns, n);
-  char msg[600], list[480];
+  char msg[800], list[640];
   builtin_list(BK_VALUE, ", ", list, sizeof list);
   if (near) snprintf(msg, sizeof msg, "unknown function '%.60s'; did you mean '%s'?", e->name, near);
   else snprintf(msg, sizeof msg, "unknown function '%.60s' (%s)", e->name, list);
@@ -355,7 +472,7 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   char msg[200], idx[80];
   builtin_list(BK_INDEX, " and ", idx, sizeof idx);
   for (int i = 0; i < e->nargs; i++)
-    if (e->kw[i]) {
+    if (e->kw[i] && !scanop_takes_kw(e->builtin, e->kw[i])) {
       snprintf(msg, sizeof msg, "keyword arguments are only for %s", idx);
       return input_error(c, e->args[i]->loc, msg);
     }
@@ -370,6 +487,9 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
   case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
     return check_valops_call(&c->ix, c->p, e, out);
+  case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return eval_scan(c, e, out);
+  case BI_SORT: return eval_sort(c, e, out);
+  case BI_AR_POPCOUNT: case BI_AR_FFS: return eval_all_reduce(c, e, out);
   case BI_AXIS_SIZE: return eval_axis_size(c, e, out);
   case BI_DS: case BI_INDICES: case BI_SELECT_REF:
     snprintf(msg, sizeof msg, "%s only appear inside a ref's [...]", idx);

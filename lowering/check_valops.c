@@ -14,7 +14,8 @@ bool valops_builtin(Builtin b) {
   case BI_SQRT: case BI_RSQRT: case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE:
   case BI_BITCAST: case BI_CONCAT: case BI_SLICE: return true;
   case BI_NONE: case BI_IOTA: case BI_FULL: case BI_WHERE: case BI_MIN: case BI_MAX: case BI_ASTYPE:
-  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: break;
+  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN:
+  case BI_LAX_CUMSUM: case BI_SORT: case BI_AR_POPCOUNT: case BI_AR_FFS: break;
   }
   return false;
 }
@@ -269,7 +270,8 @@ bool check_valops_call(IndexCtx *ix, const Program *p, Expr *e, AVal *out) {
   case BI_CONCAT: return concat(ix, e, out);
   case BI_SLICE: return slice_in_dim(ix, e, out);
   case BI_NONE: case BI_IOTA: case BI_FULL: case BI_WHERE: case BI_MIN: case BI_MAX: case BI_ASTYPE:
-  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: break;
+  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN:
+  case BI_LAX_CUMSUM: case BI_SORT: case BI_AR_POPCOUNT: case BI_AR_FFS: break;
   }
   return bad(ix, e->loc, "not a value operation");
 }

@@ -151,6 +151,17 @@ typedef enum {
   X(DP3, "DP3", DC_RULE, 'L', "NotImplementedError", "pl.debug_print() does not support multiple inputs when lowering to SparseCore") \
   X(PL1, "PL1", DC_RULE, 'T', "TypeError", "Carried values may not be refs, but got: %s") \
   X(PL2, "PL2", DC_RULE, 'T', "ValueError", "parallel_loop: body result should have same structure as carry: %s != %s") \
+  X(CU0, "CU0", DC_RULE, 'T', "NotImplementedError", "%s: x=%s must be rank 1")                 \
+  X(CU1, "CU1", DC_RULE, 'T', "NotImplementedError", "x.dtype=%s must be uint32, int32 or float32") \
+  X(CU2, "CU2", DC_RULE, 'T', "TypeError", "mask.dtype=%s is not a boolean dtype")              \
+  X(CU3, "CU3", DC_RULE, 'T', "ValueError", "x.shape=%s != mask.shape=%s")                      \
+  X(CS1, "CS1", DC_RULE, 'L', "NotImplementedError", "SC cumsum: axis=%s must be 0.")           \
+  X(CS2, "CS2", DC_RULE, 'L', "NotImplementedError", "SC cumsum: x=%s must be rank 1")          \
+  X(CS3, "CS3", DC_RULE, 'L', "NotImplementedError", "SC cumsum: reverse=True is not yet supported") \
+  X(SO1, "SO1", DC_RULE, 'L', "ValueError", "Unsupported dimension: %s")                       \
+  X(SO3, "SO3", DC_RULE, 'L', "NotImplementedError", "Unsupported shape for operand %s of SC sort: Got %s, expected (%s,)") \
+  X(AR1, "AR1", DC_RULE, 'T', "TypeError", "Mask all-reduce only supports bool arrays, got %s") \
+  X(AR4, "AR4", DC_RULE, 'T', "ValueError", "Mask all-reduce only supports 1D arrays")       \
   X(SC_UNSUP, "sc-sim", DC_RULE, 'L', "sc-sim", "%s")                                          \
   X(IN_YAML, "input-yaml", DC_INPUT, 0, "", "%s")                                              \
   X(IN_KEY, "input-key", DC_INPUT, 0, "", "unknown key '%s' in %s%s")                          \

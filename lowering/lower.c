@@ -6,6 +6,7 @@
 
 #include "expr.h"
 #include "lower_valops.h"
+#include "scanops.h"
 
 typedef struct {
   const char *name;
@@ -112,6 +113,93 @@ static int lower_select(L *l, const Expr *e) {
 static Instr *hook_emit(void *l, Opcode op) { return emit(l, op); }
 static int hook_reg(void *l) { return new_reg(l); }
 static int hook_expr(void *l, const Expr *e) { return lower_expr(l, e); }
+/* A scan as upstream lowers it (sc_primitives.py _masked_cumop_lowering_rule,
+ * _cumsum_lowering_rule): no mask is an all-true i1 vector; int32 max/min
+ * flip the sign bit around tpu.scan, whose comparisons are unsigned. */
+static int lower_xor_sign(L *l, int x, const Expr *e) {
+  Instr *k = emit(l, I_CONST);
+  k->d = new_reg(l);
+  k->ty = DT_INT64;
+  k->imm = 0x80000000LL;
+  Instr *bc = emit(l, I_BROADCAST);
+  bc->a = k->d;
+  bc->ty = DT_INT32;
+  bc->rank = 1;
+  bc->shape[0] = e->sval;
+  bc->d = new_reg(l);
+  Instr *in = emit(l, I_BINARY);
+  in->sub = OP_BXOR;
+  in->a = x, in->b = bc->d;
+  in->ty = in->uty = DT_INT32;
+  in->d = new_reg(l);
+  return in->d;
+}
+
+static int lower_scan(L *l, const Expr *e) {
+  const Expr *me = scanop_arg(e, -1, "mask");
+  int x = lower_expr(l, scanop_arg(e, 0, NULL)), m;
+  if (me) {
+    m = lower_expr(l, me);
+  } else {
+    Instr *k = emit(l, I_CONST);
+    k->d = new_reg(l);
+    k->ty = DT_BOOL;
+    k->imm = 1;
+    Instr *bc = emit(l, I_BROADCAST);
+    bc->a = k->d;
+    bc->ty = DT_BOOL;
+    bc->rank = 1;
+    bc->shape[0] = e->sval;
+    bc->d = new_reg(l);
+    m = bc->d;
+  }
+  int kind = scanop_kind(e->builtin);
+  bool flip = e->ty == DT_INT32 && kind != 0;
+  if (flip) x = lower_xor_sign(l, x, e);
+  Instr *in = emit(l, I_SCAN);
+  in->a = x;
+  in->mask = m;
+  in->imm = kind;
+  in->ty = e->ty;
+  in->d = new_reg(l);
+  return flip ? lower_xor_sign(l, in->d, e) : in->d;
+}
+
+/* jnp.sort / lax.sort: tpu.sort of the keys under an all-true mask (upstream
+ * passes the keys as their own values); descending=True sets tpu.sort's
+ * descending flag where jnp.sort adds a lax.rev (the same lanes). */
+static int lower_sort(L *l, const Expr *e) {
+  int x = lower_expr(l, scanop_arg(e, 0, NULL));
+  Instr *k = emit(l, I_CONST);
+  k->d = new_reg(l);
+  k->ty = DT_BOOL;
+  k->imm = 1;
+  Instr *bc = emit(l, I_BROADCAST);
+  bc->a = k->d;
+  bc->ty = DT_BOOL;
+  bc->rank = 1;
+  bc->shape[0] = l->p->params.num_lanes;
+  bc->d = new_reg(l);
+  Instr *in = emit(l, I_SORT);
+  in->a = x;
+  in->mask = bc->d;
+  in->imm = e->sval;
+  in->ty = e->ty;
+  in->d = new_reg(l);
+  return in->d;
+}
+
+/* The mask all-reduces: tpu.all_reduce {dim = 0, kind = sum / find_first_set}. */
+static int lower_all_reduce(L *l, const Expr *e) {
+  int x = lower_expr(l, scanop_arg(e, 0, NULL));
+  Instr *in = emit(l, I_ALL_REDUCE);
+  in->a = x;
+  in->imm = e->builtin == BI_AR_FFS;
+  in->rank = 1;
+  in->shape[0] = e->sval;
+  in->d = new_reg(l);
+  return in->d;
+}
 
 /* A call the checker accepted: a value builtin (pl.ds and plsc.Indices
  * live in ref views, never here). */
@@ -125,6 +213,9 @@ static int lower_call(L *l, const Expr *e) {
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
   case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
     return lower_valops_call(&h, e);
+  case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return lower_scan(l, e);
+  case BI_SORT: return lower_sort(l, e);
+  case BI_AR_POPCOUNT: case BI_AR_FFS: return lower_all_reduce(l, e);
   case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_NONE: break;
   }
   abort(); /* the checker rejects these */

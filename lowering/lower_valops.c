@@ -11,8 +11,8 @@
  *   plsc.bitcast      tpu.bitcast
  *   jnp.concatenate   tpu.concatenate
  *   lax.slice_in_dim  vector.extract_strided_slice (rows imm .. imm + R[0])
- * The sign-bit flip upstream wraps around an int32 max / min scan (its scan
- * compares unsigned) is left out: sc-sim's tpu.scan compares in the dtype. */
+ * tpu.scan is the one of lowering/lower.c's scans (an all-true mask; the
+ * int32 sign flip around max / min, as upstream). */
 #include "lower_valops.h"
 
 #include <stdlib.h>
@@ -43,11 +43,35 @@ static int binary(const LowerHooks *h, ExprOp op, int a, int b, Dtype ty, Dtype 
   return done(h, in);
 }
 
-/* tpu.scan of kind k (0 sum, 1 max, 2 min), then its last lane. */
+/* An all-true mask of n lanes (tpu.scan always takes one). */
+static int all_true(const LowerHooks *h, int64_t n) {
+  Instr *k = put(h, I_CONST, DT_BOOL);
+  k->imm = 1;
+  int c = done(h, k);
+  Instr *bc = put(h, I_BROADCAST, DT_BOOL);
+  bc->a = c, bc->rank = 1, bc->shape[0] = n;
+  return done(h, bc);
+}
+
+/* x ^ 0x80000000 lane by lane: tpu.scan compares integers unsigned, so
+ * upstream flips the sign bit around an int32 max / min scan. */
+static int xor_sign(const LowerHooks *h, int x, int64_t n) {
+  int k = iconst(h, 0x80000000LL);
+  Instr *bc = put(h, I_BROADCAST, DT_INT32);
+  bc->a = k, bc->rank = 1, bc->shape[0] = n;
+  return binary(h, OP_BXOR, x, done(h, bc), DT_INT32, DT_INT32);
+}
+
+/* tpu.scan of kind k (0 sum, 1 max, 2 min) under an all-true mask, then
+ * its last lane. */
 static int scan_last(const LowerHooks *h, int a, int kind, Dtype ty, int64_t n) {
+  bool flip = ty == DT_INT32 && kind != 0;
+  if (flip) a = xor_sign(h, a, n);
+  int m = all_true(h, n);
   Instr *in = put(h, I_SCAN, ty);
-  in->a = a, in->imm = kind;
+  in->a = a, in->mask = m, in->imm = kind;
   int s = done(h, in);
+  if (flip) s = xor_sign(h, s, n);
   in = put(h, I_EXTRACT, ty);
   in->a = s, in->rank = 1, in->shape[0] = n - 1;
   return done(h, in);
@@ -158,7 +182,8 @@ int lower_valops_call(const LowerHooks *h, const Expr *e) {
   case BI_SLICE: return slice_in_dim(h, e);
   case BI_SQRT: case BI_RSQRT: case BI_LOG: case BI_TANH: /* rejected by the checker (U1) */
   case BI_NONE: case BI_IOTA: case BI_FULL: case BI_WHERE: case BI_MIN: case BI_MAX: case BI_ASTYPE:
-  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: break;
+  case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN:
+  case BI_LAX_CUMSUM: case BI_SORT: case BI_AR_POPCOUNT: case BI_AR_FFS: break;
   }
   abort();
 }

@@ -8,7 +8,7 @@
 #define MIB (1024LL * 1024LL)
 /*           cores subc lanes vmem       granule smem     hbm B/s */
 /* The timing assumptions (CHIP_PARAMS sources), the same on every preset. */
-#define TIMING 1000000000LL, 1, 1, 2, 4, 16, 4, 1, 100, 64, 256, 8, 2
+#define TIMING 1000000000LL, 1, 1, 2, 4, 16, 4, 1, 100, 64, 256, 8, 2, 4
 #define SC(c, s, l, v, g, bw) {c, s, l, v, g, 1 * MIB, bw, TIMING}
 #define NOSC(bw) {0, 0, 0, 0, 0, 1 * MIB, bw, TIMING}
 

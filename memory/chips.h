@@ -31,7 +31,8 @@
   X(dma_bytes_per_cycle, "bytes/cycle per engine", "assumption: 64 B/cycle per subcore DMA engine") \
   X(vmem_shared_bytes_per_cycle, "bytes/cycle per SparseCore", "assumption: 256 B/cycle VMEM_SHARED port") \
   X(dma_queue_depth, "DMAs", "assumption: 8 outstanding DMAs per engine; an enqueue beyond stalls") \
-  X(xlane_cycles, "cycles", "assumption: a cross-lane instruction (tpu.scan, tpu.dynamic_gather) takes 2 cycles more than its vector issue")
+  X(xlane_cycles, "cycles", "assumption: a cross-lane gather (tpu.dynamic_gather) takes 2 cycles more than its vector issue") \
+  X(xlane_issue_cycles, "cycles per lane group", "assumption: a cross-lane vector op (tpu.scan) takes log2(16) = 4 issue slots per num_lanes lanes")
 
 typedef struct {
 #define X(f, u, s) int64_t f;

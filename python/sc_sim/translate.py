@@ -393,3 +393,4 @@ def find_kernel_eqns(jaxpr: jax_core.Jaxpr) -> list[jax_core.JaxprEqn]:
 # The rules register themselves with `handler`.
 from . import rules_control, rules_memory, rules_sugar, rules_values  # noqa: E402,F401
 from . import rules_valops  # noqa: E402,F401
+from . import rules_scanops  # noqa: E402,F401

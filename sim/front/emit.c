@@ -102,7 +102,9 @@ static void ex_call(Em *m, const Expr *e) {
   static const char *const prefix[BUILTIN_COUNT] = {
       [BI_IOTA] = "jax.lax.iota(jnp.int32, ", [BI_FULL] = "jnp.full(", [BI_WHERE] = "jnp.where(",
       [BI_MIN] = "jnp.minimum(", [BI_MAX] = "jnp.maximum(", [BI_DS] = "pl.ds(",
-      [BI_INDICES] = "plsc.Indices("};
+      [BI_INDICES] = "plsc.Indices(",
+      /* jax 0.10.2's tpu_sc does not export cummin (docs/jax-versions.md) */
+      [BI_CUMMIN] = "jax._src.pallas.mosaic.sc_primitives.cummin("};
   if (e->builtin == BI_ASTYPE && e->nargs == 2 && e->args[1]->kind == EX_NAME) {
     fputs("jnp.asarray(", m->f), ex(m, e->args[0]);
     fprintf(m->f, ").astype(jnp.%s)", e->args[1]->name);
@@ -120,7 +122,7 @@ static void ex_call(Em *m, const Expr *e) {
   if (ex_valops(m, e)) return;
   const char *p = e->builtin != BI_NONE && prefix[e->builtin] ? prefix[e->builtin] : NULL;
   if (p) fputs(p, m->f);
-  else fprintf(m->f, "%s(", e->name);
+  else fprintf(m->f, "%s%s(", strncmp(e->name, "lax.", 4) ? "" : "jax.", e->name); /* lax.cumsum, lax.sort */
   ex_list(m, e->args, e->kw, e->nargs);
   fputc(')', m->f);
 }

@@ -200,6 +200,11 @@ struct Unit {
 static inline bool has(const G *g, Feature f) { return (g->pl->feat & (1u << f)) && !(f == F_EXPECT && g->kn->no_expect); }
 static inline Rng *R(G *g) { return &g->r; }
 
+/* ---- the scans (gen_scanops.c) ------------------------------------------- */
+/* Writes a scan of type t into o, its operands by sub; false (nothing
+ * written) when t is not a vector of lanes of a dtype tpu.scan takes. */
+bool gen_scanops_val(G *g, Buf *o, const Ty *t, int depth, void (*sub)(G *, Buf *, const Ty *, int));
+
 /* ---- rule-breaking operations (inject.c) ------------------------------- */
 /* M_FAULT: the operation is valid but must fault at run time, with the
  * fault kind named by its id (the engine and the reference alike). */

@@ -459,6 +459,7 @@ static void gen_val(G *g, Buf *o, const Ty *t, int depth) {
   if (c == 0) return val_where(g, o, t, depth);
   if (t->d == DT_BOOL) return val_bool(g, o, t, depth);
   if (c == 1) return val_cast(g, o, t, depth);
+  if (c == 3 && gen_scanops_val(g, o, t, depth, gen_val)) return;
   if (c == 2) {
     bput(o, dtype_is_float(t->d) || rp(R(g), 50) ? "(-" : "(~");
     gen_val(g, o, t, depth - 1);

@@ -1112,6 +1112,9 @@ static int execute(Eng *E, Sc *s, const Instr *in) {
   case I_BINARY: return x_binary(E, s, in) ? X_OK : X_FAULT;
   case I_UNARY: return x_unary(E, s, in) ? X_OK : X_FAULT;
   case I_SELECT: case I_MINMAX: return x_select(E, s, in) ? X_OK : X_FAULT;
+  case I_SCAN: return eng_scan(E, s, in) ? X_OK : X_FAULT;
+  case I_SORT: return eng_sort(E, s, in) ? X_OK : X_FAULT;
+  case I_ALL_REDUCE: return eng_all_reduce(E, s, in) ? X_OK : X_FAULT;
   case I_LOAD: case I_VLOAD: return x_load(E, s, in) ? X_OK : X_FAULT;
   case I_STORE: case I_VSTORE: return x_store(E, s, in) ? X_OK : X_FAULT;
   case I_VLOAD_IDX: case I_VSTORE_IDX: return x_indexed(E, s, in) ? X_OK : X_FAULT;
@@ -1122,7 +1125,7 @@ static int execute(Eng *E, Sc *s, const Instr *in) {
   case I_FETCH_AND_ADD: return x_fetch_and_add(E, s, in);
   case I_FOR: case I_ENDFOR: case I_BRANCH_IF_FALSE: case I_JUMP: return x_control(E, s, in);
   case I_EXPECT: case I_EXPECT_VIEW: return x_expect(E, s, in);
-  case I_SCAN: case I_DYN_GATHER: case I_EXP: case I_ABSF: case I_ABSI: case I_SHAPE_CAST: case I_BITCAST:
+  case I_DYN_GATHER: case I_EXP: case I_ABSF: case I_ABSI: case I_SHAPE_CAST: case I_BITCAST:
   case I_CONCAT: case I_SLICE: return eng_x_valops(E, s, in) ? X_OK : X_FAULT;
   case I_LOG: case I_LOG_BUFFER: return x_log(E, s, in);
   case I_ASSERT: return x_assert(E, s, in);

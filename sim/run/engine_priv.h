@@ -136,6 +136,11 @@ typedef struct DmaQueue {
   int last_id, last_line, last_col; /* the last DMA ever queued here */
 } DmaQueue;
 
+/* ---- engine_scan.c ---- */
+bool eng_scan(Eng *E, Sc *s, const Instr *in);
+bool eng_sort(Eng *E, Sc *s, const Instr *in);
+bool eng_all_reduce(Eng *E, Sc *s, const Instr *in);
+
 /* ---- engine_view.c ---- */
 bool eng_efault(Eng *E, Sc *s, const Instr *in, FaultKind k, const char *msg);
 bool eng_fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);

@@ -24,23 +24,6 @@ static uint64_t vcost(const Eng *E, int64_t n, Dtype t) {
 }
 
 /* Inclusive scan: lane k holds a[0] op ... op a[k]; defined while every lane so far is. */
-static bool x_scan(Eng *E, Sc *s, const Instr *in, const Value *a) {
-  Value *t = &s->tmp;
-  val_shape(t, in->ty, a->rank, a->shape);
-  Cell acc = {0};
-  bool def = true;
-  for (int64_t i = 0; i < a->n; i++) {
-    Cell x = alu_convert(a->dtype, in->ty, a->v[i]);
-    if (i == 0) acc = x;
-    else if (in->imm == 0) alu_binary(OP_ADD, in->ty, in->ty, acc, x, &acc);
-    else acc = alu_minmax(in->ty, acc, x, in->imm == 1);
-    def = def && a->def[i];
-    t->v[i] = acc, t->def[i] = def;
-  }
-  s->cost = vcost(E, a->n, in->ty) + (uint64_t)E->p->params.xlane_cycles;
-  return true;
-}
-
 static bool x_gather(Eng *E, Sc *s, const Instr *in, const Value *a) {
   bool ok = true;
   Value *idx = eng_rd(E, s, in, in->b, &ok);
@@ -154,7 +137,6 @@ bool eng_x_valops(Eng *E, Sc *s, const Instr *in) {
   }
   Value *a = eng_rd(E, s, in, in->a, &ok);
   if (!ok) return false;
-  if (in->op == I_SCAN) ok = x_scan(E, s, in, a);
   else if (in->op == I_DYN_GATHER) ok = x_gather(E, s, in, a);
   else if (in->op == I_SHAPE_CAST) ok = x_shape_cast(E, s, in, a);
   else if (in->op == I_BITCAST) ok = x_bitcast(E, s, in, a);

@@ -14,6 +14,8 @@
 #include "../../lowering/index.h"
 #include "reference_valops.h"
 #include "debug_print.h"
+#include "../../lowering/scanops.h"
+#include "reference_scan.h"
 #include "run.h"
 #include "stream.h"
 
@@ -267,6 +269,36 @@ static bool ev_valops(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) 
   return ok;
 }
 
+static bool ev_scan(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  const Expr *me = scanop_arg(e, -1, "mask");
+  Value x = {0}, m = {0};
+  bool ok = ev(R, s, op, scanop_arg(e, 0, NULL), &x) && (!me || ev(R, s, op, me, &m));
+  if (ok) ref_scan(e->builtin, &x, me ? &m : NULL, e->ty, out);
+  val_free(&x);
+  val_free(&m);
+  return ok;
+}
+
+static bool ev_sort(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value x = {0}, d = {0};
+  const Expr *ds = scanop_arg(e, -1, "descending");
+  bool ok = ev(R, s, op, scanop_arg(e, 0, NULL), &x) && (!ds || ev(R, s, op, ds, &d));
+  if (ok) ref_sort(&x, ds && d.v[0].i != 0, e->ty, out);
+  val_free(&x);
+  val_free(&d);
+  return ok;
+}
+
+static bool ev_all_reduce(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value x = {0}, r = {0};
+  const Expr *re = scanop_arg(e, -1, "reduce");
+  bool ok = ev(R, s, op, scanop_arg(e, 0, NULL), &x) && (!re || ev(R, s, op, re, &r));
+  if (ok) ref_all_reduce(&x, e->builtin == BI_AR_FFS, re ? r.v[0].i : 1, out);
+  val_free(&x);
+  val_free(&r);
+  return ok;
+}
+
 /* A call the checker accepted: a value builtin (lowering/builtins.h). */
 static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   switch (e->builtin) {
@@ -277,6 +309,9 @@ static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case BI_VSUM: case BI_VMAX: case BI_VMIN: case BI_VALL: case BI_VANY: case BI_EXP: case BI_ABS: case BI_SQRT: case BI_RSQRT:
   case BI_LOG: case BI_TANH: case BI_FLIP: case BI_TAKE: case BI_RESHAPE: case BI_BITCAST: case BI_CONCAT: case BI_SLICE:
     return ev_valops(R, s, op, e, out);
+  case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return ev_scan(R, s, op, e, out);
+  case BI_SORT: return ev_sort(R, s, op, e, out);
+  case BI_AR_POPCOUNT: case BI_AR_FFS: return ev_all_reduce(R, s, op, e, out);
   case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_NONE: break; /* never a value (axis_size: a literal by then): the checker rejects these */
   }
   abort();

@@ -1,0 +1,28 @@
+/* lowering/scanops.c -- the cross-lane value functions' arguments. */
+#include "scanops.h"
+
+#include <string.h>
+
+bool scanop_takes_kw(Builtin b, const char *kw) {
+  if (b == BI_CUMSUM || b == BI_CUMMAX || b == BI_CUMMIN) return !strcmp(kw, "mask");
+  if (b == BI_LAX_CUMSUM) return !strcmp(kw, "axis") || !strcmp(kw, "reverse");
+  if (b == BI_AR_POPCOUNT || b == BI_AR_FFS) return !strcmp(kw, "reduce");
+  if (b == BI_SORT) return !strcmp(kw, "axis") || !strcmp(kw, "dimension") || !strcmp(kw, "descending");
+  return false;
+}
+
+Expr *scanop_arg(const Expr *e, int pos, const char *kw) {
+  int k = 0;
+  for (int i = 0; i < e->nargs; i++) {
+    if (e->kw && e->kw[i]) {
+      if (kw && !strcmp(e->kw[i], kw)) return e->args[i];
+      continue;
+    }
+    if (k++ == pos) return e->args[i];
+  }
+  return NULL;
+}
+
+bool scanop_is_scan(Builtin b) { return b == BI_CUMSUM || b == BI_CUMMAX || b == BI_CUMMIN || b == BI_LAX_CUMSUM; }
+
+int scanop_kind(Builtin b) { return b == BI_CUMMAX ? 1 : b == BI_CUMMIN ? 2 : 0; }

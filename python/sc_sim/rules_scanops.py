@@ -1,0 +1,42 @@
+"""Translation of the scans over a vector's lanes: plsc.cumsum, plsc.cummax,
+plsc.cummin (the masked_cum* primitives) and jnp.cumsum / lax.cumsum (the
+cumsum primitive)."""
+from __future__ import annotations
+
+from .errors import UnsupportedError
+from .translate import Translator, format_source, handler
+
+_MASKED = {"masked_cumsum": "plsc.cumsum", "masked_cummax": "plsc.cummax",
+           "masked_cummin": "plsc.cummin"}
+
+
+@handler(*_MASKED)
+def _masked_scan(t: Translator, eqn, out, src) -> None:
+    x, mask = eqn.invars
+    t.let(eqn, f"{_MASKED[eqn.primitive.name]}({t.val(x)}, mask={t.val(mask)})", out, src)
+
+
+@handler("cumsum")
+def _cumsum(t: Translator, eqn, out, src) -> None:
+    (x,) = eqn.invars
+    axis = eqn.params["axis"]
+    rev = ", reverse=True" if eqn.params.get("reverse") else ""
+    t.let(eqn, f"lax.cumsum({t.val(x)}, axis={axis}{rev})", out, src)
+
+
+@handler("sort")
+def _sort(t: Translator, eqn, out, src) -> None:
+    if len(eqn.invars) != 1:
+        raise UnsupportedError(
+            f"sort with {len(eqn.invars) - 1} value operand(s) at {format_source(src)}: "
+            "sc-sim's format sorts keys only (jnp.sort, lax.sort of one operand)")
+    (x,) = eqn.invars
+    t.let(eqn, f"lax.sort({t.val(x)}, dimension={eqn.params['dimension']})", out, src)
+
+
+@handler("all_reduce_population_count", "all_reduce_ffs")
+def _all_reduce(t: Translator, eqn, out, src) -> None:
+    (x,) = eqn.invars
+    r = eqn.params.get("reduce", 1)
+    kw = f", reduce={r}" if r != 1 else ""
+    t.let(eqn, f"plsc.{eqn.primitive.name}({t.val(x)}{kw})", out, src)

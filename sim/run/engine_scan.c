@@ -1,0 +1,132 @@
+/* sim/run/engine_scan.c -- tpu.scan: the inclusive scans over a vector's
+ * lanes (plsc.cumsum/cummax/cummin, jnp.cumsum), as the hardware op does
+ * them: integer max/min compare the lanes as unsigned words (the lowering
+ * flips int32's sign bit around it, as upstream's does). */
+#include "engine_priv.h"
+
+#include <math.h>
+
+static Cell scan_combine(Dtype t, int kind, Cell acc, Cell x) {
+  Cell r;
+  if (kind == 0) {
+    alu_binary(OP_ADD, t, t, acc, x, &r);
+    return r;
+  }
+  if (dtype_is_float(t)) return alu_minmax(t, acc, x, kind == 1);
+  uint32_t a = (uint32_t)acc.i, b = (uint32_t)x.i;
+  bool take_x = kind == 1 ? b > a : b < a;
+  return take_x ? x : acc;
+}
+
+bool eng_scan(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value *a = eng_rd(E, s, in, in->a, &ok);
+  Value *m = ok ? eng_rd(E, s, in, in->mask, &ok) : NULL;
+  if (!ok) return false;
+  if (a->rank != 1) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.scan: the operand must be a vector");
+  if (!eng_fits(E, s, in, "mask", m->n, "the operand", a->n)) return false;
+  if (in->imm < 0 || in->imm > 2) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.scan: imm must be 0 (sum), 1 (max) or 2 (min)");
+  Value *t = &s->tmp;
+  val_shape(t, in->ty, a->rank, a->shape);
+  Cell acc = {0};
+  bool seen = false, def = true;
+  if (in->imm == 0) acc = alu_convert(DT_INT64, in->ty, (Cell){.i = 0});
+  for (int64_t i = 0; i < a->n; i++) {
+    Cell x = alu_convert(a->dtype, in->ty, a->v[i]);
+    def = def && m->def[i];
+    bool on = alu_truthy(m->dtype, m->v[i]);
+    if (on) {
+      def = def && a->def[i];
+      acc = in->imm == 0 || seen ? scan_combine(in->ty, (int)in->imm, acc, x) : x;
+      seen = true;
+    }
+    if (in->imm != 0 && !seen) t->v[i] = x, t->def[i] = def && a->def[i];
+    else t->v[i] = acc, t->def[i] = def;
+  }
+  int64_t words = (t->n * dtype_size(t->dtype) + 3) / 4, lanes = E->p->params.num_lanes > 0 ? E->p->params.num_lanes : 1;
+  s->cost = (uint64_t)((words + lanes - 1) / lanes) * (uint64_t)E->p->params.xlane_issue_cycles;
+  if (!s->cost) s->cost = 1;
+  Value v = s->reg[in->d]; /* the scratch value becomes the destination (as engine.c's swap_in) */
+  s->reg[in->d] = s->tmp;
+  s->tmp = v;
+  s->written[in->d] = 1;
+  return true;
+}
+
+/* tpu.sort's key order: integers as unsigned 32-bit words (the hardware's
+ * predicates), floats by value with NaN after every number. */
+static bool sort_less(Dtype t, Cell a, Cell b) {
+  if (dtype_is_float(t)) return !isnan(a.f) && (isnan(b.f) || a.f < b.f);
+  return (uint32_t)a.i < (uint32_t)b.i;
+}
+
+/* tpu.sort of the keys only: the selected lanes sorted stably (insertion
+ * sort), then the unselected ones in order; imm 1 reverses the result. */
+bool eng_sort(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value *a = eng_rd(E, s, in, in->a, &ok);
+  Value *m = ok ? eng_rd(E, s, in, in->mask, &ok) : NULL;
+  if (!ok) return false;
+  if (a->rank != 1) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.sort: the keys must be a vector");
+  if (!eng_fits(E, s, in, "mask", m->n, "the keys", a->n)) return false;
+  Value *t = &s->tmp;
+  val_shape(t, in->ty, a->rank, a->shape);
+  int64_t n = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int64_t i = 0; i < a->n; i++) {
+      bool on = alu_truthy(m->dtype, m->v[i]);
+      if (on != (pass == 0)) continue;
+      Cell x = alu_convert(a->dtype, in->ty, a->v[i]);
+      uint8_t d = a->def[i] && m->def[i];
+      int64_t j = n++;
+      if (pass == 0)
+        for (; j > 0 && sort_less(in->ty, x, t->v[j - 1]); j--) t->v[j] = t->v[j - 1], t->def[j] = t->def[j - 1];
+      t->v[j] = x, t->def[j] = d;
+    }
+  bool alldef = true; /* an undefined key may land anywhere: every lane is then undefined */
+  for (int64_t i = 0; i < a->n; i++) alldef = alldef && a->def[i] && m->def[i];
+  for (int64_t i = 0; i < a->n; i++) t->def[i] = alldef;
+  if (in->imm == 1)
+    for (int64_t i = 0, j = a->n - 1; i < j; i++, j--) {
+      Cell c = t->v[i];
+      t->v[i] = t->v[j], t->v[j] = c;
+    }
+  int64_t words = (t->n * dtype_size(t->dtype) + 3) / 4, lanes = E->p->params.num_lanes > 0 ? E->p->params.num_lanes : 1;
+  s->cost = (uint64_t)((words + lanes - 1) / lanes) * (uint64_t)E->p->params.xlane_issue_cycles;
+  if (!s->cost) s->cost = 1;
+  Value v = s->reg[in->d];
+  s->reg[in->d] = s->tmp;
+  s->tmp = v;
+  s->written[in->d] = 1;
+  return true;
+}
+
+/* tpu.all_reduce over a bool vector: a population count or the first set
+ * lane, broadcast to the result shape. */
+bool eng_all_reduce(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value *a = eng_rd(E, s, in, in->a, &ok);
+  if (!ok) return false;
+  if (a->rank != 1 || in->rank != 1) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.all_reduce: a vector operand and result");
+  int64_t count = 0, first = -1;
+  bool def = true;
+  for (int64_t i = 0; i < a->n; i++) {
+    def = def && a->def[i];
+    if (alu_truthy(a->dtype, a->v[i])) {
+      count++;
+      if (first < 0) first = i;
+    }
+  }
+  if (first < 0) first = a->n;
+  Value *t = &s->tmp;
+  val_shape(t, DT_INT32, in->rank, in->shape);
+  for (int64_t i = 0; i < t->n; i++) t->v[i].i = in->imm ? first : count, t->def[i] = def;
+  int64_t words = (a->n * dtype_size(a->dtype) + 3) / 4, lanes = E->p->params.num_lanes > 0 ? E->p->params.num_lanes : 1;
+  s->cost = (uint64_t)((words + lanes - 1) / lanes) * (uint64_t)E->p->params.xlane_issue_cycles;
+  if (!s->cost) s->cost = 1;
+  Value v = s->reg[in->d];
+  s->reg[in->d] = s->tmp;
+  s->tmp = v;
+  s->written[in->d] = 1;
+  return true;
+}
