@@ -372,6 +372,13 @@ static bool eval_scan(Checker *c, Expr *e, AVal *out) {
     if (re && !scan_static_int(c, re, "reverse", &rev)) return false;
     if (!ae && x.rank != 1)
       return input_error(c, e->loc, "jnp.cumsum without axis= flattens its operand first; reshape it to 1-D or give axis=0");
+    /* lax.cumsum binds the axis as given: cumsum's shape rule (jax 0.10.2
+     * lax/control_flow/loops.py:2997) rejects a negative or too large one;
+     * jnp.cumsum normalises a negative axis first */
+    bool lax_spelling = e->name && !strncmp(e->name, "lax.", 4);
+    if (lax_spelling && axis < 0 && fire(c, D_CR1, e->loc)) return false;
+    fmt_shape(b, sizeof b, x.rank, x.shape);
+    if (lax_spelling && axis >= x.rank && fire(c, D_CR2, e->loc, num(c, axis), str(c, b))) return false;
     if (axis < 0) axis += x.rank;
     fmt_aval_str(a, sizeof a, &x);
     if (axis != 0 && fire(c, D_CS1, e->loc, num(c, axis))) return false;
@@ -1224,6 +1231,12 @@ static bool check_semaphore(Checker *c, Op *op) {
   if (!dma_ref(c, op->e[FLD_SEM], &sem, &ok)) return false;
   if (!ok || sem->ref->space != SP_SEMAPHORE) return input_error(c, op->e[FLD_SEM]->loc, "sem must name a semaphore ref (space: semaphore)");
   if (sem->rank) return input_error(c, op->e[FLD_SEM]->loc, "pick one semaphore of the array, e.g. sems.at[0]");
+  /* check_sem_avals (jax 0.10.2 pallas/primitives.py:877): only regular and
+   * barrier semaphores are signalled or waited on by value; the message
+   * prints a Python set, whose order varies from run to run */
+  if (sem->ref->sem == SEM_DMA &&
+      fire(c, D_SG1, op->loc, op->kind == OPK_SEMAPHORE_SIGNAL ? "signal" : "wait"))
+    return false;
   static const FieldId fs[] = {FLD_INC, FLD_CORE, FLD_SUBCORE, FLD_VALUE};
   for (int i = 0; i < 4; i++)
     if ((op->has & (1u << fs[i])) && !int_scalar(c, op->e[fs[i]], field_key(fs[i]))) return false;

@@ -155,6 +155,9 @@ typedef enum {
   X(CU1, "CU1", DC_RULE, 'T', "NotImplementedError", "x.dtype=%s must be uint32, int32 or float32") \
   X(CU2, "CU2", DC_RULE, 'T', "TypeError", "mask.dtype=%s is not a boolean dtype")              \
   X(CU3, "CU3", DC_RULE, 'T', "ValueError", "x.shape=%s != mask.shape=%s")                      \
+  X(SG1, "SG1", DC_RULE, 'T', "ValueError", "Must %s semaphores of the following types: {<class 'jax._src.pallas.core.semaphore'>, <class 'jax._src.pallas.core.barrier_semaphore'>, <class 'jax.numpy.int16'>}. Got dma_sem.") \
+  X(CR1, "CR1", DC_RULE, 'T', "ValueError", "XLA operations do not allow negative axes")      \
+  X(CR2, "CR2", DC_RULE, 'T', "ValueError", "axis %s is out of bounds for array of shape %s")    \
   X(CS1, "CS1", DC_RULE, 'L', "NotImplementedError", "SC cumsum: axis=%s must be 0.")           \
   X(CS2, "CS2", DC_RULE, 'L', "NotImplementedError", "SC cumsum: x=%s must be rank 1")          \
   X(CS3, "CS3", DC_RULE, 'L', "NotImplementedError", "SC cumsum: reverse=True is not yet supported") \

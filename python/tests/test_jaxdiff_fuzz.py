@@ -1,6 +1,6 @@
 """python -m sc_sim.jaxdiff --fuzz: the C fuzz generator's programs, emitted
 by sc-sim emit-pallas, judged by JAX and by sc-sim's checker (issue 18).  A
-smoke of SC_SIM_JAXDIFF_COUNT programs (default 120, about 40 s): every
+smoke of SC_SIM_JAXDIFF_COUNT programs (default 300, the issue's smoke): every
 disagreement must be one of the documented findings (docs/jax-versions.md),
 so a new one fails the test."""
 from __future__ import annotations
@@ -11,15 +11,12 @@ import warnings
 
 from sc_sim import jaxdiff
 
-COUNT = int(os.environ.get("SC_SIM_JAXDIFF_COUNT", "120"))
-# JAX's verdicts that are documented, not yet reconciled differences
+COUNT = int(os.environ.get("SC_SIM_JAXDIFF_COUNT", "300"))
+# JAX's verdicts that cannot match byte for byte (docs/jax-versions.md); the
+# bool memref, bool SMEM store and 32-bit squeeze findings are rules now
 FINDINGS = (
-    # a vector load of a bool VMEM ref: the memref holds i32, the vector i1
-    "'tpu.vector_load' op Expected base and result element type to match",
-    # a scalar store into a bool SMEM ref: the memref holds i32, the value i1
-    "'memref.store' op failed to verify that type of 'value' matches element type of 'memref'",
-    # an element of a vector of a non-32-bit dtype (v[0] on int8): lowering.py:3002
-    "Only arrays with 32-bit element types can be converted to scalars",
+    # SG1: the message prints a Python set, whose order varies from run to run
+    "semaphores of the following types:",
 )
 
 

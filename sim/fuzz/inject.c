@@ -195,7 +195,7 @@ static void inj_H4(G *g) {
  * `semaphore` fault in the engine and the reference alike (SPEC §10). */
 static void inj_sem_past_int32(G *g) {
   int64_t a = 2147483647 - rr(R(g), 0, 1000);
-  bput(g->refs, "  Qs: {space: semaphore}\n");
+  bput(g->refs, "  Qs: {space: semaphore, type: regular}\n");
   bput(g->out, "- semaphore_signal: {sem: Qs, inc: %lld}\n", (long long)a);
   bput(g->out, "- semaphore_signal: {sem: Qs, inc: %lld}\n", (long long)(2147483647 - a + rr(R(g), 1, 1000)));
 }
