@@ -135,24 +135,25 @@ static int lower_xor_sign(L *l, int x, const Expr *e) {
   return in->d;
 }
 
+/* An all-true i1 vector of n lanes (tpu.scan and tpu.sort take a mask). */
+static int lower_all_true(L *l, int64_t n) {
+  Instr *k = emit(l, I_CONST);
+  k->d = new_reg(l);
+  k->ty = DT_BOOL;
+  k->imm = 1;
+  Instr *bc = emit(l, I_BROADCAST);
+  bc->a = k->d;
+  bc->ty = DT_BOOL;
+  bc->rank = 1;
+  bc->shape[0] = n;
+  bc->d = new_reg(l);
+  return bc->d;
+}
+
 static int lower_scan(L *l, const Expr *e) {
   const Expr *me = scanop_arg(e, -1, "mask");
   int x = lower_expr(l, scanop_arg(e, 0, NULL)), m;
-  if (me) {
-    m = lower_expr(l, me);
-  } else {
-    Instr *k = emit(l, I_CONST);
-    k->d = new_reg(l);
-    k->ty = DT_BOOL;
-    k->imm = 1;
-    Instr *bc = emit(l, I_BROADCAST);
-    bc->a = k->d;
-    bc->ty = DT_BOOL;
-    bc->rank = 1;
-    bc->shape[0] = e->sval;
-    bc->d = new_reg(l);
-    m = bc->d;
-  }
+  m = me ? lower_expr(l, me) : lower_all_true(l, e->sval);
   int kind = scanop_kind(e->builtin);
   bool flip = e->ty == DT_INT32 && kind != 0;
   if (flip) x = lower_xor_sign(l, x, e);
@@ -170,19 +171,10 @@ static int lower_scan(L *l, const Expr *e) {
  * descending flag where jnp.sort adds a lax.rev (the same lanes). */
 static int lower_sort(L *l, const Expr *e) {
   int x = lower_expr(l, scanop_arg(e, 0, NULL));
-  Instr *k = emit(l, I_CONST);
-  k->d = new_reg(l);
-  k->ty = DT_BOOL;
-  k->imm = 1;
-  Instr *bc = emit(l, I_BROADCAST);
-  bc->a = k->d;
-  bc->ty = DT_BOOL;
-  bc->rank = 1;
-  bc->shape[0] = l->p->params.num_lanes;
-  bc->d = new_reg(l);
+  int m = lower_all_true(l, l->p->params.num_lanes);
   Instr *in = emit(l, I_SORT);
   in->a = x;
-  in->mask = bc->d;
+  in->mask = m;
   in->imm = e->sval;
   in->ty = e->ty;
   in->d = new_reg(l);
