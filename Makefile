@@ -77,7 +77,7 @@ $(BUILD)/bench/baseline: bench/baseline.c
 SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # Under the sanitizers programs run ~20x slower: the bounded fuzz run is smaller.
 asan:
-	FUZZ_SMOKE_COUNT=500 $(MAKE) BUILD=build/asan CFLAGS="$(SAN)" test
+	FUZZ_SMOKE_COUNT=500 SC_SIM_SANITIZED=1 $(MAKE) BUILD=build/asan CFLAGS="$(SAN)" test
 
 # The golden suite under valgrind's memcheck: a program with any memory
 # error or definite leak exits 99 with valgrind's report on standard error,
