@@ -59,17 +59,9 @@ static void note(Checker *c, const char *fmt, const char *a, const char *b) {
 
 static char *str(Checker *c, const char *s) { return arena_strdup(c->ix.arena, s); }
 
-static char *num(Checker *c, int64_t v) {
-  char b[24];
-  snprintf(b, sizeof b, "%lld", (long long)v);
-  return str(c, b);
-}
+static char *num(Checker *c, int64_t v) { return index_num(&c->ix, v); }
 
-static char *shape_str(Checker *c, int rank, const int64_t *shape) {
-  char b[256];
-  fmt_shape(b, sizeof b, rank, shape);
-  return str(c, b);
-}
+static char *shape_str(Checker *c, int rank, const int64_t *shape) { return index_shape_str(&c->ix, rank, shape); }
 
 static void bind(Checker *c, const char *name, const AVal *v) {
   if (!name) return;

@@ -22,17 +22,9 @@ bool valops_builtin(Builtin b) {
 
 static char *text(IndexCtx *ix, const char *s) { return arena_strdup(ix->arena, s); }
 
-static char *num(IndexCtx *ix, int64_t v) {
-  char b[24];
-  snprintf(b, sizeof b, "%lld", (long long)v);
-  return text(ix, b);
-}
+static char *num(IndexCtx *ix, int64_t v) { return index_num(ix, v); }
 
-static char *shape_text(IndexCtx *ix, int rank, const int64_t *shape) {
-  char b[256];
-  fmt_shape(b, sizeof b, rank, shape);
-  return text(ix, b);
-}
+static char *shape_text(IndexCtx *ix, int rank, const int64_t *shape) { return index_shape_str(ix, rank, shape); }
 
 static bool bad(IndexCtx *ix, Loc at, const char *msg) {
   index_fire(ix, D_IN_VALUE, at, msg);

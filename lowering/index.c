@@ -16,11 +16,19 @@ bool index_fire(IndexCtx *c, DiagId id, Loc at, ...) {
   return true;
 }
 
-static char *num(IndexCtx *c, int64_t v) {
+char *index_num(IndexCtx *c, int64_t v) {
   char *s = arena_alloc(c->arena, 24);
   snprintf(s, 24, "%lld", (long long)v);
   return s;
 }
+
+char *index_shape_str(IndexCtx *c, int rank, const int64_t *shape) {
+  char b[256];
+  fmt_shape(b, sizeof b, rank, shape);
+  return arena_strdup(c->arena, b);
+}
+
+static char *num(IndexCtx *c, int64_t v) { return index_num(c, v); }
 
 /* ---- reprs --------------------------------------------------------- */
 void fmt_dims(char *buf, size_t n, int rank, const int64_t *shape) {

@@ -132,6 +132,9 @@ int index_result_shape(const NDIndexer *ix, int64_t *shape);
 /* Python reprs used in messages. */
 void fmt_shape(char *buf, size_t n, int rank, const int64_t *shape);
 void fmt_dims(char *buf, size_t n, int rank, const int64_t *shape); /* 2, 16 */
+/* Message arguments kept in the arena: a number; a shape as "(a, b)". */
+char *index_num(IndexCtx *c, int64_t v);
+char *index_shape_str(IndexCtx *c, int rank, const int64_t *shape);
 /* avals: as an abstract eval prints them (validate=False, traced leaves as
  * ShapedArrays); otherwise as built before binding (tracers, validate=True). */
 void fmt_indexer(char *buf, size_t n, const NDIndexer *ix, bool avals);

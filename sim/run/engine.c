@@ -52,7 +52,7 @@ static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_
 static void set_reg(Sc *s, int r) { s->written[r] = 1; }
 
 /* The scratch value becomes register r (no copy, no allocation). */
-static void swap_in(Sc *s, int r) {
+void eng_swap_in(Sc *s, int r) {
   Value v = s->reg[r];
   s->reg[r] = s->tmp;
   s->tmp = v;
@@ -206,7 +206,7 @@ static bool x_binary(Eng *E, Sc *s, const Instr *in) {
       t->def[i] = a->def[ia] && b->def[ib];
       t->v[i].i = (int32_t)(uint32_t)(in->sub == OP_ADD ? x + y : in->sub == OP_SUB ? x - y : x * y);
     }
-    swap_in(s, in->d);
+    eng_swap_in(s, in->d);
     return true;
   }
   bool ca = a->dtype != in->uty, cb = b->dtype != in->uty;
@@ -219,7 +219,7 @@ static bool x_binary(Eng *E, Sc *s, const Instr *in) {
       return eng_efault(E, s, in, FAULT_DIVZERO, "integer division by zero");
     }
   }
-  swap_in(s, in->d);
+  eng_swap_in(s, in->d);
   return true;
 }
 
@@ -233,7 +233,7 @@ static bool x_unary(Eng *E, Sc *s, const Instr *in) {
     t->def[i] = a->def[i];
     t->v[i] = in->sub == OP_NOT ? alu_unary(OP_NOT, a->dtype, a->v[i]) : alu_unary(in->sub, in->ty, alu_convert(a->dtype, in->ty, a->v[i]));
   }
-  swap_in(s, in->d);
+  eng_swap_in(s, in->d);
   return true;
 }
 
@@ -264,7 +264,7 @@ static bool x_select(Eng *E, Sc *s, const Instr *in) {
     t->v[i] = alu_minmax(in->uty, x, y, in->imm == 1);
     t->def[i] = a->def[ia] && b->def[ib];
   }
-  swap_in(s, in->d);
+  eng_swap_in(s, in->d);
   return true;
 }
 
@@ -322,7 +322,7 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
       for (int64_t i = 0; i < it->n; i++) t->v[k * it->n + i] = alu_convert(it->dtype, in->ty, it->v[i]), t->def[k * it->n + i] = it->def[i];
     }
   }
-  swap_in(s, in->d);
+  eng_swap_in(s, in->d);
   return true;
 }
 
@@ -367,7 +367,7 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
   Value *d = &s->reg[in->d];
   if (!m) { /* straight into the scratch value, then swapped in: no allocation */
     if (!load_all(E, s, in, &ev, &s->tmp, tag)) return false;
-    swap_in(s, in->d);
+    eng_swap_in(s, in->d);
   } else {
     if (!load_all(E, s, in, &ev, &mem, tag)) return val_free(&mem), false;
     Dtype t = in->op == I_VLOAD ? ev.vd->ref->dtype : mem.dtype;

@@ -6,6 +6,13 @@
 
 #include <math.h>
 
+/* xlane_issue_cycles per num_lanes 32-bit words of v (at least 1 cycle). */
+static uint64_t xlane_cost(const Eng *E, const Value *v) {
+  int64_t words = (v->n * dtype_size(v->dtype) + 3) / 4, lanes = E->p->params.num_lanes > 0 ? E->p->params.num_lanes : 1;
+  uint64_t c = (uint64_t)((words + lanes - 1) / lanes) * (uint64_t)E->p->params.xlane_issue_cycles;
+  return c ? c : 1;
+}
+
 static Cell scan_combine(Dtype t, int kind, Cell acc, Cell x) {
   Cell r;
   if (kind == 0) {
@@ -43,13 +50,8 @@ bool eng_scan(Eng *E, Sc *s, const Instr *in) {
     if (in->imm != 0 && !seen) t->v[i] = x, t->def[i] = def && a->def[i];
     else t->v[i] = acc, t->def[i] = def;
   }
-  int64_t words = (t->n * dtype_size(t->dtype) + 3) / 4, lanes = E->p->params.num_lanes > 0 ? E->p->params.num_lanes : 1;
-  s->cost = (uint64_t)((words + lanes - 1) / lanes) * (uint64_t)E->p->params.xlane_issue_cycles;
-  if (!s->cost) s->cost = 1;
-  Value v = s->reg[in->d]; /* the scratch value becomes the destination (as engine.c's swap_in) */
-  s->reg[in->d] = s->tmp;
-  s->tmp = v;
-  s->written[in->d] = 1;
+  s->cost = xlane_cost(E, t);
+  eng_swap_in(s, in->d);
   return true;
 }
 
@@ -91,13 +93,8 @@ bool eng_sort(Eng *E, Sc *s, const Instr *in) {
       Cell c = t->v[i];
       t->v[i] = t->v[j], t->v[j] = c;
     }
-  int64_t words = (t->n * dtype_size(t->dtype) + 3) / 4, lanes = E->p->params.num_lanes > 0 ? E->p->params.num_lanes : 1;
-  s->cost = (uint64_t)((words + lanes - 1) / lanes) * (uint64_t)E->p->params.xlane_issue_cycles;
-  if (!s->cost) s->cost = 1;
-  Value v = s->reg[in->d];
-  s->reg[in->d] = s->tmp;
-  s->tmp = v;
-  s->written[in->d] = 1;
+  s->cost = xlane_cost(E, t);
+  eng_swap_in(s, in->d);
   return true;
 }
 
@@ -121,12 +118,7 @@ bool eng_all_reduce(Eng *E, Sc *s, const Instr *in) {
   Value *t = &s->tmp;
   val_shape(t, DT_INT32, in->rank, in->shape);
   for (int64_t i = 0; i < t->n; i++) t->v[i].i = in->imm ? first : count, t->def[i] = def;
-  int64_t words = (a->n * dtype_size(a->dtype) + 3) / 4, lanes = E->p->params.num_lanes > 0 ? E->p->params.num_lanes : 1;
-  s->cost = (uint64_t)((words + lanes - 1) / lanes) * (uint64_t)E->p->params.xlane_issue_cycles;
-  if (!s->cost) s->cost = 1;
-  Value v = s->reg[in->d];
-  s->reg[in->d] = s->tmp;
-  s->tmp = v;
-  s->written[in->d] = 1;
+  s->cost = xlane_cost(E, a);
+  eng_swap_in(s, in->d);
   return true;
 }

@@ -11,13 +11,6 @@
 #include "engine_priv.h"
 
 /* The scratch value becomes register r, as engine.c's own results do. */
-static void set_result(Sc *s, int r) {
-  Value v = s->reg[r];
-  s->reg[r] = s->tmp;
-  s->tmp = v;
-  s->written[r] = 1;
-}
-
 static uint64_t vcost(const Eng *E, int64_t n, Dtype t) {
   int64_t words = (n * dtype_size(t) + 3) / 4, lanes = E->p->params.num_lanes > 0 ? E->p->params.num_lanes : 1;
   return (uint64_t)((words + lanes - 1) / lanes < 1 ? 1 : (words + lanes - 1) / lanes) * (uint64_t)E->p->params.vector_issue_cycles;
@@ -133,7 +126,7 @@ bool eng_x_valops(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   if (in->op == I_CONCAT) {
     if (!x_concat(E, s, in)) return false;
-    return set_result(s, in->d), true;
+    return eng_swap_in(s, in->d), true;
   }
   Value *a = eng_rd(E, s, in, in->a, &ok);
   if (!ok) return false;
@@ -142,6 +135,6 @@ bool eng_x_valops(Eng *E, Sc *s, const Instr *in) {
   else if (in->op == I_BITCAST) ok = x_bitcast(E, s, in, a);
   else if (in->op == I_SLICE) ok = x_slice(E, s, in, a);
   else ok = x_lanewise(s, in, a); /* math.exp, math.absf, math.absi */
-  if (ok) set_result(s, in->d);
+  if (ok) eng_swap_in(s, in->d);
   return ok;
 }
