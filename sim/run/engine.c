@@ -51,13 +51,6 @@ static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_
 /* ---- arithmetic --------------------------------------------------------- */
 static void set_reg(Sc *s, int r) { s->written[r] = 1; }
 
-/* The scratch value becomes register r (no copy, no allocation). */
-void eng_swap_in(Sc *s, int r) {
-  Value v = s->reg[r];
-  s->reg[r] = s->tmp;
-  s->tmp = v;
-  set_reg(s, r);
-}
 
 /* ---- timing helpers (the costs are the chip table's, sim/chips.h) ---------- */
 static const ChipParams *cp(const Eng *E) { return &E->p->params; }

@@ -146,8 +146,14 @@ bool eng_efault(Eng *E, Sc *s, const Instr *in, FaultKind k, const char *msg);
 bool eng_fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);
 bool eng_fits1(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);
 Value *eng_rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok);
-/* The scratch value s->tmp becomes register r (no copy, no allocation). */
-void eng_swap_in(Sc *s, int r);
+/* The scratch value s->tmp becomes register r (no copy, no allocation);
+ * inline: every instruction with a vector result ends here. */
+static inline void eng_swap_in(Sc *s, int r) {
+  Value v = s->reg[r];
+  s->reg[r] = s->tmp;
+  s->tmp = v;
+  s->written[r] = 1;
+}
 /* The value instructions of lowering/lower_valops.c (engine_valops.c). */
 bool eng_x_valops(Eng *E, Sc *s, const Instr *in);
 bool eng_int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out);
