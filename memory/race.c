@@ -1,33 +1,50 @@
-/* memory/race.c -- vector clocks and per-byte shadow state. */
+/* memory/race.c -- vector clocks, and the shadow: per byte the last write
+ * and the reads since, checked and updated a run of equal states at a time.
+ *
+ * A shadow page covers PAGE bytes of one region: a state per byte (the last
+ * write's access tag and the reads since: one tag inline, or a read set
+ * that runs of bytes share) and the bytes the last write left with their
+ * definedness (a write-write race that stores the same bytes is benign).
+ * An access walks its bytes as runs of one state: a run whose state does
+ * not conflict with the access is updated in one step, tags and sets
+ * counted once per run; only a conflicting run is walked byte by byte, in
+ * the order and with the reports the per-byte detector gave. */
 #include "race.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define PAGE 4096
+#define READSET 0x80000000u /* the reads of a state: READSET | index of a read set */
+#define OPEN (1ULL << 63)   /* acc_refs: the access's instruction still runs */
+
+/* A byte's state: the last write's tag (low half, 0 none) and its reads
+ * (high half: a read tag, READSET | a read set, 0 none).  Bytes of equal
+ * state race alike. */
+typedef uint64_t Shadow;
+static uint32_t st_w(Shadow s) { return (uint32_t)s; }
+static uint32_t st_r(Shadow s) { return (uint32_t)(s >> 32); }
+static Shadow st_make(uint32_t w, uint32_t r) { return (uint64_t)r << 32 | w; }
 
 typedef struct {
-  uint32_t w;  /* access tag of the last write, 0 none */
-  uint32_t r;  /* a read tag, or READSET | index of a read set, 0 none */
-  uint8_t wv;  /* the byte the last write left, and whether it was defined: */
-  uint8_t wd;  /* a write-write race storing the same bytes is benign */
-} Shadow;
-#define READSET 0x80000000u
-#define OPEN (1ULL << 63) /* acc_refs: the access's instruction still runs */
+  Shadow st[PAGE];
+  uint8_t val[PAGE];     /* the bytes the last write left */
+  uint8_t def[PAGE / 8]; /* which of them it left defined (a bitmap, as the region's) */
+} Page;
 
 typedef struct {
   const Region *g;
   int64_t page;
-  Shadow *sh;
+  Page *pg;
 } PageEntry;
 
+/* The reads since a write, as an antichain (a read ordered before a newer
+ * one is dropped), shared by the bytes whose state names it. */
 typedef struct {
   uint32_t *v;
   int n, cap;
+  uint64_t refs; /* the bytes whose state names the set; free at 0 */
 } TagSet;
-
-struct RaceDetector;
-static Shadow *page_find(struct RaceDetector *r, const Region *g, int64_t page);
 
 typedef struct {
   int issuer;
@@ -42,7 +59,7 @@ struct RaceDetector {
   RaceAccess *acc;     /* access table, tag = index + 1 */
   uint32_t *acc_clock; /* the thread clock at the access */
   int *acc_thread;     /* the subcore index of the access's thread */
-  uint64_t *acc_refs;  /* shadow entries naming the access; the record is free at 0 once closed */
+  uint64_t *acc_refs;  /* references to the access (shadow bytes, read sets); the record is free at 0 once closed */
   int nacc, capacc;
   uint32_t *free_acc;  /* recycled tags */
   int nfree_acc, capfree_acc;
@@ -54,11 +71,9 @@ struct RaceDetector {
   int nfree_dma, capfree_dma;
   uint64_t shadow_bytes, max_shadow; /* the shadow pages' size, and its bound (0: none) */
   bool over;           /* a page was refused: past max_shadow */
-  uint32_t memo_tag[2], memo_w[2], memo_r[2]; /* a shadow state access memo_tag passed clean (0: none); a DMA's two sides */
-  int memo_next;
   const Region *last_g; /* the page found last */
   int64_t last_page;
-  Shadow *last_sh;
+  Page *last_pg;
   uint32_t *slots;     /* synchronisation objects: a vector clock each */
   int nslots, capslots;
   uint32_t *barrier;   /* 2 generations x nsub x nsub arrival clocks */
@@ -66,6 +81,8 @@ struct RaceDetector {
   int64_t npages, cappages;
   TagSet *sets;
   int nsets, capsets;
+  int *free_sets;      /* recycled read sets */
+  int nfree_sets, capfree_sets;
   RaceReport *benign;  /* benign races not yet taken (race_benign_next) */
   int nbenign, capbenign, takenbenign;
   uint64_t *pairs;     /* the pairs of operations already reported benign */
@@ -102,11 +119,12 @@ void race_free(RaceDetector *r) {
   if (!r) return;
   for (int i = 0; i < r->ndma; i++) free(r->dma[i].start_vc);
   for (int i = 0; i < r->nsets; i++) free(r->sets[i].v);
-  for (int64_t i = 0; i < r->cappages; i++) free(r->pages ? r->pages[i].sh : NULL);
+  for (int64_t i = 0; i < r->cappages; i++) free(r->pages ? r->pages[i].pg : NULL);
   free(r->pages);
   free(r->benign);
   free(r->pairs);
   free(r->sets);
+  free(r->free_sets);
   free(r->dma);
   free(r->slots);
   free(r->acc);
@@ -122,9 +140,7 @@ void race_free(RaceDetector *r) {
 }
 
 static uint32_t *vc_of(RaceDetector *r, int sub) { return r->vc + (size_t)sub * (size_t)r->nsub; }
-/* A clock moves: what passed clean before may not now. */
-static void forget(RaceDetector *r) { r->memo_tag[0] = r->memo_tag[1] = 0; }
-static void tick(RaceDetector *r, int sub) { vc_of(r, sub)[sub]++, forget(r); }
+static void tick(RaceDetector *r, int sub) { vc_of(r, sub)[sub]++; }
 static void join(uint32_t *dst, const uint32_t *src, int n) {
   for (int i = 0; i < n; i++)
     if (src[i] > dst[i]) dst[i] = src[i];
@@ -176,7 +192,7 @@ void race_release(RaceDetector *r, int sub, int slot) {
 }
 
 void race_acquire(RaceDetector *r, int sub, int slot) {
-  if (r) forget(r), join(vc_of(r, sub), r->slots + (size_t)slot * (size_t)r->nsub, r->nsub);
+  if (r) join(vc_of(r, sub), r->slots + (size_t)slot * (size_t)r->nsub, r->nsub);
 }
 
 void race_barrier_arrive(RaceDetector *r, int sub, int gen) {
@@ -188,7 +204,6 @@ void race_barrier_arrive(RaceDetector *r, int sub, int gen) {
 
 void race_barrier_leave(RaceDetector *r, int sub, int gen, int first, int n) {
   if (!r) return;
-  forget(r);
   for (int k = first; k < first + n; k++)
     join(vc_of(r, sub), r->barrier + ((size_t)(gen & 1) * (size_t)r->nsub + (size_t)k) * (size_t)r->nsub, r->nsub);
 }
@@ -222,11 +237,11 @@ static void tag_free(RaceDetector *r, uint32_t tag) {
   r->free_acc[r->nfree_acc++] = tag;
 }
 
-static void tag_ref(RaceDetector *r, uint32_t tag) { r->acc_refs[tag - 1]++; }
-/* The reference's count drops; an unreferenced closed record is freed
- * (an open one waits for race_done). */
-static void tag_unref(RaceDetector *r, uint32_t tag) {
-  if (!--r->acc_refs[tag - 1]) tag_free(r, tag);
+static void tag_ref(RaceDetector *r, uint32_t tag, uint64_t n) { r->acc_refs[tag - 1] += n; }
+/* n references drop; an unreferenced closed record is freed (an open one
+ * waits for race_done). */
+static void tag_unref(RaceDetector *r, uint32_t tag, uint64_t n) {
+  if (!(r->acc_refs[tag - 1] -= n)) tag_free(r, tag);
 }
 
 static uint32_t new_tag(RaceDetector *r, const RaceAccess *a, int sub) {
@@ -250,14 +265,11 @@ static uint32_t new_tag(RaceDetector *r, const RaceAccess *a, int sub) {
   if (a->dma >= 0) r->dma[a->dma].refs++;
   r->open = grow(r->open, &r->capopen, r->nopen + 1, sizeof *r->open);
   r->open[r->nopen++] = t + 1;
-  if (r->memo_tag[0] == t + 1) r->memo_tag[0] = 0;
-  if (r->memo_tag[1] == t + 1) r->memo_tag[1] = 0;
   return t + 1;
 }
 
 void race_done(RaceDetector *r) {
   if (!r) return;
-  r->memo_tag[0] = r->memo_tag[1] = 0;
   for (int i = 0; i < r->nopen; i++) {
     uint32_t t = r->open[i];
     if (!(r->acc_refs[t - 1] &= ~OPEN)) tag_free(r, t);
@@ -265,43 +277,161 @@ void race_done(RaceDetector *r) {
   r->nopen = 0;
 }
 
-static Shadow *page_of(RaceDetector *r, const Region *g, int64_t page) {
-  if (r->last_sh && r->last_g == g && r->last_page == page) return r->last_sh;
-  Shadow *sh = page_find(r, g, page);
-  if (sh) r->last_g = g, r->last_page = page, r->last_sh = sh;
-  return sh;
+/* ---- shadow pages ---------------------------------------------------------- */
+
+static uint64_t page_hash(const Region *g, int64_t page) { return ((uint64_t)(uintptr_t)g * 31u + (uint64_t)page) * 0x9e3779b97f4a7c15ULL; }
+
+static void pages_rehash(RaceDetector *r) {
+  int64_t cap = r->cappages ? r->cappages * 2 : 256;
+  PageEntry *t = calloc((size_t)cap, sizeof *t);
+  if (!t) abort();
+  for (int64_t i = 0; i < r->cappages; i++) {
+    if (!r->pages[i].pg) continue;
+    int64_t k = (int64_t)(page_hash(r->pages[i].g, r->pages[i].page) % (uint64_t)cap);
+    while (t[k].pg) k = (k + 1) % cap;
+    t[k] = r->pages[i];
+  }
+  free(r->pages);
+  r->pages = t;
+  r->cappages = cap;
 }
 
-static Shadow *page_find(RaceDetector *r, const Region *g, int64_t page) {
-  if (r->npages * 2 >= r->cappages) { /* rehash */
-    int64_t cap = r->cappages ? r->cappages * 2 : 256;
-    PageEntry *t = calloc((size_t)cap, sizeof *t);
-    if (!t) abort();
-    for (int64_t i = 0; i < r->cappages; i++) {
-      if (!r->pages[i].sh) continue;
-      uint64_t h = ((uint64_t)(uintptr_t)r->pages[i].g * 31u + (uint64_t)r->pages[i].page) * 0x9e3779b97f4a7c15ULL;
-      int64_t k = (int64_t)(h % (uint64_t)cap);
-      while (t[k].sh) k = (k + 1) % cap;
-      t[k] = r->pages[i];
-    }
-    free(r->pages);
-    r->pages = t;
-    r->cappages = cap;
-  }
-  uint64_t h = ((uint64_t)(uintptr_t)g * 31u + (uint64_t)page) * 0x9e3779b97f4a7c15ULL;
-  int64_t k = (int64_t)(h % (uint64_t)r->cappages);
-  while (r->pages[k].sh && !(r->pages[k].g == g && r->pages[k].page == page)) k = (k + 1) % r->cappages;
-  if (!r->pages[k].sh) {
-    if (r->max_shadow && r->shadow_bytes + PAGE * sizeof(Shadow) > r->max_shadow) return r->over = true, NULL;
-    Shadow *sh = calloc(PAGE, sizeof(Shadow));
-    if (!sh) return r->over = true, NULL;
-    r->pages[k].g = g;
-    r->pages[k].page = page;
-    r->pages[k].sh = sh;
+/* The shadow page of g's page `page`, made (all bytes unaccessed) when new;
+ * NULL past the shadow's bound. */
+static Page *page_find(RaceDetector *r, const Region *g, int64_t page) {
+  if (r->npages * 2 >= r->cappages) pages_rehash(r);
+  int64_t k = (int64_t)(page_hash(g, page) % (uint64_t)r->cappages);
+  while (r->pages[k].pg && !(r->pages[k].g == g && r->pages[k].page == page)) k = (k + 1) % r->cappages;
+  if (!r->pages[k].pg) {
+    if (r->max_shadow && r->shadow_bytes + sizeof(Page) > r->max_shadow) return r->over = true, NULL;
+    Page *pg = calloc(1, sizeof *pg);
+    if (!pg) return r->over = true, NULL;
+    r->pages[k] = (PageEntry){g, page, pg};
     r->npages++;
-    r->shadow_bytes += PAGE * sizeof(Shadow);
+    r->shadow_bytes += sizeof(Page);
   }
-  return r->pages[k].sh;
+  return r->pages[k].pg;
+}
+
+static Page *page_of(RaceDetector *r, const Region *g, int64_t page) {
+  if (r->last_pg && r->last_g == g && r->last_page == page) return r->last_pg;
+  Page *pg = page_find(r, g, page);
+  if (pg) r->last_g = g, r->last_page = page, r->last_pg = pg;
+  return pg;
+}
+
+/* ---- reads ----------------------------------------------------------------- */
+
+/* The reads of a state, as a list of tags. */
+static int reads_of(const RaceDetector *r, uint32_t rd, const uint32_t **out, uint32_t *one) {
+  if (!rd) return 0;
+  if (!(rd & READSET)) {
+    *one = rd;
+    *out = one;
+    return 1;
+  }
+  const TagSet *t = &r->sets[rd & ~READSET];
+  *out = t->v;
+  return t->n;
+}
+
+static int set_new(RaceDetector *r) {
+  if (r->nfree_sets) return r->free_sets[--r->nfree_sets];
+  r->sets = grow(r->sets, &r->capsets, r->nsets + 1, sizeof *r->sets);
+  return r->nsets++;
+}
+
+static void set_put(RaceDetector *r, TagSet *t, uint32_t tag) {
+  t->v = grow(t->v, &t->cap, t->n + 1, sizeof *t->v);
+  t->v[t->n++] = tag;
+  tag_ref(r, tag, 1);
+}
+
+/* n bytes stop naming the reads rd. */
+static void reads_unref(RaceDetector *r, uint32_t rd, uint64_t n) {
+  if (!rd) return;
+  if (!(rd & READSET)) {
+    tag_unref(r, rd, n);
+    return;
+  }
+  int k = (int)(rd & ~READSET);
+  if ((r->sets[k].refs -= n)) return;
+  for (int i = 0; i < r->sets[k].n; i++) tag_unref(r, r->sets[k].v[i], 1);
+  r->sets[k].n = 0;
+  r->free_sets = grow(r->free_sets, &r->capfree_sets, r->nfree_sets + 1, sizeof *r->free_sets);
+  r->free_sets[r->nfree_sets++] = k;
+}
+
+/* The reads of n bytes of reads rd after read `tag` of thread (sub, dma):
+ * those not ordered before it, then it.  A set all of whose bytes are
+ * these n changes in place; otherwise they take a set of their own. */
+static uint32_t add_read(RaceDetector *r, uint32_t rd, uint64_t n, uint32_t tag, int sub, int dma) {
+  const uint32_t *old;
+  uint32_t one;
+  int m = reads_of(r, rd, &old, &one), keep = 0;
+  for (int i = 0; i < m; i++) keep += !before(r, old[i], sub, dma);
+  if (!keep) {
+    tag_ref(r, tag, n);
+    reads_unref(r, rd, n);
+    return tag;
+  }
+  if ((rd & READSET) && r->sets[rd & ~READSET].refs == n) {
+    TagSet *t = &r->sets[rd & ~READSET];
+    int k = 0;
+    for (int i = 0; i < t->n; i++)
+      if (!before(r, t->v[i], sub, dma)) t->v[k++] = t->v[i];
+      else tag_unref(r, t->v[i], 1);
+    t->n = k;
+    set_put(r, t, tag);
+    return rd;
+  }
+  int k = set_new(r); /* old stays valid: it points into a set's own array, or at one */
+  TagSet *t = &r->sets[k];
+  t->refs = n;
+  for (int i = 0; i < m; i++)
+    if (!before(r, old[i], sub, dma)) set_put(r, t, old[i]);
+  set_put(r, t, tag);
+  reads_unref(r, rd, n);
+  return READSET | (uint32_t)k;
+}
+
+/* ---- checks and updates ------------------------------------------------------ */
+
+/* Copies n bits from bit s0 of s to bit d0 of d (d0 and s0 equal modulo 8). */
+static void bits_copy(uint8_t *d, int64_t d0, const uint8_t *s, int64_t s0, int64_t n) {
+  for (; n > 0 && (d0 & 7); d0++, s0++, n--) d[d0 >> 3] = (uint8_t)((d[d0 >> 3] & ~(1u << (d0 & 7))) | (s[s0 >> 3] & (1u << (s0 & 7))));
+  memcpy(d + (d0 >> 3), s + (s0 >> 3), (size_t)(n >> 3));
+  d0 += n & ~7, s0 += n & ~7, n &= 7;
+  for (; n > 0; d0++, s0++, n--) d[d0 >> 3] = (uint8_t)((d[d0 >> 3] & ~(1u << (d0 & 7))) | (s[s0 >> 3] & (1u << (s0 & 7))));
+}
+
+/* Bytes [i, j) of page pg (at offset base of g) take access tag. */
+static void record(RaceDetector *r, Page *pg, int64_t i, int64_t j, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t base) {
+  Shadow st = pg->st[i], now;
+  uint64_t n = (uint64_t)(j - i);
+  if (a->write) {
+    tag_ref(r, tag, n); /* before the old ones drop: tag may be one of them */
+    if (st_w(st)) tag_unref(r, st_w(st), n);
+    reads_unref(r, st_r(st), n);
+    now = st_make(tag, 0);
+    memcpy(pg->val + i, g->bytes + base + i, (size_t)n);
+    bits_copy(pg->def, i, g->defined, base + i, (int64_t)n);
+  } else {
+    now = st_make(st_w(st), add_read(r, st_r(st), n, tag, sub, a->dma));
+  }
+  for (int64_t k = i; k < j; k++) pg->st[k] = now;
+}
+
+/* Whether no earlier access of state st races with access a. */
+static bool clean(const RaceDetector *r, Shadow st, const RaceAccess *a, int sub) {
+  if (st_w(st) && conflict(r, st_w(st), a, sub)) return false;
+  if (!a->write) return true;
+  const uint32_t *reads;
+  uint32_t one;
+  int n = reads_of(r, st_r(st), &reads, &one);
+  for (int i = 0; i < n; i++)
+    if (conflict(r, reads[i], a, sub)) return false;
+  return true;
 }
 
 static bool report(const RaceDetector *r, uint32_t tag, const RaceAccess *now, const Region *g, int64_t at, RaceReport *rep) {
@@ -319,56 +449,11 @@ static bool report(const RaceDetector *r, uint32_t tag, const RaceAccess *now, c
   return false;
 }
 
-/* The reads since the last write, as a list of tags. */
-static int reads_of(RaceDetector *r, const Shadow *s, const uint32_t **out, uint32_t *one) {
-  if (!s->r) return 0;
-  if (!(s->r & READSET)) {
-    *one = s->r;
-    *out = one;
-    return 1;
-  }
-  const TagSet *t = &r->sets[s->r & ~READSET];
-  *out = t->v;
-  return t->n;
-}
-
-static void add_read(RaceDetector *r, Shadow *s, uint32_t tag, int sub, int dma) {
-  const uint32_t *old;
-  uint32_t one;
-  int n = reads_of(r, s, &old, &one);
-  tag_ref(r, tag);
-  if (n == 0 || (n == 1 && before(r, old[0], sub, dma))) {
-    if (n) tag_unref(r, old[0]);
-    if (s->r & READSET) r->sets[s->r & ~READSET].n = 0;
-    else s->r = tag;
-    if (s->r & READSET) r->sets[s->r & ~READSET].v[r->sets[s->r & ~READSET].n++] = tag;
-    return;
-  }
-  if (!(s->r & READSET)) {
-    r->sets = grow(r->sets, &r->capsets, r->nsets + 1, sizeof *r->sets);
-    TagSet *t = &r->sets[r->nsets];
-    t->cap = 4;
-    t->v = malloc(sizeof(uint32_t) * 4);
-    if (!t->v) abort();
-    t->n = 1;
-    t->v[0] = s->r;
-    s->r = READSET | (uint32_t)r->nsets++;
-  }
-  TagSet *t = &r->sets[s->r & ~READSET];
-  int k = 0;
-  for (int i = 0; i < t->n; i++) /* keep an antichain: drop reads ordered before this one */
-    if (!before(r, t->v[i], sub, dma)) t->v[k++] = t->v[i];
-    else tag_unref(r, t->v[i]);
-  t->n = k;
-  t->v = grow(t->v, &t->cap, t->n + 1, sizeof(uint32_t));
-  t->v[t->n++] = tag;
-}
-
-/* Whether the write just made at byte `at` left what the last write did
- * (both undefined counts as the same). */
-static bool same_byte(const Shadow *s, const Region *g, int64_t at) {
-  bool d = mem_defined(g, at);
-  return s->wd == d && (!d || s->wv == g->bytes[at]);
+/* Whether the write just made at byte `at` (byte i of pg) left what the
+ * last write did (both undefined counts as the same). */
+static bool same_byte(const Page *pg, int64_t i, const Region *g, int64_t at) {
+  bool d = mem_defined(g, at), was = (pg->def[i >> 3] >> (i & 7)) & 1;
+  return was == d && (!d || pg->val[i] == g->bytes[at]);
 }
 
 /* Records a benign race once per pair of operations. */
@@ -383,34 +468,46 @@ static void benign(RaceDetector *r, uint32_t tag, const RaceAccess *now, const R
   report(r, tag, now, g, at, &r->benign[r->nbenign++]);
 }
 
-/* One byte's check and update; *clean: no earlier access conflicted
- * (then a byte with the same shadow state passes the same way). */
-static bool access_byte(RaceDetector *r, Shadow *s, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t at,
-                        RaceReport *rep, bool *clean) {
-  *clean = true;
-  if (s->w && conflict(r, s->w, a, sub)) {
-    *clean = false;
-    if (!a->write || !same_byte(s, g, at)) return report(r, s->w, a, g, at, rep);
-    benign(r, s->w, a, g, at);
+/* One byte (byte i of pg, at offset at of g) of a run that conflicts:
+ * checked and updated alone, as the per-byte detector did. */
+static bool access_byte(RaceDetector *r, Page *pg, int64_t i, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t at,
+                        RaceReport *rep) {
+  Shadow st = pg->st[i];
+  if (st_w(st) && conflict(r, st_w(st), a, sub)) {
+    if (!a->write || !same_byte(pg, i, g, at)) return report(r, st_w(st), a, g, at, rep);
+    benign(r, st_w(st), a, g, at);
   }
-  if (!a->write) {
-    add_read(r, s, tag, sub, a->dma);
-    return true;
+  if (a->write) {
+    const uint32_t *reads;
+    uint32_t one;
+    int n = reads_of(r, st_r(st), &reads, &one);
+    for (int i2 = 0; i2 < n; i2++)
+      if (conflict(r, reads[i2], a, sub)) return report(r, reads[i2], a, g, at, rep);
   }
-  const uint32_t *reads;
-  uint32_t one;
-  int n = reads_of(r, s, &reads, &one);
-  for (int i = 0; i < n; i++)
-    if (conflict(r, reads[i], a, sub)) return report(r, reads[i], a, g, at, rep);
-  tag_ref(r, tag);
-  if (s->w) tag_unref(r, s->w);
-  s->w = tag;
-  s->wv = g->bytes[at];
-  s->wd = mem_defined(g, at);
-  for (int i = 0; i < n; i++) tag_unref(r, reads[i]);
-  if (s->r & READSET) r->sets[s->r & ~READSET].n = 0;
-  else s->r = 0;
+  record(r, pg, i, i + 1, tag, a, sub, g, at - i);
   return true;
+}
+
+/* A race found at byte `at` of state st: unless the spans gave the whole
+ * overlap, the report covers the bytes from `at` on, up to `end`, that
+ * have that state (the same last writer and reads: the same overlap). */
+static bool widen(RaceDetector *r, const Region *g, int64_t at, int64_t end, Shadow st, RaceReport *rep) {
+  if (rep->hi > at + 1) return false;
+  int64_t hi = at + 1;
+  for (; hi < end; hi++) {
+    Page *tp = page_of(r, g, hi / PAGE);
+    if (!tp || tp->st[hi % PAGE] != st) break;
+  }
+  rep->hi = hi;
+  return false;
+}
+
+/* The end of the run of equal states from byte i of pg, before `stop`. */
+static int64_t run_end(const Page *pg, int64_t i, int64_t stop) {
+  Shadow st = pg->st[i];
+  int64_t j = i + 1;
+  while (j < stop && pg->st[j] == st) j++;
+  return j;
 }
 
 bool race_benign_next(RaceDetector *r, RaceReport *rep) {
@@ -421,54 +518,66 @@ bool race_benign_next(RaceDetector *r, RaceReport *rep) {
 
 uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) { return r ? new_tag(r, a, sub) : 0; }
 
+/* Offsets are never negative: pages by division. */
 bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n, RaceReport *rep) {
   if (!r || !tag) return true;
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
-  Shadow *pg = NULL;
-  /* the state of the last byte that passed clean: within one instruction no
-   * clock moves, so it holds for every call of the same access */
-  int m = r->memo_tag[0] == tag ? 0 : r->memo_tag[1] == tag ? 1 : -1;
-  uint32_t pw = m >= 0 ? r->memo_w[m] : 0, pr = m >= 0 ? r->memo_r[m] : 0;
-  bool same = m >= 0;
-  int64_t page_end = off; /* pg covers bytes up to here */
-  for (int64_t b = off; b < off + n; b++) {
-    if (b >= page_end) { /* offsets are never negative: pages by masks */
-      pg = page_of(r, g, (int64_t)((uint64_t)b / PAGE));
-      if (!pg) return true; /* past the shadow's bound: the caller stops the run (race_over) */
-      page_end = (int64_t)(((uint64_t)b / PAGE + 1) * PAGE);
-    }
-    Shadow *s = &pg[(uint64_t)b & (PAGE - 1)];
-    if (same && s->w == pw && s->r == pr && !(pr & READSET)) { /* the checks of the byte before hold: update only */
-      if (!a->write) {
-        add_read(r, s, tag, sub, a->dma);
+  for (int64_t b = off, end = off + n; b < end;) {
+    int64_t base = b / PAGE * PAGE, stop = end - base < PAGE ? end - base : PAGE;
+    Page *pg = page_of(r, g, b / PAGE);
+    if (!pg) return true; /* past the shadow's bound: the caller stops the run (race_over) */
+    for (int64_t i = b - base, j; i < stop; i = j) {
+      j = run_end(pg, i, stop);
+      Shadow st = pg->st[i];
+      if (clean(r, st, a, sub)) {
+        record(r, pg, i, j, tag, a, sub, g, base);
         continue;
       }
-      tag_ref(r, tag);
-      if (s->w) tag_unref(r, s->w);
-      if (s->r) tag_unref(r, s->r);
-      s->w = tag, s->r = 0;
-      s->wv = g->bytes[b];
-      s->wd = mem_defined(g, b);
-      continue;
+      for (int64_t k = i; k < j; k++)
+        if (!access_byte(r, pg, k, tag, a, sub, g, base + k, rep)) return widen(r, g, base + k, end, st, rep);
     }
-    pw = s->w, pr = s->r;
-    if (!access_byte(r, s, tag, a, sub, g, b, rep, &same)) {
-      if (rep->hi > b + 1) return false; /* the spans gave the whole overlap */
-      int64_t hi = b + 1;
-      while (hi < off + n) { /* widen the report over the overlapping run */
-        Shadow *tp = page_of(r, g, hi / PAGE);
-        if (!tp) break;
-        Shadow *t = &tp[hi % PAGE];
-        if (t->w != s->w || t->r != s->r) break; /* another last writer or other reads: another overlap */
-        hi++;
-      }
-      rep->hi = hi;
-      return false;
-    }
+    b = base + stop;
   }
-  if (m < 0) m = r->memo_next, r->memo_next ^= 1;
-  r->memo_tag[m] = same ? tag : 0, r->memo_w[m] = pw, r->memo_r[m] = pr;
+  return true;
+}
+
+bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
+  if (!r || !tag) return true;
+  const RaceAccess *a = &r->acc[tag - 1];
+  int sub = r->acc_thread[tag - 1];
+  for (int64_t b = off, end = off + n; b < end;) {
+    int64_t base = b / PAGE * PAGE, stop = end - base < PAGE ? end - base : PAGE;
+    Page *pg = page_of(r, g, b / PAGE);
+    if (!pg) return true; /* as race_bytes */
+    for (int64_t i = b - base, j; i < stop; i = j) {
+      j = run_end(pg, i, stop);
+      if (!clean(r, pg->st[i], a, sub)) return false;
+    }
+    b = base + stop;
+  }
+  return true;
+}
+
+void race_span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
+  if (!r || !tag) return;
+  const RaceAccess *a = &r->acc[tag - 1];
+  int sub = r->acc_thread[tag - 1];
+  for (int64_t b = off, end = off + n; b < end;) {
+    int64_t base = b / PAGE * PAGE, stop = end - base < PAGE ? end - base : PAGE;
+    Page *pg = page_of(r, g, b / PAGE);
+    if (!pg) return;
+    for (int64_t i = b - base, j; i < stop; i = j) {
+      j = run_end(pg, i, stop);
+      record(r, pg, i, j, tag, a, sub, g, base);
+    }
+    b = base + stop;
+  }
+}
+
+bool race_span(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
+  if (!race_span_clean(r, tag, g, off, n)) return false;
+  race_span_record(r, tag, g, off, n);
   return true;
 }
 

@@ -8,7 +8,8 @@
  * the issuer does after the wait that retires it (the issuer's clock at
  * that wait).  Shadow state per byte: the last write and the reads since,
  * kept as an antichain (a read ordered before a newer read is dropped), so
- * the detector is exact for any mesh, with no sampling.
+ * the detector is exact for any mesh, with no sampling.  Runs of bytes in
+ * one state are checked and updated in one step (race.c).
  * A NULL detector (races not checked) accepts every call and does nothing.
  * Atomic read-modify-writes (fetch_and_add, add DMAs) do not race with
  * each other.
@@ -62,6 +63,14 @@ void race_barrier_leave(RaceDetector *r, int sub, int gen, int first, int n);
  * which returns false with *rep filled when they race. */
 uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub);
 bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n, RaceReport *rep);
+/* The fast paths' span: whether no byte of [off, off + n) conflicts with
+ * access tag (nothing changes; on false the caller gives the bytes to
+ * race_bytes in its own order, which reports as always); then records the
+ * access over the span, for a write once its bytes are stored.  Between the
+ * two, no other access may be recorded.  race_span does both (reads). */
+bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n);
+void race_span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n);
+bool race_span(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n);
 /* The end of an instruction: the accesses it opened are closed, and their
  * records are reused once no shadow entry names them (so a run's records
  * are bounded by the bytes it touched, not by its length). */

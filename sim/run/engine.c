@@ -28,7 +28,8 @@ static bool dense_all(const EV *ev) { return ev->affine && eng_dense_block(ev) >
 
 static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_t tag) {
   val_shape(out, ev->dt[ev->top], ev->rank[ev->top], ev->lvl[ev->top]);
-  if (!tag && ev->n > 0 && dense_all(ev)) { /* the fast path */
+  /* the fast path; a span that may race is left to the element walk, which reports as always */
+  if (ev->n > 0 && dense_all(ev) && race_span(E->rd, tag, ev->reg, ev->base, ev->n * dtype_size(ev->dt[ev->top]))) {
     Dtype t = ev->dt[ev->top];
     int64_t es = dtype_size(t);
     const uint8_t *b = ev->reg->bytes + ev->base;
@@ -397,13 +398,14 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   Part pt[MAX_PARTS];
   int np;
   uint32_t tag = eng_race_open(E, s, in, true, false, -1, m ? NULL : &ev);
-  if (!m && !tag && !in->add && dense_all(&ev) && val_all_defined(x)) { /* the fast path */
+  if (!m && !in->add && dense_all(&ev) && val_all_defined(x) && race_span_clean(E->rd, tag, ev.reg, ev.base, ev.n * dtype_size(t))) { /* the fast path */
     int64_t es = dtype_size(t);
     uint8_t *b = ev.reg->bytes + ev.base;
     if (x->dtype == t && x->n == ev.n) dtype_store_n(t, x->v, ev.n, b); /* no conversion */
     else
       for (int64_t i = 0; i < ev.n; i++) dtype_store(t, alu_convert(x->dtype, t, x->v[x->n == 1 ? 0 : i]), b + i * es);
     mem_set_defined(ev.reg, ev.base, ev.n * es, true);
+    race_span_record(E->rd, tag, ev.reg, ev.base, ev.n * es); /* after the write, as below */
   } else
   for (int64_t i = 0, k = 0; i < (m ? m->n : ev.n); i++) {
     if (m && !alu_truthy(m->dtype, m->v[i])) continue;
@@ -593,12 +595,14 @@ static void sem_write(Region *g, int64_t off, int64_t v) { dtype_store(DT_INT32,
 /* A plain copy of n elements from src element se to dst element de by
  * memcpy when both sides are dense there; false when it does not apply. */
 static bool fast_copy(Eng *E, const Instr *in, EV *src, int64_t se, EV *dst, int64_t de, int64_t n) {
-  if (!src->affine || !dst->affine || in->add || E->rd || src->dt[src->top] != dst->dt[dst->top])
+  if (!src->affine || !dst->affine || in->add || src->dt[src->top] != dst->dt[dst->top])
     return false;
   int64_t sb = eng_dense_block(src), db = eng_dense_block(dst);
   if (se % sb + n > sb || de % db + n > db) return false;
-  int64_t es = dtype_size(src->dt[src->top]);
-  mem_copy_bytes(dst->reg, eng_aff_off(dst, de), src->reg, eng_aff_off(src, se), n * es);
+  int64_t es = dtype_size(src->dt[src->top]), so = eng_aff_off(src, se), doff = eng_aff_off(dst, de);
+  if (!eng_race_copy_clean(E, src->reg, so, dst->reg, doff, n * es)) return false;
+  mem_copy_bytes(dst->reg, doff, src->reg, so, n * es);
+  eng_race_copy_record(E, src->reg, so, dst->reg, doff, n * es);
   return true;
 }
 

@@ -127,6 +127,22 @@ bool eng_race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, int n
   return race_benign(E);
 }
 
+/* A DMA's copy of n bytes moved whole (fast_copy): whether neither side's
+ * span may race, so that each is checked and recorded in one step.  When
+ * the two sides overlap, the element walk keeps its order (each element's
+ * read, then its write), and with it each byte's final state. */
+bool eng_race_copy_clean(Eng *E, const Region *sg, int64_t soff, const Region *dg, int64_t doff, int64_t n) {
+  if (!E->rd) return true;
+  if (sg == dg && soff < doff + n && doff < soff + n) return false;
+  return race_span_clean(E->rd, E->dma_read_tag, sg, soff, n) && race_span_clean(E->rd, E->dma_write_tag, dg, doff, n);
+}
+
+/* After the copy, as the element walk records its write after storing it. */
+void eng_race_copy_record(Eng *E, const Region *sg, int64_t soff, const Region *dg, int64_t doff, int64_t n) {
+  race_span_record(E->rd, E->dma_read_tag, sg, soff, n);
+  race_span_record(E->rd, E->dma_write_tag, dg, doff, n);
+}
+
 int eng_sem_slot(Eng *E, const Region *g, int64_t off) {
   for (int i = 0; i < E->nsemslots; i++)
     if (E->semslots[i].g == g && E->semslots[i].off == off) return E->semslots[i].slot;
