@@ -1,14 +1,17 @@
 /* memory/race.c -- vector clocks, and the shadow: per byte the last write
  * and the reads since, checked and updated a run of equal states at a time.
  *
- * A shadow page covers PAGE bytes of one region: a state per byte (the last
- * write's access tag and the reads since: one tag inline, or a read set
- * that runs of bytes share) and the bytes the last write left with their
- * definedness (a write-write race that stores the same bytes is benign).
- * An access walks its bytes as runs of one state: a run whose state does
- * not conflict with the access is updated in one step, tags and sets
- * counted once per run; only a conflicting run is walked byte by byte, in
- * the order and with the reports the per-byte detector gave. */
+ * A shadow page covers PAGE bytes of one region: the state of each 4-byte
+ * unit (the last write's access tag and the reads since: one tag inline,
+ * or a read set that runs of units share), and the bytes the last write
+ * left with their definedness (a write-write race that stores the same
+ * bytes is benign).  A page holds a state per byte instead once an access
+ * covers part of a unit (int8, int16 and bool elements, packed dtypes) or
+ * a race is found in it, so the detector stays exact per byte.  An access
+ * walks its bytes as runs of one state: a run whose state does not
+ * conflict with the access is updated in one step, tags and sets counted
+ * once per run (in bytes); only a conflicting run is walked byte by byte,
+ * in the order and with the reports the per-byte detector gave. */
 #include "race.h"
 
 #include <stdlib.h>
@@ -26,11 +29,16 @@ static uint32_t st_w(Shadow s) { return (uint32_t)s; }
 static uint32_t st_r(Shadow s) { return (uint32_t)(s >> 32); }
 static Shadow st_make(uint32_t w, uint32_t r) { return (uint64_t)r << 32 | w; }
 
+#define UNIT 4 /* bytes per state in a page of units */
+
 typedef struct {
-  Shadow st[PAGE];
+  Shadow *st;            /* PAGE >> shift states */
+  int shift;             /* 2: a state per unit; 0: a state per byte */
   uint8_t val[PAGE];     /* the bytes the last write left */
   uint8_t def[PAGE / 8]; /* which of them it left defined (a bitmap, as the region's) */
 } Page;
+#define PAGE_UNITS_SIZE (sizeof(Page) + PAGE / UNIT * sizeof(Shadow))
+#define PAGE_SPLIT_SIZE ((PAGE - PAGE / UNIT) * sizeof(Shadow)) /* what a page's states per byte add */
 
 typedef struct {
   const Region *g;
@@ -43,7 +51,7 @@ typedef struct {
 typedef struct {
   uint32_t *v;
   int n, cap;
-  uint64_t refs; /* the bytes whose state names the set; free at 0 */
+  uint64_t refs; /* the bytes whose state names the set (a unit's state: 4); free at 0 */
 } TagSet;
 
 typedef struct {
@@ -71,9 +79,9 @@ struct RaceDetector {
   int nfree_dma, capfree_dma;
   uint64_t shadow_bytes, max_shadow; /* the shadow pages' size, and its bound (0: none) */
   bool over;           /* a page was refused: past max_shadow */
-  const Region *last_g; /* the page found last */
-  int64_t last_page;
-  Page *last_pg;
+  const Region *last_g[2]; /* the pages found last, the latest first (a DMA's two sides) */
+  int64_t last_page[2];
+  Page *last_pg[2];
   uint32_t *slots;     /* synchronisation objects: a vector clock each */
   int nslots, capslots;
   uint32_t *barrier;   /* 2 generations x nsub x nsub arrival clocks */
@@ -119,7 +127,8 @@ void race_free(RaceDetector *r) {
   if (!r) return;
   for (int i = 0; i < r->ndma; i++) free(r->dma[i].start_vc);
   for (int i = 0; i < r->nsets; i++) free(r->sets[i].v);
-  for (int64_t i = 0; i < r->cappages; i++) free(r->pages ? r->pages[i].pg : NULL);
+  for (int64_t i = 0; i < r->cappages; i++)
+    if (r->pages && r->pages[i].pg) free(r->pages[i].pg->st), free(r->pages[i].pg);
   free(r->pages);
   free(r->benign);
   free(r->pairs);
@@ -303,22 +312,50 @@ static Page *page_find(RaceDetector *r, const Region *g, int64_t page) {
   int64_t k = (int64_t)(page_hash(g, page) % (uint64_t)r->cappages);
   while (r->pages[k].pg && !(r->pages[k].g == g && r->pages[k].page == page)) k = (k + 1) % r->cappages;
   if (!r->pages[k].pg) {
-    if (r->max_shadow && r->shadow_bytes + sizeof(Page) > r->max_shadow) return r->over = true, NULL;
+    if (r->max_shadow && r->shadow_bytes + PAGE_UNITS_SIZE > r->max_shadow) return r->over = true, NULL;
     Page *pg = calloc(1, sizeof *pg);
-    if (!pg) return r->over = true, NULL;
+    Shadow *st = calloc(PAGE / UNIT, sizeof *st);
+    if (!pg || !st) return free(pg), free(st), r->over = true, NULL;
+    pg->st = st;
+    pg->shift = 2;
     r->pages[k] = (PageEntry){g, page, pg};
     r->npages++;
-    r->shadow_bytes += sizeof(Page);
+    r->shadow_bytes += PAGE_UNITS_SIZE;
   }
   return r->pages[k].pg;
 }
 
 static Page *page_of(RaceDetector *r, const Region *g, int64_t page) {
-  if (r->last_pg && r->last_g == g && r->last_page == page) return r->last_pg;
-  Page *pg = page_find(r, g, page);
-  if (pg) r->last_g = g, r->last_page = page, r->last_pg = pg;
+  if (r->last_pg[0] && r->last_g[0] == g && r->last_page[0] == page) return r->last_pg[0];
+  Page *pg = r->last_pg[1] && r->last_g[1] == g && r->last_page[1] == page ? r->last_pg[1] : page_find(r, g, page);
+  if (!pg) return NULL;
+  r->last_g[1] = r->last_g[0], r->last_page[1] = r->last_page[0], r->last_pg[1] = r->last_pg[0];
+  r->last_g[0] = g, r->last_page[0] = page, r->last_pg[0] = pg;
   return pg;
 }
+
+/* pg takes a state per byte (each unit's for its 4 bytes: the counts,
+ * kept in bytes, do not change); false past the shadow's bound. */
+static bool page_split(RaceDetector *r, Page *pg) {
+  if (!pg->shift) return true;
+  if (r->max_shadow && r->shadow_bytes + PAGE_SPLIT_SIZE > r->max_shadow) return r->over = true, false;
+  Shadow *st = malloc(PAGE * sizeof *st);
+  if (!st) return r->over = true, false;
+  for (int64_t b = 0; b < PAGE; b++) st[b] = pg->st[b / UNIT];
+  free(pg->st);
+  pg->st = st;
+  pg->shift = 0;
+  r->shadow_bytes += PAGE_SPLIT_SIZE;
+  return true;
+}
+
+/* Bytes [i, stop) of pg as whole states: a page of units splits when they
+ * cover part of one. */
+static bool page_fit(RaceDetector *r, Page *pg, int64_t i, int64_t stop) {
+  return !pg->shift || !((i | stop) & (UNIT - 1)) || page_split(r, pg);
+}
+
+static Shadow state_at(const Page *pg, int64_t i) { return pg->st[i >> pg->shift]; }
 
 /* ---- reads ----------------------------------------------------------------- */
 
@@ -407,7 +444,7 @@ static void bits_copy(uint8_t *d, int64_t d0, const uint8_t *s, int64_t s0, int6
 
 /* Bytes [i, j) of page pg (at offset base of g) take access tag. */
 static void record(RaceDetector *r, Page *pg, int64_t i, int64_t j, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t base) {
-  Shadow st = pg->st[i], now;
+  Shadow st = state_at(pg, i), now;
   uint64_t n = (uint64_t)(j - i);
   if (a->write) {
     tag_ref(r, tag, n); /* before the old ones drop: tag may be one of them */
@@ -419,7 +456,7 @@ static void record(RaceDetector *r, Page *pg, int64_t i, int64_t j, uint32_t tag
   } else {
     now = st_make(st_w(st), add_read(r, st_r(st), n, tag, sub, a->dma));
   }
-  for (int64_t k = i; k < j; k++) pg->st[k] = now;
+  for (int64_t k = i >> pg->shift; k < j >> pg->shift; k++) pg->st[k] = now;
 }
 
 /* Whether no earlier access of state st races with access a. */
@@ -468,8 +505,9 @@ static void benign(RaceDetector *r, uint32_t tag, const RaceAccess *now, const R
   report(r, tag, now, g, at, &r->benign[r->nbenign++]);
 }
 
-/* One byte (byte i of pg, at offset at of g) of a run that conflicts:
- * checked and updated alone, as the per-byte detector did. */
+/* One byte (byte i of pg, a page of byte states, at offset at of g) of a
+ * run that conflicts: checked and updated alone, as the per-byte detector
+ * did. */
 static bool access_byte(RaceDetector *r, Page *pg, int64_t i, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t at,
                         RaceReport *rep) {
   Shadow st = pg->st[i];
@@ -496,18 +534,19 @@ static bool widen(RaceDetector *r, const Region *g, int64_t at, int64_t end, Sha
   int64_t hi = at + 1;
   for (; hi < end; hi++) {
     Page *tp = page_of(r, g, hi / PAGE);
-    if (!tp || tp->st[hi % PAGE] != st) break;
+    if (!tp || state_at(tp, hi % PAGE) != st) break;
   }
   rep->hi = hi;
   return false;
 }
 
-/* The end of the run of equal states from byte i of pg, before `stop`. */
+/* The end of the run of equal states from byte i of pg, before `stop`
+ * (both whole states: page_fit). */
 static int64_t run_end(const Page *pg, int64_t i, int64_t stop) {
-  Shadow st = pg->st[i];
-  int64_t j = i + 1;
-  while (j < stop && pg->st[j] == st) j++;
-  return j;
+  int64_t u = i >> pg->shift, end = stop >> pg->shift;
+  Shadow st = pg->st[u];
+  while (++u < end && pg->st[u] == st) {}
+  return u << pg->shift;
 }
 
 bool race_benign_next(RaceDetector *r, RaceReport *rep) {
@@ -526,14 +565,15 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
   for (int64_t b = off, end = off + n; b < end;) {
     int64_t base = b / PAGE * PAGE, stop = end - base < PAGE ? end - base : PAGE;
     Page *pg = page_of(r, g, b / PAGE);
-    if (!pg) return true; /* past the shadow's bound: the caller stops the run (race_over) */
+    if (!pg || !page_fit(r, pg, b - base, stop)) return true; /* past the shadow's bound: the caller stops the run (race_over) */
     for (int64_t i = b - base, j; i < stop; i = j) {
       j = run_end(pg, i, stop);
-      Shadow st = pg->st[i];
+      Shadow st = state_at(pg, i);
       if (clean(r, st, a, sub)) {
         record(r, pg, i, j, tag, a, sub, g, base);
         continue;
       }
+      if (!page_split(r, pg)) return true;
       for (int64_t k = i; k < j; k++)
         if (!access_byte(r, pg, k, tag, a, sub, g, base + k, rep)) return widen(r, g, base + k, end, st, rep);
     }
@@ -549,10 +589,10 @@ bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off
   for (int64_t b = off, end = off + n; b < end;) {
     int64_t base = b / PAGE * PAGE, stop = end - base < PAGE ? end - base : PAGE;
     Page *pg = page_of(r, g, b / PAGE);
-    if (!pg) return true; /* as race_bytes */
+    if (!pg || !page_fit(r, pg, b - base, stop)) return true; /* as race_bytes */
     for (int64_t i = b - base, j; i < stop; i = j) {
       j = run_end(pg, i, stop);
-      if (!clean(r, pg->st[i], a, sub)) return false;
+      if (!clean(r, state_at(pg, i), a, sub)) return false;
     }
     b = base + stop;
   }
@@ -566,7 +606,7 @@ void race_span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t of
   for (int64_t b = off, end = off + n; b < end;) {
     int64_t base = b / PAGE * PAGE, stop = end - base < PAGE ? end - base : PAGE;
     Page *pg = page_of(r, g, b / PAGE);
-    if (!pg) return;
+    if (!pg || !page_fit(r, pg, b - base, stop)) return;
     for (int64_t i = b - base, j; i < stop; i = j) {
       j = run_end(pg, i, stop);
       record(r, pg, i, j, tag, a, sub, g, base);
