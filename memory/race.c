@@ -31,14 +31,19 @@ static Shadow st_make(uint32_t w, uint32_t r) { return (uint64_t)r << 32 | w; }
 
 #define UNIT 4 /* bytes per state in a page of units */
 
+/* A page is uniform (st NULL: every byte in state `one`, as a new page and
+ * one a single access covered whole), or holds a state per unit or per
+ * byte.  Its values (val, def) are kept only once a write may race with
+ * the one before it (race_pre); until then the region's bytes are what the
+ * last writes left. */
 typedef struct {
-  Shadow *st;            /* PAGE >> shift states */
-  int shift;             /* 2: a state per unit; 0: a state per byte */
-  uint8_t val[PAGE];     /* the bytes the last write left */
-  uint8_t def[PAGE / 8]; /* which of them it left defined (a bitmap, as the region's) */
+  Shadow *st;   /* PAGE >> shift states, or NULL */
+  Shadow one;   /* the state of every byte when st is NULL */
+  int shift;    /* with st: 2, a state per unit; 0, a state per byte */
+  uint8_t *val; /* PAGE bytes the last write left, or NULL */
+  uint8_t *def; /* which of them it left defined (a bitmap, as the region's) */
 } Page;
-#define PAGE_UNITS_SIZE (sizeof(Page) + PAGE / UNIT * sizeof(Shadow))
-#define PAGE_SPLIT_SIZE ((PAGE - PAGE / UNIT) * sizeof(Shadow)) /* what a page's states per byte add */
+#define SIZE_VALS (PAGE + PAGE / 8)
 
 typedef struct {
   const Region *g;
@@ -128,7 +133,7 @@ void race_free(RaceDetector *r) {
   for (int i = 0; i < r->ndma; i++) free(r->dma[i].start_vc);
   for (int i = 0; i < r->nsets; i++) free(r->sets[i].v);
   for (int64_t i = 0; i < r->cappages; i++)
-    if (r->pages && r->pages[i].pg) free(r->pages[i].pg->st), free(r->pages[i].pg);
+    if (r->pages && r->pages[i].pg) free(r->pages[i].pg->st), free(r->pages[i].pg->val), free(r->pages[i].pg);
   free(r->pages);
   free(r->benign);
   free(r->pairs);
@@ -305,6 +310,13 @@ static void pages_rehash(RaceDetector *r) {
   r->cappages = cap;
 }
 
+/* Whether n more bytes of shadow fit under the bound (then they count). */
+static bool shadow_take(RaceDetector *r, uint64_t n) {
+  if (r->max_shadow && r->shadow_bytes + n > r->max_shadow) return r->over = true, false;
+  r->shadow_bytes += n;
+  return true;
+}
+
 /* The shadow page of g's page `page`, made (all bytes unaccessed) when new;
  * NULL past the shadow's bound. */
 static Page *page_find(RaceDetector *r, const Region *g, int64_t page) {
@@ -312,15 +324,10 @@ static Page *page_find(RaceDetector *r, const Region *g, int64_t page) {
   int64_t k = (int64_t)(page_hash(g, page) % (uint64_t)r->cappages);
   while (r->pages[k].pg && !(r->pages[k].g == g && r->pages[k].page == page)) k = (k + 1) % r->cappages;
   if (!r->pages[k].pg) {
-    if (r->max_shadow && r->shadow_bytes + PAGE_UNITS_SIZE > r->max_shadow) return r->over = true, NULL;
-    Page *pg = calloc(1, sizeof *pg);
-    Shadow *st = calloc(PAGE / UNIT, sizeof *st);
-    if (!pg || !st) return free(pg), free(st), r->over = true, NULL;
-    pg->st = st;
-    pg->shift = 2;
+    Page *pg = shadow_take(r, sizeof *pg) ? calloc(1, sizeof *pg) : NULL;
+    if (!pg) return r->over = true, NULL;
     r->pages[k] = (PageEntry){g, page, pg};
     r->npages++;
-    r->shadow_bytes += PAGE_UNITS_SIZE;
   }
   return r->pages[k].pg;
 }
@@ -334,28 +341,71 @@ static Page *page_of(RaceDetector *r, const Region *g, int64_t page) {
   return pg;
 }
 
-/* pg takes a state per byte (each unit's for its 4 bytes: the counts,
- * kept in bytes, do not change); false past the shadow's bound. */
-static bool page_split(RaceDetector *r, Page *pg) {
-  if (!pg->shift) return true;
-  if (r->max_shadow && r->shadow_bytes + PAGE_SPLIT_SIZE > r->max_shadow) return r->over = true, false;
-  Shadow *st = malloc(PAGE * sizeof *st);
+/* Copies n bits from bit s0 of s to bit d0 of d (d0 and s0 equal modulo 8). */
+static void bits_copy(uint8_t *d, int64_t d0, const uint8_t *s, int64_t s0, int64_t n) {
+  for (; n > 0 && (d0 & 7); d0++, s0++, n--) d[d0 >> 3] = (uint8_t)((d[d0 >> 3] & ~(1u << (d0 & 7))) | (s[s0 >> 3] & (1u << (s0 & 7))));
+  memcpy(d + (d0 >> 3), s + (s0 >> 3), (size_t)(n >> 3));
+  d0 += n & ~7, s0 += n & ~7, n &= 7;
+  for (; n > 0; d0++, s0++, n--) d[d0 >> 3] = (uint8_t)((d[d0 >> 3] & ~(1u << (d0 & 7))) | (s[s0 >> 3] & (1u << (s0 & 7))));
+}
+
+static uint64_t states_size(const Page *pg) { return pg->st ? (uint64_t)(PAGE >> pg->shift) * sizeof(Shadow) : 0; }
+
+/* pg takes a state per 1 << shift bytes (each byte keeps its state: the
+ * counts, kept in bytes, do not change); false past the shadow's bound. */
+static bool page_states(RaceDetector *r, Page *pg, int shift) {
+  uint64_t n = PAGE >> shift;
+  if (!shadow_take(r, n * sizeof(Shadow))) return false;
+  Shadow *st = malloc(n * sizeof *st);
   if (!st) return r->over = true, false;
-  for (int64_t b = 0; b < PAGE; b++) st[b] = pg->st[b / UNIT];
+  for (uint64_t k = 0; k < n; k++) st[k] = pg->st ? pg->st[(k << shift) >> pg->shift] : pg->one;
+  r->shadow_bytes -= states_size(pg);
   free(pg->st);
   pg->st = st;
-  pg->shift = 0;
-  r->shadow_bytes += PAGE_SPLIT_SIZE;
+  pg->shift = shift;
   return true;
 }
 
-/* Bytes [i, stop) of pg as whole states: a page of units splits when they
- * cover part of one. */
+/* Bytes [i, stop) of pg as whole states: a uniform page takes states per
+ * unit when they are not the whole page, and a page of units a state per
+ * byte when they cover part of a unit. */
 static bool page_fit(RaceDetector *r, Page *pg, int64_t i, int64_t stop) {
-  return !pg->shift || !((i | stop) & (UNIT - 1)) || page_split(r, pg);
+  bool units = !((i | stop) & (UNIT - 1));
+  if (!pg->st) return (i == 0 && stop == PAGE) || page_states(r, pg, units ? 2 : 0);
+  return !pg->shift || units || page_states(r, pg, 0);
 }
 
-static Shadow state_at(const Page *pg, int64_t i) { return pg->st[i >> pg->shift]; }
+static Shadow state_at(const Page *pg, int64_t i) { return pg->st ? pg->st[i >> pg->shift] : pg->one; }
+
+/* The state of the whole page is `now`: the page is uniform again. */
+static void page_uniform(RaceDetector *r, Page *pg, Shadow now) {
+  r->shadow_bytes -= states_size(pg);
+  free(pg->st);
+  pg->st = NULL;
+  pg->one = now;
+}
+
+/* pg (at offset base of g) keeps its values from now on: the region's bytes
+ * are what the last writes left until the store about to come. */
+static bool page_values(RaceDetector *r, Page *pg, const Region *g, int64_t base) {
+  if (pg->val) return true;
+  if (!shadow_take(r, SIZE_VALS)) return false;
+  pg->val = calloc(1, SIZE_VALS);
+  if (!pg->val) return r->over = true, false;
+  pg->def = pg->val + PAGE;
+  int64_t n = (int64_t)g->size - base < PAGE ? (int64_t)g->size - base : PAGE;
+  memcpy(pg->val, g->bytes + base, (size_t)n);
+  bits_copy(pg->def, 0, g->defined, base, n);
+  return true;
+}
+
+/* A write over the whole page: the region's bytes are all its own. */
+static void page_drop_values(RaceDetector *r, Page *pg) {
+  if (!pg->val) return;
+  free(pg->val);
+  pg->val = pg->def = NULL;
+  r->shadow_bytes -= SIZE_VALS;
+}
 
 /* ---- reads ----------------------------------------------------------------- */
 
@@ -434,14 +484,6 @@ static uint32_t add_read(RaceDetector *r, uint32_t rd, uint64_t n, uint32_t tag,
 
 /* ---- checks and updates ------------------------------------------------------ */
 
-/* Copies n bits from bit s0 of s to bit d0 of d (d0 and s0 equal modulo 8). */
-static void bits_copy(uint8_t *d, int64_t d0, const uint8_t *s, int64_t s0, int64_t n) {
-  for (; n > 0 && (d0 & 7); d0++, s0++, n--) d[d0 >> 3] = (uint8_t)((d[d0 >> 3] & ~(1u << (d0 & 7))) | (s[s0 >> 3] & (1u << (s0 & 7))));
-  memcpy(d + (d0 >> 3), s + (s0 >> 3), (size_t)(n >> 3));
-  d0 += n & ~7, s0 += n & ~7, n &= 7;
-  for (; n > 0; d0++, s0++, n--) d[d0 >> 3] = (uint8_t)((d[d0 >> 3] & ~(1u << (d0 & 7))) | (s[s0 >> 3] & (1u << (s0 & 7))));
-}
-
 /* Bytes [i, j) of page pg (at offset base of g) take access tag. */
 static void record(RaceDetector *r, Page *pg, int64_t i, int64_t j, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t base) {
   Shadow st = state_at(pg, i), now;
@@ -451,12 +493,17 @@ static void record(RaceDetector *r, Page *pg, int64_t i, int64_t j, uint32_t tag
     if (st_w(st)) tag_unref(r, st_w(st), n);
     reads_unref(r, st_r(st), n);
     now = st_make(tag, 0);
-    memcpy(pg->val + i, g->bytes + base + i, (size_t)n);
-    bits_copy(pg->def, i, g->defined, base + i, (int64_t)n);
+    if (i == 0 && j == PAGE) page_drop_values(r, pg);
+    if (pg->val) {
+      memcpy(pg->val + i, g->bytes + base + i, (size_t)n);
+      bits_copy(pg->def, i, g->defined, base + i, (int64_t)n);
+    }
   } else {
     now = st_make(st_w(st), add_read(r, st_r(st), n, tag, sub, a->dma));
   }
-  for (int64_t k = i >> pg->shift; k < j >> pg->shift; k++) pg->st[k] = now;
+  if (i == 0 && j == PAGE) page_uniform(r, pg, now);
+  else
+    for (int64_t k = i >> pg->shift; k < j >> pg->shift; k++) pg->st[k] = now;
 }
 
 /* Whether no earlier access of state st races with access a. */
@@ -489,6 +536,7 @@ static bool report(const RaceDetector *r, uint32_t tag, const RaceAccess *now, c
 /* Whether the write just made at byte `at` (byte i of pg) left what the
  * last write did (both undefined counts as the same). */
 static bool same_byte(const Page *pg, int64_t i, const Region *g, int64_t at) {
+  if (!pg->val) return false; /* past the shadow's bound (race_pre): the run stops with a limit fault */
   bool d = mem_defined(g, at), was = (pg->def[i >> 3] >> (i & 7)) & 1;
   return was == d && (!d || pg->val[i] == g->bytes[at]);
 }
@@ -543,6 +591,7 @@ static bool widen(RaceDetector *r, const Region *g, int64_t at, int64_t end, Sha
 /* The end of the run of equal states from byte i of pg, before `stop`
  * (both whole states: page_fit). */
 static int64_t run_end(const Page *pg, int64_t i, int64_t stop) {
+  if (!pg->st) return stop;
   int64_t u = i >> pg->shift, end = stop >> pg->shift;
   Shadow st = pg->st[u];
   while (++u < end && pg->st[u] == st) {}
@@ -573,7 +622,7 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
         record(r, pg, i, j, tag, a, sub, g, base);
         continue;
       }
-      if (!page_split(r, pg)) return true;
+      if ((!pg->st || pg->shift) && !page_states(r, pg, 0)) return true;
       for (int64_t k = i; k < j; k++)
         if (!access_byte(r, pg, k, tag, a, sub, g, base + k, rep)) return widen(r, g, base + k, end, st, rep);
     }
@@ -610,6 +659,23 @@ void race_span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t of
     for (int64_t i = b - base, j; i < stop; i = j) {
       j = run_end(pg, i, stop);
       record(r, pg, i, j, tag, a, sub, g, base);
+    }
+    b = base + stop;
+  }
+}
+
+void race_pre(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
+  if (!r || !tag || !r->acc[tag - 1].write) return;
+  const RaceAccess *a = &r->acc[tag - 1];
+  int sub = r->acc_thread[tag - 1];
+  for (int64_t b = off, end = off + n; b < end;) {
+    int64_t base = b / PAGE * PAGE, stop = end - base < PAGE ? end - base : PAGE;
+    Page *pg = page_of(r, g, b / PAGE);
+    if (!pg || !page_fit(r, pg, b - base, stop)) return;
+    for (int64_t i = b - base, j; i < stop && !pg->val; i = j) {
+      j = run_end(pg, i, stop);
+      Shadow st = state_at(pg, i);
+      if (st_w(st) && conflict(r, st_w(st), a, sub) && !page_values(r, pg, g, base)) return;
     }
     b = base + stop;
   }

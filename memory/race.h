@@ -68,6 +68,11 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
  * race_bytes in its own order, which reports as always); then records the
  * access over the span, for a write once its bytes are stored.  Between the
  * two, no other access may be recorded.  race_span does both (reads). */
+/* Before a write's bytes are stored (the element walks; race_span_clean
+ * for the fast paths): where they may race with the last write, the
+ * shadow keeps the bytes that write left, which the region is about to
+ * lose, for race_bytes to tell a benign race. */
+void race_pre(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n);
 bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n);
 void race_span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n);
 bool race_span(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n);

@@ -416,6 +416,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     if (!eng_ev_parts(&ev, elem, pt, &np)) return eng_ev_oob(E, s, in, &ev);
     uint8_t cdef;
     Cell cur = eng_ev_read(&ev, pt, np, &cdef);
+    eng_race_pre(E, tag, ev.reg, pt, np);
     if (!x->def[xi] || (in->add && !cdef)) eng_ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
     else {
       Cell c = alu_convert(x->dtype, t, x->v[xi]);
@@ -550,6 +551,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
       out.v[k] = cur, out.def[k] = cdef;
       continue;
     }
+    eng_race_pre(E, tag, ev.reg, pt, np);
     if (!x->def[k] || (in->add && !cdef)) eng_ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
     else {
       Cell c = alu_convert(x->dtype, t, x->v[k]);
@@ -622,6 +624,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
     alu_binary(OP_ADD, t, t, cur, alu_convert(src->dt[src->top], t, c), &c);
     sdef = sdef && ddef;
   }
+  eng_race_pre(E, E->dma_write_tag, dst->reg, dp, nd);
   if (sdef) {
     eng_ev_write(dst, dp, nd, c);
   } else {
@@ -957,6 +960,7 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   uint32_t tag = eng_race_open(E, s, in, true, true, -1, NULL);
   uint8_t def;
   Cell old = eng_ev_read(&ev, pt, np, &def), c;
+  eng_race_pre(E, tag, ev.reg, pt, np);
   if (def && x->def[0]) { /* an undefined operand leaves the sum undefined (SPEC §10.1) */
     alu_binary(OP_ADD, DT_INT32, DT_INT32, old, alu_convert(x->dtype, DT_INT32, x->v[0]), &c);
     eng_ev_write(&ev, pt, np, c);

@@ -180,6 +180,7 @@ uint32_t eng_race_open_rows(Eng *E, Sc *s, const Instr *in, bool write, bool ato
 uint32_t eng_race_open(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev);
 void eng_undefined_outputs(Eng *E);
 void eng_race_benign_warn(Eng *E);
+void eng_race_pre(Eng *E, uint32_t tag, const Region *g, const Part *pt, int np);
 bool eng_race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, int np);
 bool eng_race_copy_clean(Eng *E, const Region *sg, int64_t soff, const Region *dg, int64_t doff, int64_t n);
 void eng_race_copy_record(Eng *E, const Region *sg, int64_t soff, const Region *dg, int64_t doff, int64_t n);

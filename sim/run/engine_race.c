@@ -77,6 +77,7 @@ static int64_t undefined_ranges(const Ref *ref, const Region *g, char *buf, size
   int64_t count = 0;
   size_t len = 0;
   buf[0] = 0;
+  if (mem_range_defined(g, 0, ref->nelems * sz)) return 0; /* the usual case, in one pass */
   for (int64_t e = 0; e < ref->nelems; e++) {
     if (mem_range_defined(g, e * sz, sz)) continue;
     int64_t lo = e;
@@ -117,6 +118,12 @@ void eng_race_benign_warn(Eng *E) {
     race_text(E, &rep, text, sizeof text);
     snprintf(w->text, sizeof w->text, "benign race: %s; both writes store the same bytes (SPEC §10.2)", text);
   }
+}
+
+/* Before a write of parts pt is stored (race_pre). */
+void eng_race_pre(Eng *E, uint32_t tag, const Region *g, const Part *pt, int np) {
+  if (!tag) return;
+  for (int i = 0; i < np; i++) race_pre(E->rd, tag, g, pt[i].off, pt[i].n);
 }
 
 bool eng_race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, int np) {

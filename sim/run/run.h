@@ -148,12 +148,12 @@ typedef struct {
 #define RUN_DEFAULT_MAX_LOG_MB 512ULL
 #define RUN_LOG_LIMIT_MSG \
   "the run's event log passed %llu MB (--max-log-mb; it keeps every loaded and stored value to verify the run, and --no-verify keeps none)"
-/* The race detector's shadow: 3 to 9 bytes per byte the run touched, bounded
+/* The race detector's shadow: up to 9 bytes per byte the run touched, bounded
  * so that a run touching more (a long walk over a large HBM ref) stops
  * with a limit fault instead of exhausting the host. */
 #define RUN_MAX_SHADOW_MB 4096ULL
 #define RUN_SHADOW_LIMIT_MSG \
-  "the race detector's shadow passed %llu MB (it keeps 3 to 9 bytes for every byte the run touched; --no-races keeps none)"
+  "the race detector's shadow passed %llu MB (it keeps up to 9 bytes for every byte the run touched; --no-races keeps none)"
 /* The byte budget of a run's event logs from its limits. */
 uint64_t run_max_log_bytes(const RunLimits *lim);
 
