@@ -1,13 +1,16 @@
 /* memory/race.c -- vector clocks, and the shadow: per byte the last write
  * and the reads since, checked and updated a run of equal states at a time.
  *
- * A shadow page covers PAGE bytes of one region: the state of each 4-byte
- * unit (the last write's access tag and the reads since: one tag inline,
- * or a read set that runs of units share), and the bytes the last write
- * left with their definedness (a write-write race that stores the same
- * bytes is benign).  A page holds a state per byte instead once an access
- * covers part of a unit (int8, int16 and bool elements, packed dtypes) or
- * a race is found in it, so the detector stays exact per byte.  An access
+ * A shadow page covers PAGE bytes of one region: one state for all of them
+ * while single accesses cover the page whole, else the state of each
+ * 4-byte unit (the last write's access tag and the reads since: one tag
+ * inline, or a read set that runs of units share), or of each byte once an
+ * access covers part of a unit (int8, int16 and bool elements, packed
+ * dtypes) or a race is found in it, so the detector stays exact per byte.
+ * A write-write race that stores the same bytes is benign: the bytes the
+ * last write left are the region's own until a write that may race with
+ * it is about to overwrite them, when race_pre keeps a copy in the page.
+ * An access
  * walks its bytes as runs of one state: a run whose state does not
  * conflict with the access is updated in one step, tags and sets counted
  * once per run (in bytes); only a conflicting run is walked byte by byte,

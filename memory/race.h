@@ -17,7 +17,8 @@
  * byte as the first left it (both undefined counts as the same) is benign
  * (SPEC §10.2): race_bytes accepts it and queues one report per pair of
  * operations for race_benign_next.  So that the detector sees the bytes, a
- * write's bytes are given to race_bytes after they are stored. */
+ * write's bytes are given to race_pre before they are stored (it keeps
+ * what they overwrite, when needed) and to race_bytes after. */
 #ifndef SC_RACE_H
 #define SC_RACE_H
 
