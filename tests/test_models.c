@@ -399,6 +399,42 @@ static void test_race_benign(void) {
   }
 }
 
+/* A page one write covers whole keeps one state and not its bytes; the
+ * later writes that race with it still tell the same bytes (benign, over
+ * the spans' overlap [4, 12)) from different ones (a race over [100, 104)),
+ * and a write that splits a unit on a fresh page races with nothing. */
+static void test_race_whole_page(void) {
+  static uint8_t bytes[8192], def[1024];
+  Region g = {bytes, def, sizeof bytes, false, DT_INT8, "w", -1, -1};
+  RaceDetector *r = race_new(2, 0);
+  RaceReport rep;
+  RaceAccess a = {0, 1, 1, 0, 0, 0, true, false, -1, 0, 4096}, b = {1, 2, 1, 0, 1, 0, true, false, -1, 4, 12},
+             c = {2, 3, 1, 0, 1, 0, true, false, -1, 100, 104}, d = {3, 4, 1, 0, 1, 0, true, false, -1, 4097, 4098};
+  uint32_t ta = race_begin(r, &a, 0);
+  CU_ASSERT(race_span_clean(r, ta, &g, 0, 4096));
+  memset(bytes, 7, 4096), mem_set_defined(&g, 0, 4096, true);
+  race_span_record(r, ta, &g, 0, 4096);
+  race_done(r);
+  uint32_t tb = race_begin(r, &b, 1);
+  race_pre(r, tb, &g, 4, 8);
+  memset(bytes + 4, 7, 8);
+  CU_ASSERT(race_bytes(r, tb, &g, 4, 8, &rep));
+  CU_ASSERT(race_benign_next(r, &rep) && rep.first.op == 0 && rep.second.op == 1 && rep.lo == 4 && rep.hi == 12);
+  race_done(r);
+  uint32_t tc = race_begin(r, &c, 1);
+  race_pre(r, tc, &g, 100, 4);
+  memset(bytes + 100, 9, 4);
+  CU_ASSERT(!race_bytes(r, tc, &g, 100, 4, &rep));
+  CU_ASSERT(rep.first.op == 0 && rep.second.op == 2 && rep.lo == 100 && rep.hi == 104);
+  race_done(r);
+  uint32_t td = race_begin(r, &d, 1);
+  race_pre(r, td, &g, 4097, 1);
+  bytes[4097] = 1, mem_set_defined(&g, 4097, 1, true);
+  CU_ASSERT(race_bytes(r, td, &g, 4097, 1, &rep));
+  CU_ASSERT(!race_benign_next(r, &rep));
+  race_free(r);
+}
+
 /* A NULL detector (races not checked) accepts everything. */
 static void test_race_null(void) {
   RaceReport rep;
@@ -417,6 +453,7 @@ int main(void) {
   CU_add_test(s, "race detector table", test_race_table);
   CU_add_test(s, "race detector off", test_race_null);
   CU_add_test(s, "race detector: benign races", test_race_benign);
+  CU_add_test(s, "race detector: a page written whole, then in part", test_race_whole_page);
   CU_basic_set_mode(CU_BRM_NORMAL);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures();
