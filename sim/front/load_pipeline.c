@@ -424,6 +424,39 @@ static void bind_indices(Gen *g, Ops *o, const char *step, const char *tag, char
   }
 }
 
+/* pl.program_id(d) and pl.num_programs(d) in the body: upstream's grid_env
+ * gives the step's global index and the (split) grid's size. */
+static void grid_calls_expr(Gen *g, Expr **slot) {
+  Expr *e = *slot;
+  if (!e || g->failed) return;
+  bool id = e->kind == EX_CALL && e->name && !strcmp(e->name, "pl.program_id");
+  bool num = e->kind == EX_CALL && e->name && !strcmp(e->name, "pl.num_programs");
+  if (id || num) {
+    if (e->nargs != 1 || e->args[0]->kind != EX_INT || e->args[0]->ival < 0 || e->args[0]->ival >= g->pp->ngrid) {
+      fail(g, e->loc, "emit_pipeline: pl.program_id and pl.num_programs take one literal grid dimension of the pipeline (0 .. len(grid) - 1)");
+      return;
+    }
+    int d = (int)e->args[0]->ival;
+    Loc at = e->loc;
+    *slot = ex(g, "%s", id ? g->cur[d] : g->g[d]);
+    if (*slot) relocate(*slot, at);
+    return;
+  }
+  grid_calls_expr(g, &e->a), grid_calls_expr(g, &e->b), grid_calls_expr(g, &e->c);
+  for (int i = 0; i < e->nargs && e->args; i++) grid_calls_expr(g, &e->args[i]);
+}
+
+static void grid_calls(Gen *g, const Body *b) {
+  for (int i = 0; i < b->n; i++) {
+    Op *op = b->ops[i];
+    for (int f = 0; f < FLD_COUNT; f++) {
+      grid_calls_expr(g, &op->e[f]);
+      for (int k = 0; k < op->nlist[f] && op->list[f]; k++) grid_calls_expr(g, &op->list[f][k]);
+    }
+    grid_calls(g, &op->body), grid_calls(g, &op->els);
+  }
+}
+
 /* ---- the schedule ----------------------------------------------------- */
 static void spec_name(Gen *g, int k, const char *what, char *out, size_t cap) {
   const PipeSpec *s = &g->pp->specs[k];
@@ -526,6 +559,7 @@ static void step(Gen *g, Ops *o, Op *loop) {
         when(g, o, ex(g, "%s or %s == 0", cp, s), &then);
       }
     }
+  grid_calls(g, &pp->body);
   for (int i = 0; i < pp->body.n; i++) push(g, o, pp->body.ops[i]);
   /* copy_out, then wait_out, over the outputs in order */
   for (int pass = 0; pass < 2; pass++)
