@@ -402,7 +402,8 @@ static void index_text(Gen *g, int d, const char *step, char *out, size_t cap) {
   char st[128], local[400];
   stride_text(g, d, st, sizeof st);
   if (!strcmp(g->g[d], "1")) snprintf(local, sizeof local, "0");
-  else if (d == 0) snprintf(local, sizeof local, strcmp(st, "1") ? "(%s) // %s" : "%s", step, st);
+  else if (d == 0 && !strcmp(st, "1")) snprintf(local, sizeof local, "%s", step);
+  else if (d == 0) snprintf(local, sizeof local, "(%s) // %s", step, st);
   else if (!strcmp(st, "1")) snprintf(local, sizeof local, "(%s) %% %s", step, g->g[d]);
   else snprintf(local, sizeof local, "(%s) // %s %% %s", step, st, g->g[d]);
   if (!strcmp(g->o[d], "0")) snprintf(out, cap, "%s", local);
@@ -524,16 +525,70 @@ static void copy_block(Gen *g, Ops *o, OpKind kind, int k, char (*idx)[64], cons
   else dma(g, o, kind, hbm, win, ex(g, "%s", semx));
 }
 
+/* The four phases of a step, in the Scheduler's order (copy_in and wait_in
+ * over the inputs, the body, copy_out and wait_out over the outputs): the
+ * specs they serve, the DMA, its slot counter (a loop carry), the grid
+ * indices of its block, when it runs and when its counter advances.  In
+ * the predicates {cn} / {cp} say the spec's block differs at the next /
+ * previous step, {s} is the step and {t} num_steps. */
+typedef enum { AT_CUR, AT_PREV, AT_NEXT } At;
+typedef struct {
+  bool out;
+  OpKind kind;
+  const char *counter;
+  int init; /* after the prologue */
+  At at;
+  const char *when, *advance;
+} Phase;
+
+static const Phase phases[] = {
+    {false, OPK_ASYNC_COPY, "_ci", 1, AT_NEXT, "{cn} and not ({s} >= {t} - 1)", "{cn} and not ({s} >= {t} - 1)"},
+    {false, OPK_WAIT, "_wi", 0, AT_CUR, "{cp} or {s} == 0", "{cn} or {s} == {t} - 1"},
+    {true, OPK_ASYNC_COPY, "_co", 0, AT_CUR, "{cn} or {s} == {t} - 1", "{cn} or {s} == {t} - 1"},
+    {true, OPK_WAIT, "_wo", 0, AT_PREV, "{cp} and not {s} == 0", "{cp} and not {s} == 0"},
+};
+
+/* A phase predicate with its names filled in. */
+static Expr *predicate(Gen *g, const char *tmpl, int k, const char *s) {
+  char out[600] = "", cn[128], cp[128];
+  spec_name(g, k, "_cn", cn, sizeof cn), spec_name(g, k, "_cp", cp, sizeof cp);
+  size_t n = 0;
+  for (const char *t = tmpl; *t && n < sizeof out - 200; t++) {
+    const char *w = !strncmp(t, "{cn}", 4) ? cn : !strncmp(t, "{cp}", 4) ? cp : !strncmp(t, "{s}", 3) ? s : !strncmp(t, "{t}", 3) ? g->steps : NULL;
+    if (!w) {
+      out[n++] = *t;
+      continue;
+    }
+    n += (size_t)snprintf(out + n, sizeof out - n, "%s", w);
+    t += t[2] == '}' ? 2 : 3;
+  }
+  out[n] = 0;
+  return ex(g, "%s", out);
+}
+
+static void phase(Gen *g, Ops *o, const Phase *ph, const char *s) {
+  char (*at[3])[64] = {g->cur, g->prev, g->next};
+  for (int k = 0; k < g->pp->nspecs; k++) {
+    if (g->trivial[k] || g->pp->specs[k].out != ph->out) continue;
+    char slot[160];
+    spec_name(g, k, ph->counter, slot, sizeof slot);
+    strncat(slot, " % 2", sizeof slot - strlen(slot) - 1);
+    Ops then = {0};
+    copy_block(g, &then, ph->kind, k, at[ph->at], slot);
+    when(g, o, predicate(g, ph->when, k, s), &then);
+  }
+}
+
 /* The loop body of one step, and the carries' next values. */
 static void step(Gen *g, Ops *o, Op *loop) {
   const Pipe *pp = g->pp;
-  char c[160], name[128], slot[160];
-  bind_indices(g, o, loop->name[FLD_VAR], "c", g->cur);
-  snprintf(c, sizeof c, "(%s + %s - 1) %% %s", loop->name[FLD_VAR], g->steps, g->steps);
-  bind_indices(g, o, c, "p", g->prev);
-  snprintf(c, sizeof c, "(%s + 1) %% %s", loop->name[FLD_VAR], g->steps);
-  bind_indices(g, o, c, "n", g->next);
   const char *s = loop->name[FLD_VAR];
+  char c[160], name[128];
+  bind_indices(g, o, s, "c", g->cur);
+  snprintf(c, sizeof c, "(%s + %s - 1) %% %s", s, g->steps, g->steps);
+  bind_indices(g, o, c, "p", g->prev);
+  snprintf(c, sizeof c, "(%s + 1) %% %s", s, g->steps);
+  bind_indices(g, o, c, "n", g->next);
   for (int k = 0; k < pp->nspecs; k++) {
     if (g->trivial[k]) continue;
     spec_name(g, k, "_cn", name, sizeof name);
@@ -541,58 +596,18 @@ static void step(Gen *g, Ops *o, Op *loop) {
     spec_name(g, k, "_cp", name, sizeof name);
     let(g, o, name, differs(g, k, g->cur, g->prev));
   }
-  /* copy_in, then wait_in, over the inputs in order */
-  for (int pass = 0; pass < 2; pass++)
-    for (int k = 0; k < pp->nin; k++) {
-      if (g->trivial[k]) continue;
-      char cn[128], cp[128], ci[128], wi[128];
-      spec_name(g, k, "_cn", cn, sizeof cn), spec_name(g, k, "_cp", cp, sizeof cp);
-      spec_name(g, k, "_ci", ci, sizeof ci), spec_name(g, k, "_wi", wi, sizeof wi);
-      Ops then = {0};
-      if (pass == 0) {
-        snprintf(slot, sizeof slot, "%s %% 2", ci);
-        copy_block(g, &then, OPK_ASYNC_COPY, k, g->next, slot);
-        when(g, o, ex(g, "%s and not (%s >= %s - 1)", cn, s, g->steps), &then);
-      } else {
-        snprintf(slot, sizeof slot, "%s %% 2", wi);
-        copy_block(g, &then, OPK_WAIT, k, g->cur, slot);
-        when(g, o, ex(g, "%s or %s == 0", cp, s), &then);
-      }
-    }
+  phase(g, o, &phases[0], s), phase(g, o, &phases[1], s);
   grid_calls(g, &pp->body);
   for (int i = 0; i < pp->body.n; i++) push(g, o, pp->body.ops[i]);
-  /* copy_out, then wait_out, over the outputs in order */
-  for (int pass = 0; pass < 2; pass++)
-    for (int k = pp->nin; k < pp->nspecs; k++) {
-      if (g->trivial[k]) continue;
-      char cn[128], cp[128], co[128], wo[128];
-      spec_name(g, k, "_cn", cn, sizeof cn), spec_name(g, k, "_cp", cp, sizeof cp);
-      spec_name(g, k, "_co", co, sizeof co), spec_name(g, k, "_wo", wo, sizeof wo);
-      Ops then = {0};
-      if (pass == 0) {
-        snprintf(slot, sizeof slot, "%s %% 2", co);
-        copy_block(g, &then, OPK_ASYNC_COPY, k, g->cur, slot);
-        when(g, o, ex(g, "%s or %s == %s - 1", cn, s, g->steps), &then);
-      } else {
-        snprintf(slot, sizeof slot, "%s %% 2", wo);
-        copy_block(g, &then, OPK_WAIT, k, g->prev, slot);
-        when(g, o, ex(g, "%s and not %s == 0", cp, s), &then);
-      }
+  phase(g, o, &phases[2], s), phase(g, o, &phases[3], s);
+  for (int k = 0; k < pp->nspecs; k++)
+    for (int i = 0; i < 4 && !g->trivial[k]; i++) {
+      const Phase *ph = &phases[i];
+      if (pp->specs[k].out != ph->out) continue;
+      spec_name(g, k, ph->counter, name, sizeof name);
+      Expr *adv = predicate(g, ph->advance, k, s);
+      carry(g, loop, name, ph->init, ext(g, &adv, 1, "where(__b0, %s + 1, %s)", name, name));
     }
-  for (int k = 0; k < pp->nspecs; k++) {
-    if (g->trivial[k]) continue;
-    char cn[128], cp[128], a[128], b[128];
-    spec_name(g, k, "_cn", cn, sizeof cn), spec_name(g, k, "_cp", cp, sizeof cp);
-    spec_name(g, k, pp->specs[k].out ? "_co" : "_ci", a, sizeof a);
-    spec_name(g, k, pp->specs[k].out ? "_wo" : "_wi", b, sizeof b);
-    if (!pp->specs[k].out) {
-      carry(g, loop, a, 1, ex(g, "where(%s and not (%s >= %s - 1), %s + 1, %s)", cn, s, g->steps, a, a));
-      carry(g, loop, b, 0, ex(g, "where(%s or %s == %s - 1, %s + 1, %s)", cn, s, g->steps, b, b));
-    } else {
-      carry(g, loop, a, 0, ex(g, "where(%s or %s == %s - 1, %s + 1, %s)", cn, s, g->steps, a, a));
-      carry(g, loop, b, 0, ex(g, "where(%s and not %s == 0, %s + 1, %s)", cp, s, b, b));
-    }
-  }
 }
 
 /* Buffers, semaphores and the body's view of each block. */
