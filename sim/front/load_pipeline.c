@@ -166,15 +166,25 @@ static void block_at(Gen *g, const PipeSpec *s, char (*idx)[64], Expr **out) {
   }
 }
 
+/* Appends to t (cap bytes, n used), keeping n below cap whatever the length. */
+static size_t cat(char *t, size_t cap, size_t n, const char *fmt, ...) {
+  if (n >= cap - 1) return cap - 1;
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(t + n, cap - n, fmt, ap);
+  va_end(ap);
+  return w < 0 || n + (size_t)w >= cap ? cap - 1 : n + (size_t)w;
+}
+
 /* ARG.at[pl.ds(b0 * B0, B0), ...]: upstream's get_dma_slice for whole blocks. */
 static Expr *hbm_slice(Gen *g, const PipeSpec *s, char (*idx)[64]) {
   Expr *b[MAX_RANK];
   block_at(g, s, idx, b);
   char t[2048];
-  size_t n = (size_t)snprintf(t, sizeof t, "%s.at[", s->ref);
+  size_t n = cat(t, sizeof t, 0, "%s.at[", s->ref);
   for (int d = 0; d < s->rank; d++)
-    n += (size_t)snprintf(t + n, sizeof t - n, "%spl.ds(%lld * __b%d, %lld)", d ? ", " : "", (long long)s->block[d], d, (long long)s->block[d]);
-  snprintf(t + n, sizeof t - n, "]");
+    n = cat(t, sizeof t, n, "%spl.ds(%lld * __b%d, %lld)", d ? ", " : "", (long long)s->block[d], d, (long long)s->block[d]);
+  cat(t, sizeof t, n, "]");
   return ext(g, b, s->rank, "%s", t);
 }
 
@@ -187,9 +197,9 @@ static Expr *window(Gen *g, const char *buf, const PipeSpec *s, const char *slot
     return ex(g, "%s", t);
   }
   if (!dma) return ex(g, "%s.at[%s]", buf, slot);
-  size_t n = (size_t)snprintf(t, sizeof t, "%s.at[%s", buf, slot);
-  for (int d = 0; d < s->rank; d++) n += (size_t)snprintf(t + n, sizeof t - n, ", pl.ds(0, %lld)", (long long)s->block[d]);
-  snprintf(t + n, sizeof t - n, "]");
+  size_t n = cat(t, sizeof t, 0, "%s.at[%s", buf, slot);
+  for (int d = 0; d < s->rank; d++) n = cat(t, sizeof t, n, ", pl.ds(0, %lld)", (long long)s->block[d]);
+  cat(t, sizeof t, n, "]");
   return ex(g, "%s", t);
 }
 
@@ -269,6 +279,7 @@ static bool spec_ok(Gen *g, const PipeSpec *s, const Ref *r) {
     snprintf(msg, sizeof msg, "emit_pipeline: args names '%.80s', which is not a ref of this kernel (args are the refs the pipeline runs over, in_specs' first)", s->ref);
     return fail(g, s->ref_loc, msg);
   }
+  if (strlen(r->name) > 200) return fail(g, s->ref_loc, "emit_pipeline: a ref of args has a name of at most 200 characters (sc-sim's limit)");
   if (r->space != SP_HBM && r->space != SP_VMEM_SHARED) {
     snprintf(msg, sizeof msg, "emit_pipeline: '%.80s' is in %s; sc-sim pipelines hbm and vmem_shared refs into VMEM blocks (upstream uses a VMEM ref in place, without copies, which sc-sim does not model): pass an hbm ref", r->name, space_key(r->space));
     return fail(g, s->ref_loc, msg);
@@ -308,11 +319,11 @@ static bool trivial(Gen *g, const PipeSpec *s, const Ref *r) {
 
 /* ---- the grid and its split over cores (_partition_grid) --------------- */
 static void sem_repr(const Pipe *pp, int n, char *out, size_t cap) {
-  size_t k = (size_t)snprintf(out, cap, "(");
-  for (int d = 0; d < n && k < cap; d++)
-    k += (size_t)snprintf(out + k, cap - k, "%s<GridDimensionSemantics.%s>%s", d ? ", " : "",
-                          pp->nsem >= 0 && pp->parallel[d] ? "PARALLEL: 'parallel'" : "ARBITRARY: 'arbitrary'", n == 1 ? "," : "");
-  if (k < cap) snprintf(out + k, cap - k, ")");
+  size_t k = cat(out, cap, 0, "(");
+  for (int d = 0; d < n; d++)
+    k = cat(out, cap, k, "%s<GridDimensionSemantics.%s>%s", d ? ", " : "",
+            pp->nsem >= 0 && pp->parallel[d] ? "PARALLEL: 'parallel'" : "ARBITRARY: 'arbitrary'", n == 1 ? "," : "");
+  cat(out, cap, k, ")");
 }
 
 static bool split_grid(Gen *g, Ops *o) {
@@ -477,7 +488,7 @@ static Expr *differs(Gen *g, int k, char (*a)[64], char (*b)[64]) {
   int m = 0;
   for (int d = 0; d < s->nindex; d++) {
     if (!mentions(s->index[d], s->vars, s->nvars)) continue;
-    n += (size_t)snprintf(text + n, sizeof text - n, "%s(__b%d != __b%d)", m ? " or " : "", m, m + 1);
+    n = cat(text, sizeof text, n, "%s(__b%d != __b%d)", m ? " or " : "", m, m + 1);
     t[m] = x[d], t[m + 1] = y[d];
     m += 2;
   }
@@ -559,7 +570,7 @@ static Expr *predicate(Gen *g, const char *tmpl, int k, const char *s) {
       out[n++] = *t;
       continue;
     }
-    n += (size_t)snprintf(out + n, sizeof out - n, "%s", w);
+    n = cat(out, sizeof out, n, "%s", w);
     t += t[2] == '}' ? 2 : 3;
   }
   out[n] = 0;
@@ -621,6 +632,11 @@ static bool buffers(Gen *g, Expr **views) {
     char buf[96], sem[128], slot[128];
     spec_name(g, k, "", buf, sizeof buf);
     spec_name(g, k, "_sem", sem, sizeof sem);
+    if (program_ref(g->p, buf) || program_ref(g->p, sem)) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "emit_pipeline: the ref name '%s' is taken; the pipeline names its buffers and semaphores %s...: rename the ref", program_ref(g->p, buf) ? buf : sem, g->pre);
+      return fail(g, g->pp->loc, msg);
+    }
     if (g->trivial[k]) {
       add_ref(g, buf, SP_VMEM, r->dtype, r->rank, r->shape);
       views[k] = ex(g, "%s", buf);
@@ -669,9 +685,9 @@ static bool grid_ok(Gen *g) {
   for (int d = 0; d < pp->ngrid; d++)
     if (pp->grid[d] <= 0) {
       char r[400];
-      size_t n = (size_t)snprintf(r, sizeof r, "(");
-      for (int e = 0; e < pp->ngrid; e++) n += (size_t)snprintf(r + n, sizeof r - n, "%s%lld", e ? ", " : "", (long long)pp->grid[e]);
-      snprintf(r + n, sizeof r - n, pp->ngrid == 1 ? ",)" : ")");
+      size_t n = cat(r, sizeof r, 0, "(");
+      for (int e = 0; e < pp->ngrid; e++) n = cat(r, sizeof r, n, "%s%lld", e ? ", " : "", (long long)pp->grid[e]);
+      cat(r, sizeof r, n, pp->ngrid == 1 ? ",)" : ")");
       diag_set(g->d, D_EP1, pp->grid_loc, r);
       return g->failed = true, false;
     }
