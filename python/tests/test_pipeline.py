@@ -13,6 +13,7 @@ import subprocess
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
@@ -134,32 +135,52 @@ def _dma_starts(program: pathlib.Path, tmp: pathlib.Path) -> list[tuple[str, str
     return starts
 
 
-def test_same_dmas_as_the_golden(tmp_path):
-    """Upstream's own expansion of the accumulating pipeline (traced by JAX,
-    translated by the front end) starts the DMAs that sc-sim's expansion of
-    tests/golden/pipeline/revisit_accumulate starts, in the same order."""
-    x = np.arange(128, dtype=np.int32).reshape(2, 64)
+def _accumulate(x_):
+    @pl.kernel(out_type=sds((2, 16)), mesh=vmesh(1, 2))
+    def accumulate(x_hbm, o_hbm):
+        def body(xb, acc):
+            @pl.when(pl.program_id(1) == 0)
+            def _():
+                acc[0, :] = jnp.zeros((16,), jnp.int32)
+            acc[0, :] += xb[0, :]
 
-    def fn(x_):
-        @pl.kernel(out_type=sds((2, 16)), mesh=vmesh(1, 2))
-        def accumulate(x_hbm, o_hbm):
-            def body(xb, acc):
-                @pl.when(pl.program_id(1) == 0)
-                def _():
-                    acc[0, :] = jnp.zeros((16,), jnp.int32)
-                acc[0, :] += xb[0, :]
+        pltpu.emit_pipeline(
+            body, grid=(2, 4),
+            in_specs=[pl.BlockSpec((1, 16), index_map=lambda i, j: (i, j))],
+            out_specs=[pl.BlockSpec((1, 16), index_map=lambda i, j: (i, 0))],
+            core_axis_name="subcore",
+            dimension_semantics=(pltpu.PARALLEL, pltpu.ARBITRARY),
+        )(x_hbm, o_hbm)
+    return accumulate(x_)
 
-            pltpu.emit_pipeline(
-                body, grid=(2, 4),
-                in_specs=[pl.BlockSpec((1, 16), index_map=lambda i, j: (i, j))],
-                out_specs=[pl.BlockSpec((1, 16), index_map=lambda i, j: (i, 0))],
-                core_axis_name="subcore",
-                dimension_semantics=(pltpu.PARALLEL, pltpu.ARBITRARY),
-            )(x_hbm, o_hbm)
-        return accumulate(x_)
 
+def _squeezed(x_):
+    @pl.kernel(out_type=sds((4, 16)), mesh=vmesh(1, 2))
+    def squeezed(x_hbm, o_hbm):
+        def body(xb, ob):
+            ob[...] = xb[...] * 2 + pl.program_id(0)
+
+        pltpu.emit_pipeline(
+            body, grid=(4,),
+            in_specs=[pl.BlockSpec((None, 16), index_map=lambda i: (i, 0))],
+            out_specs=[pl.BlockSpec((None, 16), index_map=lambda i: (i, 0))],
+            core_axis_name="subcore",
+            dimension_semantics=(pltpu.PARALLEL,),
+        )(x_hbm, o_hbm)
+    return squeezed(x_)
+
+
+@pytest.mark.parametrize("fn, x, golden, ndma", [
+    (_accumulate, np.arange(128, dtype=np.int32).reshape(2, 64), "revisit_accumulate", 10),
+    (_squeezed, np.arange(64, dtype=np.int32).reshape(4, 16), "squeezed", 8),
+])
+def test_same_dmas_as_the_golden(tmp_path, fn, x, golden, ndma):
+    """Upstream's own expansion of a pipeline (traced by JAX, translated by
+    the front end) starts the DMAs that sc-sim's expansion of the golden
+    program tests/golden/pipeline/GOLDEN starts, in the same order (the
+    golden's expect.refs holds the result, computed by hand)."""
     upstream = pathlib.Path(sc_sim.to_program(fn, jnp.asarray(x), chip="tpu7x", out_dir=str(tmp_path)))
-    golden = pathlib.Path(__file__).resolve().parents[2] / "tests/golden/pipeline/revisit_accumulate.yaml"
-    ours = _dma_starts(golden, tmp_path)
-    assert len(ours) == 10  # per subcore: 4 input blocks, 1 output block
+    program = pathlib.Path(__file__).resolve().parents[2] / f"tests/golden/pipeline/{golden}.yaml"
+    ours = _dma_starts(program, tmp_path)
+    assert len(ours) == ndma
     assert _dma_starts(upstream, tmp_path) == ours

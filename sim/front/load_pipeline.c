@@ -9,7 +9,9 @@
  *     (offset core_id * size); failing that, the largest PARALLEL one, the
  *     first cores taking one step more.
  *   buffers: per spec a VMEM buffer of two blocks, (2, *block) or, for a
- *     1-D block, (2 * n,), and two DMA semaphores (sem_recvs for an input,
+ *     1-D block, (2 * n,) (a squeezed (None) dimension is no dimension of
+ *     the block: the DMA takes the block index itself there), and two DMA
+ *     semaphores (sem_recvs for an input,
  *     sem_sends for an output); a spec whose block is the whole ref and
  *     whose index_map ignores the grid is "trivial": one buffer, copied
  *     whole with sync_copy before (inputs) and after (outputs) the loop.
@@ -183,22 +185,33 @@ static Expr *hbm_slice(Gen *g, const PipeSpec *s, char (*idx)[64]) {
   char t[2048];
   size_t n = cat(t, sizeof t, 0, "%s.at[", s->ref);
   for (int d = 0; d < s->rank; d++)
-    n = cat(t, sizeof t, n, "%spl.ds(%lld * __b%d, %lld)", d ? ", " : "", (long long)s->block[d], d, (long long)s->block[d]);
+    if (s->squeezed[d]) n = cat(t, sizeof t, n, "%s__b%d", d ? ", " : "", d);
+    else n = cat(t, sizeof t, n, "%spl.ds(%lld * __b%d, %lld)", d ? ", " : "", (long long)s->block[d], d, (long long)s->block[d]);
   cat(t, sizeof t, n, "]");
   return ext(g, b, s->rank, "%s", t);
+}
+
+/* The block's shape without its squeezed dimensions (_get_block_shape). */
+static int wdims(const PipeSpec *s, int64_t *out) {
+  int n = 0;
+  for (int d = 0; d < s->rank; d++)
+    if (!s->squeezed[d]) out[n++] = s->block[d];
+  return n;
 }
 
 /* The buffer's slot `slot` as a DMA sees it (with the window slice) or as
  * the body sees it (_window_ref_at without, and with, a window slice). */
 static Expr *window(Gen *g, const char *buf, const PipeSpec *s, const char *slot, bool dma) {
   char t[2048];
-  if (s->rank == 1) {
-    snprintf(t, sizeof t, "%s.at[pl.ds(%s * %lld, %lld)]", buf, slot, (long long)s->block[0], (long long)s->block[0]);
+  int64_t w[MAX_RANK];
+  int nw = wdims(s, w);
+  if (nw == 1) {
+    snprintf(t, sizeof t, "%s.at[pl.ds(%s * %lld, %lld)]", buf, slot, (long long)w[0], (long long)w[0]);
     return ex(g, "%s", t);
   }
   if (!dma) return ex(g, "%s.at[%s]", buf, slot);
   size_t n = cat(t, sizeof t, 0, "%s.at[%s", buf, slot);
-  for (int d = 0; d < s->rank; d++) n = cat(t, sizeof t, n, ", pl.ds(0, %lld)", (long long)s->block[d]);
+  for (int d = 0; d < nw; d++) n = cat(t, sizeof t, n, ", pl.ds(0, %lld)", (long long)w[d]);
   cat(t, sizeof t, n, "]");
   return ex(g, "%s", t);
 }
@@ -307,7 +320,7 @@ static bool spec_ok(Gen *g, const PipeSpec *s, const Ref *r) {
 /* _spec_has_trivial_windowing: the whole ref, whatever the grid index. */
 static bool trivial(Gen *g, const PipeSpec *s, const Ref *r) {
   for (int d = 0; d < s->rank; d++)
-    if (s->block[d] != r->shape[d]) return false;
+    if (s->squeezed[d] || s->block[d] != r->shape[d]) return false;
   const char *live[MAX_RANK];
   int n = 0;
   for (int d = 0; d < s->nvars; d++)
@@ -643,10 +656,10 @@ static bool buffers(Gen *g, Expr **views) {
       continue;
     }
     int64_t shape[MAX_RANK + 1] = {2}, two = 2;
-    for (int d = 0; d < s->rank; d++) shape[d + 1] = s->block[d];
-    if (s->rank == 1) shape[0] = 2 * s->block[0];
-    if (s->rank + 1 > MAX_RANK) return fail(g, s->block_loc, "emit_pipeline: a block of more than 7 dimensions does not fit a buffer of two blocks");
-    add_ref(g, buf, SP_VMEM, r->dtype, s->rank == 1 ? 1 : s->rank + 1, shape);
+    int nw = wdims(s, shape + 1);
+    if (nw == 1) shape[0] = 2 * shape[1];
+    if (nw + 1 > MAX_RANK) return fail(g, s->block_loc, "emit_pipeline: a block of more than 7 dimensions does not fit a buffer of two blocks");
+    add_ref(g, buf, SP_VMEM, r->dtype, nw == 1 ? 1 : nw + 1, shape);
     add_ref(g, sem, SP_SEMAPHORE, DT_INT32, 1, &two);
     spec_name(g, k, s->out ? "_co" : "_wi", slot, sizeof slot);
     strncat(slot, " % 2", sizeof slot - strlen(slot) - 1);

@@ -20,7 +20,8 @@ typedef struct {
   const char *param; /* the body's name for its block (params[k]) */
   Loc param_loc;
   int rank;
-  int64_t block[MAX_RANK]; /* block_shape */
+  int64_t block[MAX_RANK]; /* block_shape (1 where squeezed) */
+  bool squeezed[MAX_RANK]; /* a None entry: the block index itself, no dimension in the block */
   Loc block_loc;
   const char *vars[MAX_RANK]; /* index_map's lambda parameters */
   int nvars;
