@@ -302,7 +302,7 @@ static bool spec_ok(Gen *g, const PipeSpec *s, const Ref *r) {
     return fail(g, s->block_loc, msg);
   }
   for (int d = 0; d < s->rank; d++)
-    if (r->shape[d] % s->block[d]) {
+    if (s->block[d] > r->shape[d] || r->shape[d] % s->block[d]) {
       snprintf(msg, sizeof msg, "emit_pipeline: block_shape[%d] = %lld does not divide dimension %d of '%.80s' (%lld): sc-sim pipelines whole blocks only (upstream rounds a partial edge block to the tiling); pick a block size that divides %lld", d, (long long)s->block[d], d, r->name, (long long)r->shape[d], (long long)r->shape[d]);
       return fail(g, s->block_loc, msg);
     }
@@ -704,6 +704,10 @@ static bool grid_ok(Gen *g) {
       diag_set(g->d, D_EP1, pp->grid_loc, r);
       return g->failed = true, false;
     }
+  int64_t steps = 1;
+  for (int d = 0; d < pp->ngrid; d++)
+    if (pp->grid[d] > (1LL << 31) / steps) return fail(g, pp->grid_loc, "emit_pipeline: the grid has more than 2**31 steps (sc-sim's limit)");
+    else steps *= pp->grid[d];
   return true;
 }
 
