@@ -339,21 +339,29 @@ static void sem_repr(const Pipe *pp, int n, char *out, size_t cap) {
   cat(out, cap, k, ")");
 }
 
-static bool split_grid(Gen *g, Ops *o) {
+/* lax.axis_index and lax.axis_size of core_axis_name's axes (the last one
+ * minor): the core id as text into cid, the core count returned. */
+static int64_t core_id(const Gen *g, char *cid, size_t cap) {
   const Pipe *pp = g->pp;
-  const Program *p = g->p;
-  for (int d = 0; d < pp->ngrid; d++) snprintf(g->g[d], sizeof g->g[d], "%lld", (long long)pp->grid[d]), snprintf(g->o[d], sizeof g->o[d], "0");
   int64_t ncores = 1;
-  char cid[256] = "0";
-  for (int a = 0; a < pp->naxes; a++) { /* lax.axis_index of the axes: the last one minor */
-    int64_t size = pp->axes[a] ? p->mesh_subcores : p->mesh_cores;
+  snprintf(cid, cap, "0");
+  for (int a = 0; a < pp->naxes; a++) {
+    int64_t size = pp->axes[a] ? g->p->mesh_subcores : g->p->mesh_cores;
     const char *axis = pp->axes[a] ? "subcore" : "core";
     char t[256];
     if (a == 0) snprintf(t, sizeof t, "%s", axis);
     else snprintf(t, sizeof t, "(%.200s) * %lld + %s", cid, (long long)size, axis);
-    memcpy(cid, t, sizeof cid);
+    snprintf(cid, cap, "%s", t);
     ncores *= size;
   }
+  return ncores;
+}
+
+static bool split_grid(Gen *g, Ops *o) {
+  const Pipe *pp = g->pp;
+  for (int d = 0; d < pp->ngrid; d++) snprintf(g->g[d], sizeof g->g[d], "%lld", (long long)pp->grid[d]), snprintf(g->o[d], sizeof g->o[d], "0");
+  char cid[256];
+  int64_t ncores = core_id(g, cid, sizeof cid);
   if (!pp->naxes || ncores == 1) return true;
   int nsem = pp->nsem < 0 ? pp->ngrid : pp->nsem;
   if (nsem != pp->ngrid) {
