@@ -144,6 +144,9 @@ typedef enum {
   X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types (e.g. shapes and dtypes of arrays), but they differ:\n\n%s\nRevise the function so that all output types (e.g. shapes and dtypes) match the corresponding input types.") \
   X(CF2, "CF2", DC_RULE, 'T', "TypeError", "cond_fun must return a boolean scalar, but got output type(s) [%s].") \
   X(SR1, "SR1", DC_RULE, 'T', "ValueError", "At least two refs are required for pl.select_ref.") \
+  X(EP1, "EP1", DC_RULE, 'T', "ValueError", "All elements in the grid must be strictly positive, but got grid=%s") \
+  X(EP2, "EP2", DC_RULE, 'T', "ValueError", "dimension_semantics must be the same length as grid.") \
+  X(EP3, "EP3", DC_RULE, 'T', "NotImplementedError", "Cannot partition over cores without parallel grid dimensions: dimension_semantics=%s") \
   X(DP0, "DP0", DC_RULE, 'T', "ValueError", "Single '%s' encountered in format string") \
   X(DP4, "DP4", DC_RULE, 'T', "ValueError", "expected '}' before end of string") \
   X(DP1, "DP1", DC_RULE, 'L', "NotImplementedError", "pl.debug_print() does not support ordered print when lowering to SparseCore") \

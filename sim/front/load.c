@@ -8,6 +8,7 @@
  * valid one.  libyaml's own errors are mapped to one wording here, so our
  * output never depends on libyaml's phrasing. */
 #include "load.h"
+#include "load_pipeline.h"
 #include "load_sugar.h"
 
 #include <ctype.h>
@@ -41,6 +42,8 @@ typedef struct {
   long long_bytes, max_long_bytes; /* bytes of long scalars visited, and their bound */
   const LoadFiles *files; /* NULL: init: {npy: PATH} reads PATH from disk */
   yaml_node_t *defines; /* the top-level define: mapping, or NULL */
+  Pipe **pipes;         /* the emit_pipelines of the kernel being loaded (load_pipeline.inc) */
+  int npipes, cappipes;
 } Loader;
 
 #define MAX_VISITS 2000000L
@@ -1092,6 +1095,8 @@ static Op *load_op(Loader *L, yaml_node_t *n) {
   return op;
 }
 
+#include "load_pipeline.inc"
+
 /* call: {name: D, with: {P: EXPR}}: define D's body, loaded afresh (its
  * own operation ids), with each parameter replaced by its argument. */
 static bool load_call(Loader *L, Op *op, Body *out) {
@@ -1154,7 +1159,7 @@ static bool load_body(Loader *L, yaml_node_t *n, Body *b, const char *what) {
   b->ops = arena_alloc(&L->p->arena, sizeof(Op *) * (size_t)cap);
   for (int i = 0; i < cnt && !L->failed; i++) {
     yaml_node_t *it = get(L, n->data.sequence.items.start[i]);
-    Op *op = load_op(L, it);
+    Op *op = is_pipeline_item(L, it) ? load_pipeline(L, it) : load_op(L, it);
     if (op && op->kind == OPK_CALL) {
       Body sub = {0};
       if (!load_call(L, op, &sub)) break;
@@ -1519,6 +1524,7 @@ static bool load_top(Loader *L, yaml_node_t *root) {
   if (!seen[6]) return fail(L, D_IN_MISSING, node_loc(L, root), "the program", "refs");
   if (!p->mesh_cores) p->mesh_cores = p->params.num_cores;
   if (!p->mesh_subcores) p->mesh_subcores = p->kernel == KERNEL_SCALAR ? 1 : p->params.num_subcores;
+  if (!pipelines(L)) return false;
   for (int k = 0; k < p->nexpect_refs; k++)
     if (!expect_instance_ok(L, k)) return false;
   if (!mesh_ok(L)) return false;
@@ -1737,7 +1743,7 @@ static bool no_nul_scalars(Loader *L) {
 }
 
 static bool load_utf8(const char *path, const char *text, size_t len, const LoadFiles *files, Program *p, Diag *d) {
-  Loader L = {p, text, len, NULL, d, false, 0, 0, MAX_VISITS, 0, 1L << 20, files, NULL};
+  Loader L = {p, text, len, NULL, d, false, 0, 0, MAX_VISITS, 0, 1L << 20, files, NULL, NULL, 0, 0};
   p->file = path;
   p->version = 1;
   p->layout_passes = true;
