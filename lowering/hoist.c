@@ -4,10 +4,12 @@
  * loop-invariant code motion leave a Mosaic kernel:
  *
  *   %t = OP ...; ...; %x = sc.mov %t   ->   %x = OP ...; ...
- *     when %t is a temporary written once and read only by the copy, the
- *     two are in one straight run of code (no jump lands between them, no
- *     control instruction lies between them), and nothing between them
- *     reads or writes %x: every instruction then sees the values it saw.
+ *     inside an scf.for body, when %t is a temporary written once and read
+ *     only by the copy, the two are in one straight run of code (no jump
+ *     lands between them, no control instruction lies between them), and
+ *     nothing between them reads or writes %x: every instruction then sees
+ *     the values it saw.  Straight-line code keeps its copies (the timing
+ *     goldens of load-to-use latency count one).
  *
  *   scf.for { ...; %t = arith.constant / tpu.iota; ... }
  *     ->   %t = ...; scf.for { ... }

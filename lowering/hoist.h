@@ -1,6 +1,7 @@
 /* lowering/hoist.h -- what Mosaic's compiler does to the code of a loop
- * before it runs: copies folded into the instruction that computes their
- * value, and loop-invariant constants and iotas moved out of loop bodies.
+ * before it runs: copies in loop bodies folded into the instruction that
+ * computes their value, and loop-invariant constants and iotas moved out
+ * of loop bodies (scf.for; a while body is left as it is).
  *
  * Run on sc-sim's own lowering only (lower_program, before any mutant); a
  * user's `lowered:` text runs as written.  Both rewrites keep every value
