@@ -151,10 +151,17 @@ static void fold_copies(H *h) {
 
 
 /* ---- hoisting --------------------------------------------------------------- */
+/* An iota of the lane counts the ISA takes (lowering/asm.c: 0 to 2^24)
+ * cannot fault; a body the checker traced without its phase-L rules (a
+ * static zero-trip loop) may hold another, which stays where it is. */
+static bool cannot_fault(const Instr *in) {
+  return in->op == I_CONST || (in->op == I_IOTA && in->imm >= 0 && in->imm <= (1 << 24));
+}
+
 static bool hoistable(const H *h, int i) {
   const Instr *in = &h->c->code[i];
   int f = h->outer[i], d = in->d;
-  if (h->gone[i] || f < 0 || (in->op != I_CONST && in->op != I_IOTA) || d < 0 || h->named[d] || h->defs[d] != 1) return false;
+  if (h->gone[i] || f < 0 || !cannot_fault(in) || d < 0 || h->named[d] || h->defs[d] != 1) return false;
   return h->uses[d] == 0 || (h->first[d] > i && h->last[d] < h->c->code[f].target);
 }
 
