@@ -7,9 +7,11 @@
  *     inside an scf.for body, when %t is a temporary written once and read
  *     only by the copy, the two are in one straight run of code (no jump
  *     lands between them, no control instruction lies between them), and
- *     nothing between them reads or writes %x: every instruction then sees
- *     the values it saw.  Straight-line code keeps its copies (the timing
- *     goldens of load-to-use latency count one).
+ *     nothing from OP to the copy reads %x (OP included: a masked load
+ *     fills its destination while it reads the mask) or writes it between
+ *     them: every instruction then sees the values it saw.  Straight-line
+ *     code keeps its copies (the timing goldens of load-to-use latency
+ *     count one).
  *
  *   scf.for { ...; %t = arith.constant / tpu.iota; ... }
  *     ->   %t = ...; scf.for { ... }
@@ -126,7 +128,7 @@ static int copy_source(H *h, int at, int t, int x) {
     if (h->landing[k + 1]) return -1;
     if (h->gone[k]) continue;
     if (is_control(h->c->code[k].op)) return -1;
-    if (written(h, k) == t) return k;
+    if (written(h, k) == t) return touches(h, k, x) ? -1 : k; /* an instruction may write d before it reads all */
     if (touches(h, k, x)) return -1;
   }
   return -1;
