@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "hoist.h"
 #include "lower_valops.h"
 #include "scanops.h"
 
@@ -730,11 +731,22 @@ static bool regs_ok(const Code *c, Diag *d) {
   return false;
 }
 
+/* Folds copies and hoists invariant constants (lowering/hoist.h); the
+ * registers that hold names stay where the program puts them. */
+static void tidy(Code *c, const L *l) {
+  bool *named = calloc((size_t)c->nregs + 1, 1);
+  if (!named) abort();
+  for (int i = 0; i < l->nnames; i++) named[l->names[i].reg] = true;
+  hoist_code(c, named);
+  free(named);
+}
+
 bool lower_program(const Program *p, Mutant mut, Code *out, Diag *d) {
   memset(out, 0, sizeof *out);
   out->p = p;
   L l = {out, p, NULL, 0, 0, NULL, {0}};
   lower_body(&l, &p->body);
+  tidy(out, &l);
   mutant_apply(out, mut); /* before reg_name: a rewrite may add registers */
   out->reg_name = calloc((size_t)(out->nregs ? out->nregs : 1), sizeof *out->reg_name);
   if (!out->reg_name) abort();
