@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "check_scanops.h"
 #include "check_valops.h"
 #include "index.h"
 #include "mosaic.h"
@@ -488,6 +489,8 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
     return check_valops_call(&c->ix, c->p, e, out);
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return eval_scan(c, e, out);
   case BI_SORT: return eval_sort(c, e, out);
+  case BI_SORT_KV:
+    return input_error(c, e->loc, "plsc.sort_key_val gives several results: bind them with a let of as many names (name: \"k, v\")");
   case BI_AR_POPCOUNT: case BI_AR_FFS: return eval_all_reduce(c, e, out);
   case BI_AXIS_SIZE: return eval_axis_size(c, e, out);
   case BI_DS: case BI_INDICES: case BI_SELECT_REF:
@@ -1552,8 +1555,20 @@ static bool check_expect_traced(Checker *c, Op *op) {
   return bshape(c, op->e[FLD_EQUALS]->loc, &a, &e, &r);
 }
 
+/* let: {name: "k, v", value: plsc.sort_key_val(...)}: each name bound to
+ * its result, as Python unpacks the tuple. */
+static bool check_tuple_let(Checker *c, Op *op) {
+  AVal r[3];
+  int n;
+  if (!check_scanops_tuple(&c->ix, c->p, op->e[FLD_VALUE], r, &n)) return false;
+  if (!check_scanops_unpack(&c->ix, op->nloc[FLD_NAME], op->ncarry, n)) return false;
+  for (int k = 0; k < n; k++) bind(c, op->carry[k], &r[k]);
+  return true;
+}
+
 static bool check_let(Checker *c, Op *op) {
   AVal a;
+  if (op->ncarry) return check_tuple_let(c, op);
   if (!eval(&c->ix, op->e[FLD_VALUE], &a)) return false;
   bind(c, op->name[FLD_NAME], &a);
   return true;

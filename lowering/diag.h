@@ -165,6 +165,12 @@ typedef enum {
   X(SO3, "SO3", DC_RULE, 'L', "NotImplementedError", "Unsupported shape for operand %s of SC sort: Got %s, expected (%s,)") \
   X(AR1, "AR1", DC_RULE, 'T', "TypeError", "Mask all-reduce only supports bool arrays, got %s") \
   X(AR4, "AR4", DC_RULE, 'T', "ValueError", "Mask all-reduce only supports 1D arrays")       \
+  X(SK1, "SK1", DC_RULE, 'T', "NotImplementedError", "sort_key_val: keys dtype %s should be uint32, int32 or float32") \
+  X(SK2, "SK2", DC_RULE, 'T', "ValueError", "keys shape %s must be (%s,)")                       \
+  X(SK3, "SK3", DC_RULE, 'T', "NotImplementedError", "sort_key_val: values dtype %s should be 32 bits") \
+  X(SK4, "SK4", DC_RULE, 'T', "ValueError", "values shape %s must be (%s,)")                     \
+  X(SK5, "SK5", DC_RULE, 'T', "TypeError", "mask dtype %s is not boolean")                       \
+  X(SK6, "SK6", DC_RULE, 'T', "ValueError", "mask shape %s must be (%s,)")                       \
   X(SC_UNSUP, "sc-sim", DC_RULE, 'L', "sc-sim", "%s")                                          \
   X(IN_YAML, "input-yaml", DC_INPUT, 0, "", "%s")                                              \
   X(IN_KEY, "input-key", DC_INPUT, 0, "", "unknown key '%s' in %s%s")                          \

@@ -62,38 +62,55 @@ static bool sort_less(Dtype t, Cell a, Cell b) {
   return (uint32_t)a.i < (uint32_t)b.i;
 }
 
-/* tpu.sort of the keys only: the selected lanes sorted stably (insertion
- * sort), then the unselected ones in order; imm 1 reverses the result. */
-bool eng_sort(Eng *E, Sc *s, const Instr *in) {
-  bool ok = true;
-  Value *a = eng_rd(E, s, in, in->a, &ok);
-  Value *m = ok ? eng_rd(E, s, in, in->mask, &ok) : NULL;
-  if (!ok) return false;
-  if (a->rank != 1) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.sort: the keys must be a vector");
-  if (!eng_fits(E, s, in, "mask", m->n, "the keys", a->n)) return false;
-  Value *t = &s->tmp;
-  val_shape(t, in->ty, a->rank, a->shape);
+/* The sort's order of the lanes: those mask m selects, stably by key
+ * (decreasing with desc), then the others in order; false when a key or
+ * a mask lane is undefined (the order is then unknown). */
+#define SORT_MAX_LANES 4096
+static bool sort_order(const Value *a, const Value *m, bool desc, int64_t *perm, int64_t *selected) {
   int64_t n = 0;
+  bool def = true;
   for (int pass = 0; pass < 2; pass++)
     for (int64_t i = 0; i < a->n; i++) {
       bool on = alu_truthy(m->dtype, m->v[i]);
       if (on != (pass == 0)) continue;
-      Cell x = alu_convert(a->dtype, in->ty, a->v[i]);
-      uint8_t d = a->def[i] && m->def[i];
+      if (pass == 0) def = def && a->def[i] && m->def[i];
+      else def = def && m->def[i];
       int64_t j = n++;
       if (pass == 0)
-        for (; j > 0 && sort_less(in->ty, x, t->v[j - 1]); j--) t->v[j] = t->v[j - 1], t->def[j] = t->def[j - 1];
-      t->v[j] = x, t->def[j] = d;
+        for (; j > 0 && (desc ? sort_less(a->dtype, a->v[perm[j - 1]], a->v[i]) : sort_less(a->dtype, a->v[i], a->v[perm[j - 1]])); j--)
+          perm[j] = perm[j - 1];
+      perm[j] = i;
+      if (pass == 0) *selected = n;
     }
-  bool alldef = true; /* an undefined key may land anywhere: every lane is then undefined */
-  for (int64_t i = 0; i < a->n; i++) alldef = alldef && a->def[i] && m->def[i];
-  for (int64_t i = 0; i < a->n; i++) t->def[i] = alldef;
-  if (in->imm == 1)
-    for (int64_t i = 0, j = a->n - 1; i < j; i++, j--) {
-      Cell c = t->v[i];
-      t->v[i] = t->v[j], t->v[j] = c;
-    }
-  s->cost = xlane_cost(E, t);
+  return def;
+}
+
+/* tpu.sort: one of its results (imm >> 2: keys, the payload b, the output
+ * mask) in the order sort_order gives; imm bit 1 reverses the result
+ * (jnp.sort's descending).  The keys charge the cross-lane unit; the other
+ * two results are the same hardware op's, one issue cycle each. */
+bool eng_sort(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  int which = (int)(in->imm >> 2);
+  Value *a = eng_rd(E, s, in, in->a, &ok);
+  Value *m = ok ? eng_rd(E, s, in, in->mask, &ok) : NULL;
+  Value *b = ok && in->b >= 0 ? eng_rd(E, s, in, in->b, &ok) : NULL;
+  if (!ok) return false;
+  if (a->rank != 1) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.sort: the keys must be a vector");
+  if (a->n > SORT_MAX_LANES) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.sort: more than 4096 lanes");
+  if (!eng_fits(E, s, in, "mask", m->n, "the keys", a->n) || (b && !eng_fits(E, s, in, "values", b->n, "the keys", a->n))) return false;
+  if (which > 2 || (which == 1 && !b)) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.sort: imm >> 2 must be 0 (keys), 1 (values, with b) or 2 (mask)");
+  int64_t perm[SORT_MAX_LANES], selected = 0;
+  bool def = sort_order(a, m, in->imm & 2, perm, &selected);
+  const Value *src = which == 1 ? b : a;
+  Value *t = &s->tmp;
+  val_shape(t, in->ty, a->rank, a->shape);
+  for (int64_t i = 0; i < a->n; i++) {
+    int64_t j = in->imm & 1 ? perm[a->n - 1 - i] : perm[i];
+    if (which == 2) t->v[i].i = i < selected, t->def[i] = def;
+    else t->v[i] = alu_convert(src->dtype, in->ty, src->v[j]), t->def[i] = def && src->def[j];
+  }
+  s->cost = which == 0 ? xlane_cost(E, t) : 1;
   eng_swap_in(s, in->d);
   return true;
 }

@@ -15,6 +15,14 @@ void ref_scan(Builtin b, const Value *x, const Value *m, Dtype ty, Value *out);
  * descending (jnp.sort's lax.rev). */
 void ref_sort(const Value *x, bool descending, Dtype ty, Value *out);
 
+/* out[0], out[1], out[2] := plsc.sort_key_val(k, v, mask=m, descending):
+ * the keys, the values and the output mask.  The lanes m selects (every
+ * lane when m is NULL) come first, stably by key (int32 signed, uint32
+ * unsigned, floats by value with NaN after every number; descending: the
+ * reverse order, equal keys still in their order), then the others in
+ * their order; the mask's first popcount(m) lanes are true. */
+void ref_sort_key_val(const Value *k, const Value *v, const Value *m, bool descending, Value *out);
+
 /* out := plsc.all_reduce_population_count (ffs false) or all_reduce_ffs of
  * the bool vector x: x.size // reduce lanes, each the whole reduction. */
 void ref_all_reduce(const Value *x, bool ffs, int64_t reduce, Value *out);

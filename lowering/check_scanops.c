@@ -1,0 +1,84 @@
+/* lowering/check_scanops.c -- the tuple-valued cross-lane functions'
+ * types and rules: plsc.sort_key_val (SPEC §4.K SK1-SK6, in the order of
+ * the pinned jax's _masked_sort_abstract_eval, sc_primitives.py). */
+#include "check_scanops.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "scanops.h"
+
+static bool bad(IndexCtx *ix, Loc at, const char *msg) {
+  index_fire(ix, D_IN_VALUE, at, msg);
+  return false;
+}
+
+static bool value(IndexCtx *ix, Expr *e, AVal *out) {
+  if (!ix->eval(ix, e, out)) return false;
+  if (out->kind != AV_VALUE) return bad(ix, e->loc, "this operand is a ref or a DMA descriptor, but a value is needed here (read a ref with get first)");
+  return true;
+}
+
+/* A Python bool or int given as a literal (descending=True). */
+static bool static_flag(IndexCtx *ix, Expr *e, int64_t *v) {
+  AVal a;
+  if (!ix->eval(ix, e, &a)) return false;
+  if (a.rank || !a.is_static || (!dtype_is_int(a.dtype) && a.dtype != DT_BOOL))
+    return bad(ix, e->loc, "descending must be a literal here (True or False)");
+  *v = a.sval.i;
+  e->has_sval = true, e->sval = *v;
+  return true;
+}
+
+static bool is_lanes(const AVal *a, int64_t lanes) { return a->rank == 1 && a->shape[0] == lanes; }
+
+static char *shape_of(IndexCtx *ix, const AVal *a) { return index_shape_str(ix, a->rank, a->shape); }
+
+static AVal vector_av(Dtype t, int64_t lanes) {
+  AVal a;
+  memset(&a, 0, sizeof a);
+  a.kind = AV_VALUE, a.dtype = t, a.rank = 1, a.shape[0] = lanes;
+  return a;
+}
+
+/* plsc.sort_key_val(keys, values, *, mask=None, descending=False). */
+static bool sort_key_val(IndexCtx *ix, const Program *p, Expr *e, AVal *out, int *n) {
+  Expr *ke = scanop_arg(e, 0, NULL), *ve = scanop_arg(e, 1, NULL), *me = scanop_arg(e, -1, "mask");
+  Expr *de = scanop_arg(e, -1, "descending");
+  if (!ke || !ve || scanop_arg(e, 2, NULL)) return bad(ix, e->loc, builtin_usage(e->builtin));
+  AVal k, v, m;
+  int64_t lanes = p->params.num_lanes, desc = 0;
+  char l[40];
+  snprintf(l, sizeof l, "%lld", (long long)lanes);
+  if (!value(ix, ke, &k) || !value(ix, ve, &v) || (me && !value(ix, me, &m))) return false;
+  if (de && !static_flag(ix, de, &desc)) return false;
+  if (k.dtype != DT_UINT32 && k.dtype != DT_INT32 && k.dtype != DT_FLOAT32 && index_fire(ix, D_SK1, ke->loc, dtype_name(k.dtype)))
+    return false;
+  if (!is_lanes(&k, lanes) && index_fire(ix, D_SK2, ke->loc, shape_of(ix, &k), index_num(ix, lanes))) return false;
+  if (dtype_size(v.dtype) != 4 && index_fire(ix, D_SK3, ve->loc, dtype_name(v.dtype))) return false;
+  if (!is_lanes(&v, lanes) && index_fire(ix, D_SK4, ve->loc, shape_of(ix, &v), index_num(ix, lanes))) return false;
+  if (me && m.dtype != DT_BOOL && index_fire(ix, D_SK5, me->loc, dtype_name(m.dtype))) return false;
+  if (me && !is_lanes(&m, lanes) && index_fire(ix, D_SK6, me->loc, shape_of(ix, &m), index_num(ix, lanes))) return false;
+  e->sval = lanes; /* for the lowering's masks (has_sval stays false); descending= keeps its own sval */
+  e->ty = k.dtype;
+  out[0] = vector_av(k.dtype, lanes);
+  out[1] = vector_av(v.dtype, lanes);
+  out[2] = vector_av(DT_BOOL, lanes);
+  *n = me ? 3 : 2;
+  return true;
+}
+
+bool check_scanops_tuple(IndexCtx *ix, const Program *p, Expr *e, AVal *out, int *n) {
+  *n = 0;
+  if (e->kind == EX_CALL && e->builtin == BI_SORT_KV) return sort_key_val(ix, p, e, out, n);
+  return bad(ix, e->loc, "a let of several names unpacks a function with several results (plsc.sort_key_val)");
+}
+
+bool check_scanops_unpack(IndexCtx *ix, Loc at, int want, int have) {
+  char msg[160];
+  /* Python's own messages for a tuple unpacking of the wrong length */
+  if (have < want) snprintf(msg, sizeof msg, "ValueError: not enough values to unpack (expected %d, got %d)", want, have);
+  else if (have > want) snprintf(msg, sizeof msg, "ValueError: too many values to unpack (expected %d)", want);
+  else return true;
+  return bad(ix, at, msg);
+}

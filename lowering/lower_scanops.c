@@ -1,0 +1,70 @@
+/* lowering/lower_scanops.c -- the cross-lane functions with several
+ * results as the Mosaic ops upstream emits for them:
+ *
+ *   plsc.sort_key_val   (int32 keys: arith.xori with 0x80000000, as
+ *                       upstream's rule: tpu.sort compares unsigned)
+ *                       tpu.sort %keys, %values masked %mask {descending}
+ *                       (an all-true mask when none is given), then the
+ *                       keys flipped back
+ *
+ * sc-sim's tpu.sort instruction has one result, so the op's three results
+ * (keys, values, output mask) are three instructions over the same
+ * operands, picked by imm >> 2; the engine charges the sort once. */
+#include "lower_scanops.h"
+
+#include "scanops.h"
+
+static Instr *put(const LowerHooks *h, Opcode op, Dtype ty) {
+  Instr *in = h->emit(h->l, op);
+  in->ty = ty;
+  return in;
+}
+
+static int done(const LowerHooks *h, Instr *in) { return in->d = h->new_reg(h->l); }
+
+static int broadcast(const LowerHooks *h, int c, Dtype ty, int64_t n) {
+  Instr *bc = put(h, I_BROADCAST, ty);
+  bc->a = c, bc->rank = 1, bc->shape[0] = n;
+  return done(h, bc);
+}
+
+static int all_true(const LowerHooks *h, int64_t n) {
+  Instr *k = put(h, I_CONST, DT_BOOL);
+  k->imm = 1;
+  return broadcast(h, done(h, k), DT_BOOL, n);
+}
+
+static int xor_sign(const LowerHooks *h, int x, int64_t n) {
+  Instr *k = put(h, I_CONST, DT_INT64);
+  k->imm = 0x80000000LL;
+  int bc = broadcast(h, done(h, k), DT_INT32, n);
+  Instr *in = put(h, I_BINARY, DT_INT32);
+  in->sub = OP_BXOR, in->a = x, in->b = bc, in->uty = DT_INT32;
+  return done(h, in);
+}
+
+static int sort_result(const LowerHooks *h, int k, int v, int m, int64_t flags, int which, Dtype ty) {
+  Instr *in = put(h, I_SORT, ty);
+  in->a = k, in->b = v, in->mask = m;
+  in->imm = flags | (int64_t)which << 2;
+  return done(h, in);
+}
+
+static int sort_key_val(const LowerHooks *h, const Expr *e, int *regs) {
+  const Expr *ve = scanop_arg(e, 1, NULL), *me = scanop_arg(e, -1, "mask"), *de = scanop_arg(e, -1, "descending");
+  int k = h->expr(h->l, scanop_arg(e, 0, NULL)), v = h->expr(h->l, ve);
+  int m = me ? h->expr(h->l, me) : -1;
+  bool flip = e->ty == DT_INT32;
+  int64_t flags = de && de->sval ? 2 : 0, n = e->sval;
+  if (m < 0) m = all_true(h, n);
+  if (flip) k = xor_sign(h, k, n);
+  regs[0] = sort_result(h, k, v, m, flags, 0, e->ty);
+  regs[1] = sort_result(h, k, v, m, flags, 1, ve->ty);
+  if (me) regs[2] = sort_result(h, k, v, m, flags, 2, DT_BOOL);
+  if (flip) regs[0] = xor_sign(h, regs[0], n);
+  return me ? 3 : 2;
+}
+
+int lower_scanops_tuple(const LowerHooks *h, const Expr *e, int *regs) {
+  return sort_key_val(h, e, regs);
+}
