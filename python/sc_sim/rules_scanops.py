@@ -4,6 +4,7 @@ cumsum primitive)."""
 from __future__ import annotations
 
 from .errors import UnsupportedError
+from .program import Op
 from .translate import Translator, format_source, handler
 
 _MASKED = {"masked_cumsum": "plsc.cumsum", "masked_cummax": "plsc.cummax",
@@ -40,3 +41,18 @@ def _all_reduce(t: Translator, eqn, out, src) -> None:
     r = eqn.params.get("reduce", 1)
     kw = f", reduce={r}" if r != 1 else ""
     t.let(eqn, f"plsc.{eqn.primitive.name}({t.val(x)}{kw})", out, src)
+
+
+@handler("masked_sort")
+def _masked_sort(t: Translator, eqn, out, src) -> None:
+    """plsc.sort_key_val: keys, values and, with a mask, the output mask,
+    bound by one let of several names (Python's tuple unpacking)."""
+    keys, values, *mask = eqn.invars
+    kw = f", mask={t.val(mask[0])}" if mask else ""
+    if eqn.params.get("descending"):
+        kw += ", descending=True"
+    names = [t.fresh() for _ in eqn.outvars]
+    text = f"plsc.sort_key_val({t.val(keys)}, {t.val(values)}{kw})"
+    out.append(Op("let", [("name", ", ".join(names)), ("value", text)], src))
+    for var, name in zip(eqn.outvars, names):
+        t.bind(var, name)
