@@ -43,7 +43,7 @@
   X(SELECT, "arith.select", "DABCTU", "d := where(a, b, c)")                                    \
   X(MINMAX, "arith.minmax", "DABITU", "d := min (imm 0) or max (imm 1) of a and b")              \
   X(SCAN, "tpu.scan", "DAMIT", "d := inclusive scan of a over the lanes where mask M holds: sum (imm 0), max (1), min (2); integer max/min compare unsigned; other lanes keep the running value (max/min: a until the first)") \
-  X(SORT, "tpu.sort", "DAbMIT", "d := one result of sorting the lanes of a where mask M holds, stably by key (integers compare unsigned, NaN last; imm bit 2: by decreasing key, the descending attribute), then the others in order; imm bit 1: the whole result reversed; imm >> 2 picks the result: 0 the keys, 1 the payload b moved with its keys, 2 the output mask (the first popcount(M) lanes true)") \
+  X(SORT, "tpu.sort", "DAbMIT", "d := one result of sorting the lanes of a where mask M holds, stably by key (integers compare unsigned, NaN last; imm & 2: by decreasing key, the descending attribute), then the others in order; imm & 1: the whole result reversed; imm >> 2 picks the result: 0 the keys, 1 the payload b moved with its keys, 2 the output mask (the first popcount(M) lanes true)") \
   X(ALL_REDUCE, "tpu.all_reduce", "DAIR", "d := full(shape R, the number of true lanes of a (imm 0) or the index of its first true lane, its length if none (imm 1)) (int32)") \
   X(CAST, "arith.convert", "DATF", "d := astype(a, T) (truncate: a float to bfloat16 rounds toward zero)")                                         \
   X(BROADCAST, "vector.broadcast", "DATR", "d := full(shape R, a)") \

@@ -39,3 +39,54 @@ bool gen_scanops_val(G *g, Buf *o, const Ty *t, int depth, void (*sub)(G *, Buf 
   bput(o, ")");
   return true;
 }
+
+/* ---- unit sortkv: plsc.sort_key_val ----------------------------------------
+ * A random int32 key ref with few distinct values (equal keys test the
+ * sort's stability) and a random int32 payload ref; each step sorts the
+ * keys as int32, uint32 or float32, with or without a mask, ascending or
+ * descending, and stores the keys, the values and the output mask, which
+ * the oracle compares between the engine and the reference. */
+static void sortkv_begin(G *g, Unit *u, int s) {
+  g->r = rng_at(g->pl->seed, (uint64_t)g->pl->index, 100 + (uint64_t)g->u, 1 + (uint64_t)s);
+  g->out = &u->step[s];
+  g->nnames = 0;
+}
+
+static void sortkv_step(G *g, const char *a, const char *p, const char *const out[3]) {
+  static const char *const as[] = {"%s", "astype(%s, uint32)", "astype(%s, float32) * 0.5"};
+  int k = (int)rr(R(g), 0, 2), n = g->nm++;
+  bool masked = rp(R(g), 60), desc = rp(R(g), 50);
+  char keys[80], mask[80] = "";
+  bput(g->out, "- get: {ref: \"%s[...]\", out: k%d_%d}\n- get: {ref: \"%s[...]\", out: p%d_%d}\n", a, g->u, n, p, g->u, n);
+  char kn[NAME_LEN];
+  snprintf(kn, sizeof kn, "k%d_%d", g->u, n);
+  snprintf(keys, sizeof keys, as[k], kn);
+  if (masked) snprintf(mask, sizeof mask, ", mask=p%d_%d %% %lld != 0", g->u, n, (long long)rr(R(g), 2, 4));
+  bput(g->out, "- let: {name: \"sk%d_%d, sv%d_%d%s", g->u, n, g->u, n, masked ? "" : "\"");
+  if (masked) bput(g->out, ", sm%d_%d\"", g->u, n);
+  bput(g->out, ", value: \"plsc.sort_key_val(%s, p%d_%d%s%s)\"}\n", keys, g->u, n, mask, desc ? ", descending=True" : "");
+  bput(g->out, "- swap: {ref: \"%s[...]\", value: \"astype(sk%d_%d, int32)\"}\n", out[0], g->u, n);
+  bput(g->out, "- swap: {ref: \"%s[...]\", value: sv%d_%d}\n", out[1], g->u, n);
+  if (masked) bput(g->out, "- swap: {ref: \"%s[...]\", value: \"astype(sm%d_%d, int32)\"}\n", out[2], g->u, n);
+}
+
+void unit_sortkv(G *g, Unit *u) {
+  char a[NAME_LEN], p[NAME_LEN], o[3][NAME_LEN];
+  snprintf(a, NAME_LEN, "R%da", g->u);
+  snprintf(p, NAME_LEN, "R%dp", g->u);
+  bput(g->refs, "  %s: {space: vmem, shape: [%d], dtype: int32, init: {random: %lld, low: -4, high: 4}}\n", a, g->L,
+       (long long)rr(R(g), 1, 999));
+  bput(g->refs, "  %s: {space: vmem, shape: [%d], dtype: int32, init: {random: %lld, low: -1000, high: 1000}}\n", p, g->L,
+       (long long)rr(R(g), 1, 999));
+  const char *out[3];
+  for (int i = 0; i < 3; i++) {
+    snprintf(o[i], NAME_LEN, "R%do%d", g->u, i);
+    bput(g->refs, "  %s: {space: vmem, shape: [%d], dtype: int32, init: zeros}\n", o[i], g->L);
+    out[i] = o[i];
+  }
+  u->nsteps = (int)rr(R(g), 1, 3);
+  for (int s = 0; s < u->nsteps; s++) {
+    sortkv_begin(g, u, s);
+    sortkv_step(g, a, p, out);
+  }
+}
