@@ -489,8 +489,11 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
     return check_valops_call(&c->ix, c->p, e, out);
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return eval_scan(c, e, out);
   case BI_SORT: return eval_sort(c, e, out);
-  case BI_SORT_KV:
-    return input_error(c, e->loc, "plsc.sort_key_val gives several results: bind them with a let of as many names (name: \"k, v\")");
+  case BI_SORT_KV: case BI_SCAN_COUNT: {
+    char m[200];
+    snprintf(m, sizeof m, "%s gives several results: bind them with a let of as many names (name: \"a, b\")", builtin_name(e->builtin));
+    return input_error(c, e->loc, m);
+  }
   case BI_AR_POPCOUNT: case BI_AR_FFS: return eval_all_reduce(c, e, out);
   case BI_AXIS_SIZE: return eval_axis_size(c, e, out);
   case BI_DS: case BI_INDICES: case BI_SELECT_REF:

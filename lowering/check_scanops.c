@@ -1,6 +1,7 @@
 /* lowering/check_scanops.c -- the tuple-valued cross-lane functions'
  * types and rules: plsc.sort_key_val (SPEC §4.K SK1-SK6, in the order of
- * the pinned jax's _masked_sort_abstract_eval, sc_primitives.py). */
+ * the pinned jax's _masked_sort_abstract_eval, sc_primitives.py) and
+ * plsc.scan_count (SC1-SC3, _scan_count_abstract_eval). */
 #include "check_scanops.h"
 
 #include <stdio.h>
@@ -68,10 +69,38 @@ static bool sort_key_val(IndexCtx *ix, const Program *p, Expr *e, AVal *out, int
   return true;
 }
 
+/* plsc.scan_count(x, mask=None): SC1-SC3 in _scan_count_abstract_eval's
+ * order (no mask: lax.full(x.shape, True), which passes SC2 and SC3). */
+static bool scan_count(IndexCtx *ix, Expr *e, AVal *out, int *n) {
+  Expr *xe = scanop_arg(e, 0, NULL), *me = scanop_arg(e, -1, "mask");
+  if (!xe || scanop_arg(e, 1, NULL)) return bad(ix, e->loc, builtin_usage(e->builtin));
+  AVal x, m;
+  if (!value(ix, xe, &x) || (me && !value(ix, me, &m))) return false;
+  if (x.dtype != DT_UINT32 && x.dtype != DT_INT32 && x.dtype != DT_FLOAT32 && index_fire(ix, D_SC1, xe->loc, dtype_name(x.dtype)))
+    return false;
+  if (me && m.dtype != DT_BOOL && index_fire(ix, D_SC2, me->loc, dtype_name(m.dtype))) return false;
+  if (me && (m.rank != x.rank || memcmp(m.shape, x.shape, sizeof(int64_t) * (size_t)x.rank)) &&
+      index_fire(ix, D_SC3, me->loc, shape_of(ix, &x), shape_of(ix, &m)))
+    return false;
+  if (x.rank != 1) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "scan_count of a %s value: sc-sim's tpu.scan_count takes one vector (rank 1)", shape_of(ix, &x));
+    if (index_fire(ix, D_SC_UNSUP, e->loc, arena_strdup(ix->arena, msg))) return false;
+  }
+  e->sval = x.rank ? x.shape[0] : 1; /* the lane count, for the lowering's all-true mask */
+  e->ty = x.dtype;
+  out[0] = out[1] = x; /* upstream's results: x's shape, int32 counts and a bool mask */
+  out[0].dtype = DT_INT32, out[1].dtype = DT_BOOL;
+  out[0].weak = out[1].weak = out[0].is_static = out[1].is_static = false;
+  *n = 2;
+  return true;
+}
+
 bool check_scanops_tuple(IndexCtx *ix, const Program *p, Expr *e, AVal *out, int *n) {
   *n = 0;
   if (e->kind == EX_CALL && e->builtin == BI_SORT_KV) return sort_key_val(ix, p, e, out, n);
-  return bad(ix, e->loc, "a let of several names unpacks a function with several results (plsc.sort_key_val)");
+  if (e->kind == EX_CALL && e->builtin == BI_SCAN_COUNT) return scan_count(ix, e, out, n);
+  return bad(ix, e->loc, "a let of several names unpacks a function with several results (plsc.sort_key_val, plsc.scan_count)");
 }
 
 bool check_scanops_unpack(IndexCtx *ix, Loc at, int want, int have) {

@@ -171,6 +171,9 @@ typedef enum {
   X(SK4, "SK4", DC_RULE, 'T', "ValueError", "values shape %s must be (%s,)")                     \
   X(SK5, "SK5", DC_RULE, 'T', "TypeError", "mask dtype %s is not boolean")                       \
   X(SK6, "SK6", DC_RULE, 'T', "ValueError", "mask shape %s must be (%s,)")                       \
+  X(SC1, "SC1", DC_RULE, 'T', "NotImplementedError", "x.dtype=%s must be uint32, int32 or float32") \
+  X(SC2, "SC2", DC_RULE, 'T', "TypeError", "mask.dtype=%s is not a boolean dtype")              \
+  X(SC3, "SC3", DC_RULE, 'T', "ValueError", "x.shape=%s != mask.shape=%s")                      \
   X(SC_UNSUP, "sc-sim", DC_RULE, 'L', "sc-sim", "%s")                                          \
   X(IN_YAML, "input-yaml", DC_INPUT, 0, "", "%s")                                              \
   X(IN_KEY, "input-key", DC_INPUT, 0, "", "unknown key '%s' in %s%s")                          \

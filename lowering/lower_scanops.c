@@ -6,10 +6,14 @@
  *                       tpu.sort %keys, %values masked %mask {descending}
  *                       (an all-true mask when none is given), then the
  *                       keys flipped back
+ *   plsc.scan_count     %mask_out, %counts = tpu.scan_count mask(%m)
+ *                       value(%x) (an all-true mask when none is given;
+ *                       upstream's rule returns them counts first)
  *
  * sc-sim's tpu.sort instruction has one result, so the op's three results
  * (keys, values, output mask) are three instructions over the same
- * operands, picked by imm >> 2; the engine charges the sort once. */
+ * operands, picked by imm >> 2; the engine charges the sort once.  The
+ * same holds for tpu.scan_count's two results (imm 0, 1). */
 #include "lower_scanops.h"
 
 #include "scanops.h"
@@ -65,6 +69,21 @@ static int sort_key_val(const LowerHooks *h, const Expr *e, int *regs) {
   return me ? 3 : 2;
 }
 
+static int scan_count_result(const LowerHooks *h, int x, int m, int which, Dtype ty) {
+  Instr *in = put(h, I_SCAN_COUNT, ty);
+  in->a = x, in->mask = m, in->imm = which;
+  return done(h, in);
+}
+
+static int scan_count(const LowerHooks *h, const Expr *e, int *regs) {
+  const Expr *me = scanop_arg(e, -1, "mask");
+  int x = h->expr(h->l, scanop_arg(e, 0, NULL));
+  int m = me ? h->expr(h->l, me) : all_true(h, e->sval);
+  regs[0] = scan_count_result(h, x, m, 0, DT_INT32);
+  regs[1] = scan_count_result(h, x, m, 1, DT_BOOL);
+  return 2;
+}
+
 int lower_scanops_tuple(const LowerHooks *h, const Expr *e, int *regs) {
-  return sort_key_val(h, e, regs);
+  return e->builtin == BI_SCAN_COUNT ? scan_count(h, e, regs) : sort_key_val(h, e, regs);
 }

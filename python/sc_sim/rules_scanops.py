@@ -1,6 +1,7 @@
 """Translation of the scans over a vector's lanes: plsc.cumsum, plsc.cummax,
-plsc.cummin (the masked_cum* primitives) and jnp.cumsum / lax.cumsum (the
-cumsum primitive)."""
+plsc.cummin (the masked_cum* primitives), jnp.cumsum / lax.cumsum (the
+cumsum primitive), the sorts, plsc.sort_key_val (masked_sort) and
+plsc.scan_count (unique), the last two bound by a let of several names."""
 from __future__ import annotations
 
 from .errors import UnsupportedError
@@ -53,6 +54,18 @@ def _masked_sort(t: Translator, eqn, out, src) -> None:
         kw += ", descending=True"
     names = [t.fresh() for _ in eqn.outvars]
     text = f"plsc.sort_key_val({t.val(keys)}, {t.val(values)}{kw})"
+    out.append(Op("let", [("name", ", ".join(names)), ("value", text)], src))
+    for var, name in zip(eqn.outvars, names):
+        t.bind(var, name)
+
+
+@handler("unique")
+def _scan_count(t: Translator, eqn, out, src) -> None:
+    """plsc.scan_count (primitive "unique"): the counts and the mask of last
+    occurrences; without a mask, plsc.scan_count binds lax.full(True)."""
+    x, mask = eqn.invars
+    names = [t.fresh() for _ in eqn.outvars]
+    text = f"plsc.scan_count({t.val(x)}, mask={t.val(mask)})"
     out.append(Op("let", [("name", ", ".join(names)), ("value", text)], src))
     for var, name in zip(eqn.outvars, names):
         t.bind(var, name)

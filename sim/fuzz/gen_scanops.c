@@ -40,12 +40,14 @@ bool gen_scanops_val(G *g, Buf *o, const Ty *t, int depth, void (*sub)(G *, Buf 
   return true;
 }
 
-/* ---- unit sortkv: plsc.sort_key_val ----------------------------------------
+/* ---- unit sortkv: plsc.sort_key_val and plsc.scan_count -------------------
  * A random int32 key ref with few distinct values (equal keys test the
- * sort's stability) and a random int32 payload ref; each step sorts the
- * keys as int32, uint32 or float32, with or without a mask, ascending or
- * descending, and stores the keys, the values and the output mask, which
- * the oracle compares between the engine and the reference. */
+ * sort's stability and give scan_count duplicates) and a random int32
+ * payload ref; each step sorts the keys as int32, uint32 or float32, with
+ * or without a mask, ascending or descending, and stores the keys, the
+ * values and the output mask, or counts the keys' duplicates and stores
+ * the counts and the last occurrences; the oracle compares them between
+ * the engine and the reference. */
 static void sortkv_begin(G *g, Unit *u, int s) {
   g->r = rng_at(g->pl->seed, (uint64_t)g->pl->index, 100 + (uint64_t)g->u, 1 + (uint64_t)s);
   g->out = &u->step[s];
@@ -70,6 +72,25 @@ static void sortkv_step(G *g, const char *a, const char *p, const char *const ou
   if (masked) bput(g->out, "- swap: {ref: \"%s[...]\", value: \"astype(sm%d_%d, int32)\"}\n", out[2], g->u, n);
 }
 
+/* plsc.scan_count of the keys (int32, uint32 or float32), masked or not;
+ * the counts of unselected lanes are undefined, so they are stored under
+ * where(mask, counts, 0) half of the time and as they are otherwise. */
+static void scan_count_step(G *g, const char *a, const char *p, const char *const out[3]) {
+  static const char *const as[] = {"%s", "astype(%s, uint32)", "astype(%s, float32) * 0.5"};
+  int k = (int)rr(R(g), 0, 2), n = g->nm++;
+  bool masked = rp(R(g), 60), guard = rp(R(g), 50);
+  char x[NAME_LEN], keys[80], mask[80] = "";
+  bput(g->out, "- get: {ref: \"%s[...]\", out: k%d_%d}\n- get: {ref: \"%s[...]\", out: p%d_%d}\n", a, g->u, n, p, g->u, n);
+  snprintf(x, sizeof x, "k%d_%d", g->u, n);
+  snprintf(keys, sizeof keys, as[k], x);
+  if (masked) snprintf(mask, sizeof mask, "p%d_%d %% %lld != 0", g->u, n, (long long)rr(R(g), 2, 4));
+  bput(g->out, "- let: {name: \"sc%d_%d, sl%d_%d\", value: \"plsc.scan_count(%s%s%s)\"}\n", g->u, n, g->u, n, keys,
+       masked ? ", mask=" : "", mask);
+  if (masked && guard) bput(g->out, "- swap: {ref: \"%s[...]\", value: \"where(%s, sc%d_%d, 0)\"}\n", out[0], mask, g->u, n);
+  else bput(g->out, "- swap: {ref: \"%s[...]\", value: sc%d_%d}\n", out[0], g->u, n);
+  bput(g->out, "- swap: {ref: \"%s[...]\", value: \"astype(sl%d_%d, int32)\"}\n", out[2], g->u, n);
+}
+
 void unit_sortkv(G *g, Unit *u) {
   char a[NAME_LEN], p[NAME_LEN], o[3][NAME_LEN];
   snprintf(a, NAME_LEN, "R%da", g->u);
@@ -87,6 +108,7 @@ void unit_sortkv(G *g, Unit *u) {
   u->nsteps = (int)rr(R(g), 1, 3);
   for (int s = 0; s < u->nsteps; s++) {
     sortkv_begin(g, u, s);
-    sortkv_step(g, a, p, out);
+    if (rp(R(g), 60)) sortkv_step(g, a, p, out);
+    else scan_count_step(g, a, p, out);
   }
 }

@@ -5,6 +5,7 @@
 #include "engine_priv.h"
 
 #include <math.h>
+#include <string.h>
 
 /* xlane_issue_cycles per num_lanes 32-bit words of v (at least 1 cycle). */
 static uint64_t xlane_cost(const Eng *E, const Value *v) {
@@ -111,6 +112,52 @@ bool eng_sort(Eng *E, Sc *s, const Instr *in) {
     else t->v[i] = alu_convert(src->dtype, in->ty, src->v[j]), t->def[i] = def && src->def[j];
   }
   s->cost = which == 0 ? xlane_cost(E, t) : 1;
+  eng_swap_in(s, in->d);
+  return true;
+}
+
+/* The 32-bit word of a float32 lane (held as a double). */
+static uint32_t float_word(double f) {
+  float x = (float)f;
+  uint32_t w;
+  memcpy(&w, &x, sizeof w);
+  return w;
+}
+
+/* tpu.scan_count: one pass over the lanes with a small table of the
+ * selected words seen so far (counts, imm 0), or from the top for the
+ * last occurrences (imm 1).  An undefined mask lane, or word of a selected
+ * lane, leaves every lane undefined; an unselected lane's count is
+ * undefined (upstream says nothing of it), its last flag false.  The
+ * counts charge the cross-lane unit, the mask one issue cycle. */
+bool eng_scan_count(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value *a = eng_rd(E, s, in, in->a, &ok);
+  Value *m = ok ? eng_rd(E, s, in, in->mask, &ok) : NULL;
+  if (!ok) return false;
+  if (a->rank != 1) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.scan_count: the operand must be a vector");
+  if (a->n > SORT_MAX_LANES) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.scan_count: more than 4096 lanes");
+  if (!eng_fits(E, s, in, "mask", m->n, "the operand", a->n)) return false;
+  if (in->imm != 0 && in->imm != 1) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.scan_count: imm must be 0 (counts) or 1 (mask)");
+  Value *t = &s->tmp;
+  val_shape(t, in->ty, a->rank, a->shape);
+  uint32_t seen[SORT_MAX_LANES];
+  int64_t cnt[SORT_MAX_LANES], nseen = 0;
+  bool def = true, last = in->imm == 1;
+  for (int64_t i = 0; i < a->n; i++) def = def && m->def[i] && (a->def[i] || !alu_truthy(m->dtype, m->v[i]));
+  for (int64_t k = 0; k < a->n; k++) {
+    int64_t i = last ? a->n - 1 - k : k;
+    bool on = alu_truthy(m->dtype, m->v[i]);
+    t->v[i].i = 0, t->def[i] = def && (on || last);
+    if (!on) continue;
+    uint32_t w = dtype_is_float(a->dtype) ? float_word(a->v[i].f) : (uint32_t)a->v[i].i;
+    int64_t j = 0;
+    while (j < nseen && seen[j] != w) j++;
+    if (j == nseen) seen[nseen] = w, cnt[nseen++] = 0;
+    cnt[j]++;
+    t->v[i].i = last ? cnt[j] == 1 : cnt[j];
+  }
+  s->cost = last ? 1 : xlane_cost(E, t);
   eng_swap_in(s, in->d);
   return true;
 }

@@ -312,7 +312,7 @@ static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return ev_scan(R, s, op, e, out);
   case BI_SORT: return ev_sort(R, s, op, e, out);
   case BI_AR_POPCOUNT: case BI_AR_FFS: return ev_all_reduce(R, s, op, e, out);
-  case BI_SORT_KV: /* a let of several names: do_tuple_let */
+  case BI_SORT_KV: case BI_SCAN_COUNT: /* a let of several names: do_tuple_let */
   case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_NONE: break; /* never a value (axis_size: a literal by then): the checker rejects these */
   }
   abort();
@@ -1237,13 +1237,16 @@ static int do_when(Ref_ *R, Sub *s, const Op *op) {
   return b->n ? push(R, s, op, b) : ST_OK;
 }
 
-/* let: {name: "k, v", value: plsc.sort_key_val(keys, values, ...)}. */
+/* let: {name: "k, v", value: plsc.sort_key_val(keys, values, ...)} or
+ * plsc.scan_count(x, mask=m). */
 static int do_tuple_let(Ref_ *R, Sub *s, const Op *op) {
   const Expr *e = op->e[FLD_VALUE], *me = scanop_arg(e, -1, "mask"), *de = scanop_arg(e, -1, "descending");
+  bool count = e->builtin == BI_SCAN_COUNT;
   Value k = {0}, v = {0}, m = {0}, d = {0}, out[3] = {{0}};
-  bool ok = ev(R, s, op, scanop_arg(e, 0, NULL), &k) && ev(R, s, op, scanop_arg(e, 1, NULL), &v) &&
+  bool ok = ev(R, s, op, scanop_arg(e, 0, NULL), &k) && (count || ev(R, s, op, scanop_arg(e, 1, NULL), &v)) &&
             (!me || ev(R, s, op, me, &m)) && (!de || ev(R, s, op, de, &d));
-  if (ok) ref_sort_key_val(&k, &v, me ? &m : NULL, de && d.v[0].i != 0, out);
+  if (ok && count) ref_scan_count(&k, me ? &m : NULL, out);
+  else if (ok) ref_sort_key_val(&k, &v, me ? &m : NULL, de && d.v[0].i != 0, out);
   for (int i = 0; ok && i < op->ncarry; i++) env_set(s, op->carry[i], &out[i]);
   val_free(&k), val_free(&v), val_free(&m), val_free(&d);
   for (int i = 0; i < 3; i++) val_free(&out[i]);

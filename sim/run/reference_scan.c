@@ -97,6 +97,32 @@ void ref_sort_key_val(const Value *k, const Value *v, const Value *m, bool desce
   }
 }
 
+/* Two lanes hold the same 32-bit word (a float by its bits: -0.0 is not
+ * 0.0, a NaN equals a NaN of the same bits). */
+static bool same_word(Dtype t, Cell a, Cell b) {
+  if (!dtype_is_float(t)) return (uint32_t)a.i == (uint32_t)b.i;
+  union { float f; uint32_t u; } x = {.f = (float)a.f}, y = {.f = (float)b.f};
+  return x.u == y.u;
+}
+
+void ref_scan_count(const Value *x, const Value *m, Value *out) {
+  val_shape(&out[0], DT_INT32, 1, &x->n);
+  val_shape(&out[1], DT_BOOL, 1, &x->n);
+  bool def = true;
+  for (int64_t j = 0; j < x->n; j++) {
+    bool on = m ? m->v[j].i != 0 : true;
+    def = def && (!m || m->def[j]) && (!on || x->def[j]);
+  }
+  for (int64_t i = 0; i < x->n; i++) {
+    bool on = m ? m->v[i].i != 0 : true;
+    int64_t before = 0, after = 0;
+    for (int64_t j = 0; on && j < x->n; j++)
+      if ((m ? m->v[j].i != 0 : true) && same_word(x->dtype, x->v[j], x->v[i])) *(j <= i ? &before : &after) += 1;
+    out[0].v[i].i = before, out[0].def[i] = def && on;
+    out[1].v[i].i = on && after == 0, out[1].def[i] = def;
+  }
+}
+
 void ref_all_reduce(const Value *x, bool ffs, int64_t reduce, Value *out) {
   int64_t n = x->n / reduce, r = ffs ? x->n : 0;
   bool def = val_all_defined(x);

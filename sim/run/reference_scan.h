@@ -23,6 +23,12 @@ void ref_sort(const Value *x, bool descending, Dtype ty, Value *out);
  * their order; the mask's first popcount(m) lanes are true. */
 void ref_sort_key_val(const Value *k, const Value *v, const Value *m, bool descending, Value *out);
 
+/* out[0], out[1] := plsc.scan_count(x, mask=m): lane i where m holds (m
+ * NULL: every lane) counts the selected lanes j <= i whose 32-bit word
+ * equals its own, and is a last occurrence when no selected lane after it
+ * does; elsewhere the count is undefined and the flag false. */
+void ref_scan_count(const Value *x, const Value *m, Value *out);
+
 /* out := plsc.all_reduce_population_count (ffs false) or all_reduce_ffs of
  * the bool vector x: x.size // reduce lanes, each the whole reduction. */
 void ref_all_reduce(const Value *x, bool ffs, int64_t reduce, Value *out);
