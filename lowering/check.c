@@ -489,7 +489,8 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
     return check_valops_call(&c->ix, c->p, e, out);
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return eval_scan(c, e, out);
   case BI_SORT: return eval_sort(c, e, out);
-  case BI_SORT_KV: case BI_SCAN_COUNT: {
+  case BI_PACK: return check_scanops_pack(&c->ix, e, out);
+  case BI_SORT_KV: case BI_SCAN_COUNT: case BI_UNPACK: {
     char m[200];
     snprintf(m, sizeof m, "%s gives several results: bind them with a let of as many names (name: \"a, b\")", builtin_name(e->builtin));
     return input_error(c, e->loc, m);

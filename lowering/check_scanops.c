@@ -96,11 +96,113 @@ static bool scan_count(IndexCtx *ix, Expr *e, AVal *out, int *n) {
   return true;
 }
 
+/* ---- plsc.pack / plsc.unpack (PK1-PK6, UP1-UP4) ---------------------- */
+/* format=: 0 interleaved, 1 compressed; -1 with *text for another literal
+ * (PK6 prints it).  Python's TypeError when it is missing. */
+static bool pack_format(IndexCtx *ix, const Expr *e, int *fmt, const char **text) {
+  const Expr *fe = scanop_arg(e, -1, "format");
+  char msg[120];
+  *text = NULL;
+  if (!fe) {
+    snprintf(msg, sizeof msg, "TypeError: %s() missing 1 required keyword-only argument: 'format'", builtin_name(e->builtin) + 5);
+    return bad(ix, e->loc, msg);
+  }
+  if (fe->kind == EX_NAME && !strcmp(fe->name, "plsc.PackFormat.INTERLEAVED")) return *fmt = 0, true;
+  if (fe->kind == EX_NAME && !strcmp(fe->name, "plsc.PackFormat.COMPRESSED")) return *fmt = 1, true;
+  if (fe->kind == EX_INT) return *fmt = -1, *text = index_num(ix, fe->ival), true;
+  if (fe->kind == EX_BOOL) return *fmt = -1, *text = fe->ival ? "True" : "False", true;
+  return bad(ix, fe->loc, "format= takes plsc.PackFormat.INTERLEAVED or plsc.PackFormat.COMPRESSED");
+}
+
+/* preferred_element_type=: a dtype name (jnp. or np. optional), None or
+ * absent (*t DT_COUNT). */
+static bool preferred(IndexCtx *ix, const Expr *e, Dtype *t) {
+  const Expr *pe = scanop_arg(e, -1, "preferred_element_type");
+  *t = DT_COUNT;
+  if (!pe || pe->kind == EX_NONE) return true;
+  const char *n = pe->kind == EX_NAME ? pe->name : NULL;
+  if (n && (!strncmp(n, "jnp.", 4) || !strncmp(n, "np.", 3))) n = strchr(n, '.') + 1;
+  if (n && dtype_lookup(n, t)) return true;
+  return bad(ix, pe->loc, "preferred_element_type= takes a dtype name such as int16, or None");
+}
+
+/* A conversion sc-sim's pack and unpack make: within integers or within
+ * floats (upstream's rules accept any dtype of the right width). */
+static bool same_kind(IndexCtx *ix, const Expr *e, Dtype a, Dtype b) {
+  if (dtype_is_float(a) == dtype_is_float(b) && a != DT_BOOL && b != DT_BOOL) return true;
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s between %s and %s: sc-sim converts within integers or within floats only", builtin_name(e->builtin), dtype_name(a),
+           dtype_name(b));
+  index_fire(ix, D_SC_UNSUP, e->loc, arena_strdup(ix->arena, msg));
+  return false;
+}
+
+bool check_scanops_pack(IndexCtx *ix, Expr *e, AVal *out) {
+  Expr *ae = scanop_arg(e, 0, NULL), *be = scanop_arg(e, 1, NULL);
+  if (!ae || !be || scanop_arg(e, 2, NULL)) return bad(ix, e->loc, builtin_usage(e->builtin));
+  AVal a, b;
+  Dtype pt, t;
+  int fmt;
+  const char *ftext;
+  if (!value(ix, ae, &a) || !value(ix, be, &b) || !preferred(ix, e, &pt) || !pack_format(ix, e, &fmt, &ftext)) return false;
+  if ((a.rank != b.rank || memcmp(a.shape, b.shape, sizeof(int64_t) * (size_t)a.rank)) &&
+      index_fire(ix, D_PK1, e->loc, shape_of(ix, &a), shape_of(ix, &b)))
+    return false;
+  if (a.rank != 1 && index_fire(ix, D_PK2, e->loc, index_num(ix, a.rank))) return false;
+  if (a.dtype != b.dtype && index_fire(ix, D_PK3, e->loc, dtype_name(a.dtype), dtype_name(b.dtype))) return false;
+  if (pt == DT_COUNT) {
+    t = a.dtype == DT_FLOAT32 ? DT_BFLOAT16 : DT_INT16;
+    if (a.dtype != DT_FLOAT32 && a.dtype != DT_INT32 && index_fire(ix, D_PK4, e->loc, dtype_name(a.dtype))) return false;
+  } else {
+    t = pt;
+    int half = dtype_size(a.dtype) * 4;
+    if (dtype_size(pt) * 8 != half && index_fire(ix, D_PK5, e->loc, index_num(ix, half), index_num(ix, dtype_size(pt) * 8))) return false;
+  }
+  if (fmt < 0 && index_fire(ix, D_PK6, e->loc, ftext)) return false;
+  if (!same_kind(ix, e, a.dtype, t)) return false;
+  e->sval = a.shape[0] << 1 | fmt; /* for the lowering: the length and the format */
+  e->dtype = t;
+  *out = vector_av(t, fmt ? a.shape[0] : 2 * a.shape[0]);
+  if (fmt) out->rank = 2, out->shape[1] = 2;
+  return true;
+}
+
+static bool unpack(IndexCtx *ix, Expr *e, AVal *out, int *n) {
+  Expr *xe = scanop_arg(e, 0, NULL);
+  if (!xe || scanop_arg(e, 1, NULL)) return bad(ix, e->loc, builtin_usage(e->builtin));
+  AVal x;
+  Dtype pt, t;
+  int fmt;
+  const char *ftext;
+  if (!value(ix, xe, &x) || !preferred(ix, e, &pt) || !pack_format(ix, e, &fmt, &ftext)) return false;
+  if (fmt < 0) return bad(ix, e->loc, "format= of plsc.unpack must be a plsc.PackFormat (the pinned jax fails on format.value)");
+  int64_t size = 1;
+  for (int i = 0; i < x.rank; i++) size *= x.shape[i];
+  if (fmt == 0 && (x.rank != 1 || size % 2) && index_fire(ix, D_UP1, e->loc, shape_of(ix, &x))) return false;
+  if (fmt == 1 && (x.rank != 2 || x.shape[1] != 2) && index_fire(ix, D_UP2, e->loc, shape_of(ix, &x))) return false;
+  if (pt == DT_COUNT) {
+    t = x.dtype == DT_BFLOAT16 ? DT_FLOAT32 : DT_INT32;
+    if (x.dtype != DT_BFLOAT16 && x.dtype != DT_INT16 && index_fire(ix, D_UP3, e->loc, dtype_name(x.dtype))) return false;
+  } else {
+    t = pt;
+    int twice = dtype_size(x.dtype) * 16;
+    if (dtype_size(pt) * 8 != twice && index_fire(ix, D_UP4, e->loc, index_num(ix, twice), index_num(ix, dtype_size(pt) * 8)))
+      return false;
+  }
+  if (!same_kind(ix, e, x.dtype, t)) return false;
+  e->sval = size / 2 << 1 | fmt; /* for the lowering: each half's length and the format */
+  e->dtype = t;
+  out[0] = out[1] = vector_av(t, size / 2);
+  *n = 2;
+  return true;
+}
+
 bool check_scanops_tuple(IndexCtx *ix, const Program *p, Expr *e, AVal *out, int *n) {
   *n = 0;
   if (e->kind == EX_CALL && e->builtin == BI_SORT_KV) return sort_key_val(ix, p, e, out, n);
   if (e->kind == EX_CALL && e->builtin == BI_SCAN_COUNT) return scan_count(ix, e, out, n);
-  return bad(ix, e->loc, "a let of several names unpacks a function with several results (plsc.sort_key_val, plsc.scan_count)");
+  if (e->kind == EX_CALL && e->builtin == BI_UNPACK) return unpack(ix, e, out, n);
+  return bad(ix, e->loc, "a let of several names unpacks a function with several results (plsc.sort_key_val, plsc.scan_count, plsc.unpack)");
 }
 
 bool check_scanops_unpack(IndexCtx *ix, Loc at, int want, int have) {

@@ -14,6 +14,11 @@
  * (out has room for 3).  False when a rule fired or e is no such call
  * (recorded in ix->d). */
 bool check_scanops_tuple(IndexCtx *ix, const Program *p, Expr *e, AVal *out, int *n);
+/* plsc.pack(a, b, format=..., preferred_element_type=...), one result:
+ * typed into *out; it leaves sval = length << 1 | format (0 interleaved,
+ * 1 compressed) and dtype = the packed dtype on e.  plsc.unpack, through
+ * check_scanops_tuple, leaves the same with each half's length. */
+bool check_scanops_pack(IndexCtx *ix, Expr *e, AVal *out);
 /* A let of `want` names over `have` results: Python's ValueError when
  * they differ (an input error at `at`, recorded in ix->d). */
 bool check_scanops_unpack(IndexCtx *ix, Loc at, int want, int have);

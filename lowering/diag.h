@@ -174,6 +174,16 @@ typedef enum {
   X(SC1, "SC1", DC_RULE, 'T', "NotImplementedError", "x.dtype=%s must be uint32, int32 or float32") \
   X(SC2, "SC2", DC_RULE, 'T', "TypeError", "mask.dtype=%s is not a boolean dtype")              \
   X(SC3, "SC3", DC_RULE, 'T', "ValueError", "x.shape=%s != mask.shape=%s")                      \
+  X(PK1, "PK1", DC_RULE, 'T', "ValueError", "Packed arrays must have the same shape, got %s and %s") \
+  X(PK2, "PK2", DC_RULE, 'T', "ValueError", "Packed arrays must be 1-D, got %s")                 \
+  X(PK3, "PK3", DC_RULE, 'T', "TypeError", "Packed arrays must have the same dtype, got %s and %s") \
+  X(PK4, "PK4", DC_RULE, 'T', "NotImplementedError", "Only packing of float32 and int32 is supported, got %s") \
+  X(PK5, "PK5", DC_RULE, 'T', "ValueError", "preferred_element_type= must have bitwidth %s, got %s") \
+  X(PK6, "PK6", DC_RULE, 'T', "TypeError", "Unexpected format: %s")                             \
+  X(UP1, "UP1", DC_RULE, 'T', "ValueError", "Interleaved unpack requires a 1-D array with an even size, got %s") \
+  X(UP2, "UP2", DC_RULE, 'T', "ValueError", "Compressed unpack requires an array with shape (N, 2), got %s") \
+  X(UP3, "UP3", DC_RULE, 'T', "NotImplementedError", "Only unpacking of bloat16 and int16 is supported, got %s") \
+  X(UP4, "UP4", DC_RULE, 'T', "ValueError", "preferred_element_type= must have bitwidth %s, got %s") \
   X(SC_UNSUP, "sc-sim", DC_RULE, 'L', "sc-sim", "%s")                                          \
   X(IN_YAML, "input-yaml", DC_INPUT, 0, "", "%s")                                              \
   X(IN_KEY, "input-key", DC_INPUT, 0, "", "unknown key '%s' in %s%s")                          \

@@ -208,7 +208,8 @@ static int lower_call(L *l, const Expr *e) {
     return lower_valops_call(&h, e);
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return lower_scan(l, e);
   case BI_SORT: return lower_sort(l, e);
-  case BI_SORT_KV: case BI_SCAN_COUNT: break; /* a let of several names lowers it (lower_tuple_let) */
+  case BI_PACK: return lower_scanops_pack(&h, e);
+  case BI_SORT_KV: case BI_SCAN_COUNT: case BI_UNPACK: break; /* a let of several names lowers it (lower_tuple_let) */
   case BI_AR_POPCOUNT: case BI_AR_FFS: return lower_all_reduce(l, e);
   case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_NONE: break;
   }

@@ -6,6 +6,8 @@
  *                       tpu.sort %keys, %values masked %mask {descending}
  *                       (an all-true mask when none is given), then the
  *                       keys flipped back
+ *   plsc.pack           tpu.pack_subelements %a, %b [0, 1] #tpu.pack_format<...>
+ *   plsc.unpack         tpu.unpack_subelements %ab, 0 and 1 (one per half)
  *   plsc.scan_count     %mask_out, %counts = tpu.scan_count mask(%m)
  *                       value(%x) (an all-true mask when none is given;
  *                       upstream's rule returns them counts first)
@@ -84,6 +86,27 @@ static int scan_count(const LowerHooks *h, const Expr *e, int *regs) {
   return 2;
 }
 
+int lower_scanops_pack(const LowerHooks *h, const Expr *e) {
+  int a = h->expr(h->l, scanop_arg(e, 0, NULL)), b = h->expr(h->l, scanop_arg(e, 1, NULL));
+  int64_t n = e->sval >> 1, fmt = e->sval & 1;
+  Instr *in = put(h, I_PACK, e->dtype);
+  in->a = a, in->b = b, in->imm = fmt;
+  in->rank = fmt ? 2 : 1, in->shape[0] = fmt ? n : 2 * n, in->shape[1] = 2;
+  return done(h, in);
+}
+
+static int unpack(const LowerHooks *h, const Expr *e, int *regs) {
+  int x = h->expr(h->l, scanop_arg(e, 0, NULL));
+  for (int k = 0; k < 2; k++) {
+    Instr *in = put(h, I_UNPACK, e->dtype);
+    in->a = x, in->imm = k | (e->sval & 1) << 1;
+    in->rank = 1, in->shape[0] = e->sval >> 1;
+    regs[k] = done(h, in);
+  }
+  return 2;
+}
+
 int lower_scanops_tuple(const LowerHooks *h, const Expr *e, int *regs) {
+  if (e->builtin == BI_UNPACK) return unpack(h, e, regs);
   return e->builtin == BI_SCAN_COUNT ? scan_count(h, e, regs) : sort_key_val(h, e, regs);
 }

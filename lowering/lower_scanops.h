@@ -8,5 +8,7 @@
 /* Lowers the accepted tuple-valued call e; its result registers go to
  * regs (room for 3); returns how many. */
 int lower_scanops_tuple(const LowerHooks *h, const Expr *e, int *regs);
+/* Lowers the accepted plsc.pack call e; returns its result register. */
+int lower_scanops_pack(const LowerHooks *h, const Expr *e);
 
 #endif

@@ -1,8 +1,11 @@
 """Translation of the scans over a vector's lanes: plsc.cumsum, plsc.cummax,
 plsc.cummin (the masked_cum* primitives), jnp.cumsum / lax.cumsum (the
 cumsum primitive), the sorts, plsc.sort_key_val (masked_sort) and
-plsc.scan_count (unique), the last two bound by a let of several names."""
+plsc.scan_count (unique), plsc.pack and plsc.unpack; the tuple-valued
+ones are bound by a let of several names."""
 from __future__ import annotations
+
+import numpy as np
 
 from .errors import UnsupportedError
 from .program import Op
@@ -67,5 +70,30 @@ def _scan_count(t: Translator, eqn, out, src) -> None:
     names = [t.fresh() for _ in eqn.outvars]
     text = f"plsc.scan_count({t.val(x)}, mask={t.val(mask)})"
     out.append(Op("let", [("name", ", ".join(names)), ("value", text)], src))
+    for var, name in zip(eqn.outvars, names):
+        t.bind(var, name)
+
+
+def _pack_kw(eqn) -> str:
+    """format= and preferred_element_type= as the format writes them."""
+    kw = f", format=plsc.PackFormat.{eqn.params['format'].name}"
+    pet = eqn.params.get("preferred_element_type")
+    if pet is not None:
+        kw += f", preferred_element_type={np.dtype(pet).name}"
+    return kw
+
+
+@handler("pack")
+def _pack(t: Translator, eqn, out, src) -> None:
+    a, b = eqn.invars
+    t.let(eqn, f"plsc.pack({t.val(a)}, {t.val(b)}{_pack_kw(eqn)})", out, src)
+
+
+@handler("unpack")
+def _unpack(t: Translator, eqn, out, src) -> None:
+    """plsc.unpack: the two halves, bound by a let of two names."""
+    (ab,) = eqn.invars
+    names = [t.fresh() for _ in eqn.outvars]
+    out.append(Op("let", [("name", ", ".join(names)), ("value", f"plsc.unpack({t.val(ab)}{_pack_kw(eqn)})")], src))
     for var, name in zip(eqn.outvars, names):
         t.bind(var, name)

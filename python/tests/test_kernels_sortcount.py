@@ -176,3 +176,53 @@ def test_scan_count_goldens_judged_by_jax(name):
         assert accepted, (typ, msg)
     else:
         assert not accepted and f"{typ}: {msg}" == lines[1].split(": error: ", 1)[1]
+
+
+def _pack_kernel(dt, fmt):
+    @pl.kernel(out_type=(sds((8,), dt), sds((8,), dt)), mesh=vmesh(1, 1),
+               scratch_types=[pltpu.VMEM((8,), dt)] * 4)
+    def kernel(a_hbm, b_hbm, oa_hbm, ob_hbm, av, bv, oav, obv):
+        pltpu.sync_copy(a_hbm, av)
+        pltpu.sync_copy(b_hbm, bv)
+        ab = plsc.pack(av[...], bv[...], format=fmt)
+        oav[...], obv[...] = plsc.unpack(ab, format=fmt)
+        pltpu.sync_copy(oav, oa_hbm)
+        pltpu.sync_copy(obv, ob_hbm)
+    return kernel
+
+
+@pytest.mark.parametrize("fmt", list(plsc.PackFormat))
+@pytest.mark.parametrize("dt", [np.float32, np.int32])
+def test_pack_unpack_round_trip(chip, fmt, dt):
+    a = np.arange(8, dtype=dt)
+    b = -a
+    with sc_sim.interpret(chip):
+        oa, ob = _pack_kernel(dt, fmt)(jnp.asarray(a), jnp.asarray(b))
+    np.testing.assert_array_equal(np.asarray(oa), a)
+    np.testing.assert_array_equal(np.asarray(ob), b)
+
+
+def test_pack_narrows_as_int16_and_bfloat16(chip):
+    # int32 keeps its low 16 bits; float32 rounds to the nearest bfloat16
+    a = np.array([70000, -70000, 32768, 5, -1, 0, 65535, 7], np.int32)
+    f = np.array([1.00390625, 1.01171875, 1.009765625, 3.0, -2.5, 0.0, 1e-3, 7.0], np.float32)
+    with sc_sim.interpret(chip):
+        oa, ob = _pack_kernel(np.int32, plsc.PackFormat.INTERLEAVED)(jnp.asarray(a), jnp.asarray(a))
+        fa, fb = _pack_kernel(np.float32, plsc.PackFormat.COMPRESSED)(jnp.asarray(f), jnp.asarray(f))
+    np.testing.assert_array_equal(np.asarray(oa), a.astype(np.int16).astype(np.int32))
+    np.testing.assert_array_equal(np.asarray(fb), np.asarray(jnp.asarray(f).astype(jnp.bfloat16).astype(jnp.float32)))
+
+
+@pytest.mark.parametrize("fmt", list(plsc.PackFormat))
+def test_jax_accepts_pack_unpack(chip, fmt):
+    def kernel(*args):
+        return _pack_kernel(jnp.float32, fmt)(*args)
+    x = jnp.arange(8, dtype=jnp.float32)
+    v = sc_sim.jax_verdict(kernel, x, x, chip=chip)
+    assert v.accepted and v.exception is None
+    assert "tpu.pack_subelements" in v.module and "tpu.unpack_subelements" in v.module
+
+
+@pytest.mark.parametrize("name", ["jax_pack_ok"] + [f"jax_PK{k}" for k in range(1, 7)] + [f"jax_UP{k}" for k in range(1, 5)])
+def test_pack_goldens_judged_by_jax(name):
+    test_scan_count_goldens_judged_by_jax(name)

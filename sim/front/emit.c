@@ -97,6 +97,21 @@ static bool ex_valops(Em *m, const Expr *e) {
   return true;
 }
 
+/* plsc.pack / plsc.unpack: preferred_element_type= is a jnp dtype. */
+static bool ex_pack(Em *m, const Expr *e) {
+  if (e->builtin != BI_PACK && e->builtin != BI_UNPACK) return false;
+  fprintf(m->f, "%s(", e->name);
+  for (int i = 0; i < e->nargs; i++) {
+    const Expr *a = e->args[i];
+    if (i) fputs(", ", m->f);
+    if (e->kw[i]) fprintf(m->f, "%s=", e->kw[i]);
+    if (e->kw[i] && !strcmp(e->kw[i], "preferred_element_type") && a->kind == EX_NAME)
+      fprintf(m->f, "jnp.%s", strchr(a->name, '.') ? strchr(a->name, '.') + 1 : a->name);
+    else ex(m, a);
+  }
+  return fputc(')', m->f), true;
+}
+
 /* Builtins as Python; the table order is lowering/builtins.h's. */
 static void ex_call(Em *m, const Expr *e) {
   static const char *const prefix[BUILTIN_COUNT] = {
@@ -119,7 +134,7 @@ static void ex_call(Em *m, const Expr *e) {
     fputc(')', m->f);
     return;
   }
-  if (ex_valops(m, e)) return;
+  if (ex_valops(m, e) || ex_pack(m, e)) return;
   const char *p = e->builtin != BI_NONE && prefix[e->builtin] ? prefix[e->builtin] : NULL;
   if (p) fputs(p, m->f);
   else fprintf(m->f, "%s%s(", strncmp(e->name, "lax.", 4) ? "" : "jax.", e->name); /* lax.cumsum, lax.sort */

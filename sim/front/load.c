@@ -1334,8 +1334,12 @@ static bool check_names_expr(Loader *L, NameSet *s, const Expr *e) {
   check_names_expr(L, s, e->b);
   check_names_expr(L, s, e->c);
   bool astype = e->kind == EX_CALL && e->builtin == BI_ASTYPE;
-  for (int i = 0; i < e->nargs; i++)
-    if (!(astype && i == 1 && e->args[i]->kind == EX_NAME)) check_names_expr(L, s, e->args[i]); /* a dtype name */
+  bool pack = e->kind == EX_CALL && (e->builtin == BI_PACK || e->builtin == BI_UNPACK);
+  for (int i = 0; i < e->nargs; i++) {
+    if (astype && i == 1 && e->args[i]->kind == EX_NAME) continue; /* a dtype name */
+    if (pack && e->kw && e->kw[i] && e->args[i]->kind == EX_NAME) continue; /* format=, preferred_element_type=: the checker's */
+    check_names_expr(L, s, e->args[i]);
+  }
   return !L->failed;
 }
 

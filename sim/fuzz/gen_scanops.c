@@ -40,14 +40,15 @@ bool gen_scanops_val(G *g, Buf *o, const Ty *t, int depth, void (*sub)(G *, Buf 
   return true;
 }
 
-/* ---- unit sortkv: plsc.sort_key_val and plsc.scan_count -------------------
+/* ---- unit sortkv: plsc.sort_key_val, plsc.scan_count, plsc.pack / unpack --
  * A random int32 key ref with few distinct values (equal keys test the
  * sort's stability and give scan_count duplicates) and a random int32
  * payload ref; each step sorts the keys as int32, uint32 or float32, with
  * or without a mask, ascending or descending, and stores the keys, the
  * values and the output mask, or counts the keys' duplicates and stores
- * the counts and the last occurrences; the oracle compares them between
- * the engine and the reference. */
+ * the counts and the last occurrences, or packs keys and payload and
+ * unpacks them again; the oracle compares them between the engine and
+ * the reference. */
 static void sortkv_begin(G *g, Unit *u, int s) {
   g->r = rng_at(g->pl->seed, (uint64_t)g->pl->index, 100 + (uint64_t)g->u, 1 + (uint64_t)s);
   g->out = &u->step[s];
@@ -91,6 +92,25 @@ static void scan_count_step(G *g, const char *a, const char *p, const char *cons
   bput(g->out, "- swap: {ref: \"%s[...]\", value: \"astype(sl%d_%d, int32)\"}\n", out[2], g->u, n);
 }
 
+/* plsc.pack of the keys and the payload (int32, or as float32 scaled to
+ * need rounding), in either format, then plsc.unpack of the result; both
+ * halves are stored. */
+static void pack_step(G *g, const char *a, const char *p, const char *const out[3]) {
+  static const char *const fmt[] = {"plsc.PackFormat.INTERLEAVED", "plsc.PackFormat.COMPRESSED"};
+  int n = g->nm++;
+  const char *f = fmt[rr(R(g), 0, 1)];
+  bool fl = rp(R(g), 50);
+  bput(g->out, "- get: {ref: \"%s[...]\", out: k%d_%d}\n- get: {ref: \"%s[...]\", out: p%d_%d}\n", a, g->u, n, p, g->u, n);
+  if (fl)
+    bput(g->out, "- let: {name: pk%d_%d, value: \"plsc.pack(astype(k%d_%d, float32) * 0.37, astype(p%d_%d, float32) * 1.01, format=%s)\"}\n",
+         g->u, n, g->u, n, g->u, n, f);
+  else bput(g->out, "- let: {name: pk%d_%d, value: \"plsc.pack(k%d_%d, p%d_%d * 97, format=%s)\"}\n", g->u, n, g->u, n, g->u, n, f);
+  bput(g->out, "- let: {name: \"ua%d_%d, ub%d_%d\", value: \"plsc.unpack(pk%d_%d, format=%s)\"}\n", g->u, n, g->u, n, g->u, n, f);
+  for (int k = 0; k < 2; k++)
+    bput(g->out, "- swap: {ref: \"%s[...]\", value: \"%s(u%c%d_%d%s)\"}\n", out[k], fl ? "plsc.bitcast" : "", k ? 'b' : 'a', g->u, n,
+         fl ? ", int32" : "");
+}
+
 void unit_sortkv(G *g, Unit *u) {
   char a[NAME_LEN], p[NAME_LEN], o[3][NAME_LEN];
   snprintf(a, NAME_LEN, "R%da", g->u);
@@ -108,7 +128,9 @@ void unit_sortkv(G *g, Unit *u) {
   u->nsteps = (int)rr(R(g), 1, 3);
   for (int s = 0; s < u->nsteps; s++) {
     sortkv_begin(g, u, s);
-    if (rp(R(g), 60)) sortkv_step(g, a, p, out);
-    else scan_count_step(g, a, p, out);
+    int k = (int)rr(R(g), 0, 9);
+    if (k < 5) sortkv_step(g, a, p, out);
+    else if (k < 8) scan_count_step(g, a, p, out);
+    else pack_step(g, a, p, out);
   }
 }

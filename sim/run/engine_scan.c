@@ -162,6 +162,39 @@ bool eng_scan_count(Eng *E, Sc *s, const Instr *in) {
   return true;
 }
 
+/* tpu.pack_subelements: a and b narrowed to T, pair by pair (the
+ * compressed (n, 2) result has the same element order); the cost is the
+ * ordinary vector instruction's (s->cost left 0). */
+bool eng_pack(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value *a = eng_rd(E, s, in, in->a, &ok);
+  Value *b = ok ? eng_rd(E, s, in, in->b, &ok) : NULL;
+  if (!ok) return false;
+  if (a->rank != 1 || !eng_fits(E, s, in, "b", b->n, "a", a->n)) return a->rank == 1 ? false : eng_efault(E, s, in, FAULT_LOWERING, "tpu.pack_subelements: vector operands");
+  Value *t = &s->tmp;
+  val_shape(t, in->ty, in->rank, in->shape);
+  if (t->n != 2 * a->n) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.pack_subelements: the result must hold both operands");
+  for (int64_t i = 0; i < a->n; i++) {
+    t->v[2 * i] = alu_convert(a->dtype, in->ty, a->v[i]), t->def[2 * i] = a->def[i];
+    t->v[2 * i + 1] = alu_convert(b->dtype, in->ty, b->v[i]), t->def[2 * i + 1] = b->def[i];
+  }
+  eng_swap_in(s, in->d);
+  return true;
+}
+
+/* tpu.unpack_subelements: every other element of a from imm & 1, widened. */
+bool eng_unpack(Eng *E, Sc *s, const Instr *in) {
+  bool ok = true;
+  Value *a = eng_rd(E, s, in, in->a, &ok);
+  if (!ok) return false;
+  Value *t = &s->tmp;
+  val_shape(t, in->ty, in->rank, in->shape);
+  if (2 * t->n != a->n) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.unpack_subelements: the result must be half the operand");
+  for (int64_t k = 0, j = in->imm & 1; k < t->n; k++, j += 2) t->v[k] = alu_convert(a->dtype, in->ty, a->v[j]), t->def[k] = a->def[j];
+  eng_swap_in(s, in->d);
+  return true;
+}
+
 /* tpu.all_reduce over a bool vector: a population count or the first set
  * lane, broadcast to the result shape. */
 bool eng_all_reduce(Eng *E, Sc *s, const Instr *in) {

@@ -123,6 +123,26 @@ void ref_scan_count(const Value *x, const Value *m, Value *out) {
   }
 }
 
+void ref_pack(const Value *a, const Value *b, bool compressed, Dtype t, Value *out) {
+  int64_t shape[2] = {compressed ? a->n : 2 * a->n, 2};
+  val_shape(out, t, compressed ? 2 : 1, shape);
+  for (int64_t i = 0; i < a->n; i++)
+    for (int j = 0; j < 2; j++) {
+      const Value *src = j ? b : a;
+      int64_t at = compressed ? i * shape[1] + j : 2 * i + j; /* row i, column j; or position 2i + j */
+      out->v[at] = alu_convert(src->dtype, t, src->v[i]);
+      out->def[at] = src->def[i];
+    }
+}
+
+void ref_unpack(const Value *ab, Dtype t, Value *out) {
+  int64_t n = ab->n / 2;
+  for (int j = 0; j < 2; j++) {
+    val_shape(&out[j], t, 1, &n);
+    for (int64_t i = 0; i < n; i++) out[j].v[i] = alu_convert(ab->dtype, t, ab->v[i * 2 + j]), out[j].def[i] = ab->def[i * 2 + j];
+  }
+}
+
 void ref_all_reduce(const Value *x, bool ffs, int64_t reduce, Value *out) {
   int64_t n = x->n / reduce, r = ffs ? x->n : 0;
   bool def = val_all_defined(x);

@@ -29,6 +29,14 @@ void ref_sort_key_val(const Value *k, const Value *v, const Value *m, bool desce
  * does; elsewhere the count is undefined and the flag false. */
 void ref_scan_count(const Value *x, const Value *m, Value *out);
 
+/* out := plsc.pack(a, b, format): each element of the 1-D a and b as dtype
+ * t, interleaved [a0, b0, a1, b1, ...] (2n,) or, compressed, the (n, 2)
+ * array whose row i is [a_i, b_i]. */
+void ref_pack(const Value *a, const Value *b, bool compressed, Dtype t, Value *out);
+/* out[0], out[1] := plsc.unpack(ab): the first and the second element of
+ * each pair (a 1-D ab's even and odd positions, a (n, 2) ab's columns), as t. */
+void ref_unpack(const Value *ab, Dtype t, Value *out);
+
 /* out := plsc.all_reduce_population_count (ffs false) or all_reduce_ffs of
  * the bool vector x: x.size // reduce lanes, each the whole reduction. */
 void ref_all_reduce(const Value *x, bool ffs, int64_t reduce, Value *out);
