@@ -312,7 +312,9 @@ static bool rebinds_loop_var(const Em *m, const char *name) {
 }
 
 static void e_let(Em *m, const Op *op) {
-  if (rebinds_loop_var(m, op->name[FLD_NAME])) return fail(m, op->loc, "a let that rebinds a loop's variable inside its body");
+  bool rebinds = rebinds_loop_var(m, op->name[FLD_NAME]);
+  for (int k = 0; k < op->ncarry; k++) rebinds |= rebinds_loop_var(m, op->carry[k]); /* "k, v": each name */
+  if (rebinds) return fail(m, op->loc, "a let that rebinds a loop's variable inside its body");
   fprintf(m->f, "%*s%s = ", 4 * m->depth, "", op->name[FLD_NAME]), ex(m, op->e[FLD_VALUE]), end(m);
 }
 
