@@ -403,6 +403,9 @@ static bool eval_scan(Checker *c, Expr *e, AVal *out) {
  * cannot have): vector subcore only, like upstream's rule. */
 static bool eval_sort(Checker *c, Expr *e, AVal *out) {
   Expr *xe = scanop_arg(e, 0, NULL), *ae = scanop_arg(e, 1, "axis"), *de = scanop_arg(e, -1, "dimension");
+  if (xe && xe->kind == EX_LIST)
+    return input_error(c, e->loc, "lax.sort of several operands gives several results: bind them with a let of as many names (name: \"k, v\")");
+  if (scanop_arg(e, -1, "num_keys")) return input_error(c, e->loc, "num_keys= is for lax.sort of several operands ([keys, values...])");
   Expr *ds = scanop_arg(e, -1, "descending");
   if (!xe || scanop_arg(e, 2, NULL) || (ae && de)) return input_error(c, e->loc, builtin_usage(e->builtin));
   AVal x;

@@ -197,11 +197,62 @@ static bool unpack(IndexCtx *ix, Expr *e, AVal *out, int *n) {
   return true;
 }
 
+/* ---- lax.sort([keys, values...], dimension=-1, num_keys=1) ----------------
+ * SO1, SO2, SO3 in _sort_lowering_rule's order (phase L); upstream sorts
+ * the keys once per value operand, with no sign flip. */
+static bool static_int(IndexCtx *ix, Expr *e, const char *what, int64_t *v) {
+  AVal a;
+  char msg[80];
+  if (!ix->eval(ix, e, &a)) return false;
+  snprintf(msg, sizeof msg, "%s must be a literal here", what);
+  if (a.rank || !a.is_static || !dtype_is_int(a.dtype)) return bad(ix, e->loc, msg);
+  *v = a.sval.i;
+  e->has_sval = true, e->sval = *v;
+  return true;
+}
+
+static bool sort_operands(IndexCtx *ix, const Program *p, Expr *e, AVal *out, int *n) {
+  Expr *le = e->args[0], *de = scanop_arg(e, -1, "dimension"), *ke = scanop_arg(e, -1, "num_keys");
+  if (!e->name || strcmp(e->name, "lax.sort") || scanop_arg(e, 1, NULL) || scanop_arg(e, -1, "axis") || scanop_arg(e, -1, "descending"))
+    return bad(ix, e->loc, "several operands are for lax.sort([keys, values...], dimension=-1, num_keys=1)");
+  if (le->nargs < 2 || le->nargs > 3) return bad(ix, le->loc, "sc-sim's lax.sort takes the keys and one or two value operands");
+  int64_t dim = -1, keys = 1, lanes = p->params.num_lanes;
+  for (int i = 0; i < le->nargs; i++) {
+    if (!value(ix, le->args[i], &out[i])) return false;
+    if (out[i].rank != out[0].rank || memcmp(out[i].shape, out[0].shape, sizeof(int64_t) * (size_t)out[0].rank))
+      return bad(ix, le->args[i]->loc, "lax.sort's operands must have one shape");
+    out[i].weak = out[i].is_static = false;
+  }
+  if ((de && !static_int(ix, de, "dimension", &dim)) || (ke && !static_int(ix, ke, "num_keys", &keys))) return false;
+  if (keys < 1 || keys > le->nargs) return bad(ix, (ke ? ke : e)->loc, "num_keys must be between 1 and the number of operands");
+  if (out[0].rank == 0) return bad(ix, le->loc, "a sort needs arrays, not scalars");
+  if (dim < -out[0].rank || dim >= out[0].rank) return bad(ix, (de ? de : e)->loc, "the sort axis is out of range for this value");
+  if (dim < 0) dim += out[0].rank;
+  if (p->kernel == KERNEL_SCALAR && index_fire(ix, D_U1, e->loc, "sc_scalar_subcore", "sort")) return false;
+  if (dim != 0 && index_fire(ix, D_SO1, e->loc, index_num(ix, dim))) return false;
+  if (keys != 1 && index_fire(ix, D_SO2, e->loc)) return false;
+  for (int i = 0; i < le->nargs; i++)
+    if (!is_lanes(&out[i], lanes) && index_fire(ix, D_SO3, e->loc, index_num(ix, i), shape_of(ix, &out[i]), index_num(ix, lanes))) return false;
+  for (int i = 0; i < le->nargs; i++) {
+    Dtype t = out[i].dtype;
+    if (i == 0 ? t == DT_INT32 || t == DT_UINT32 || t == DT_FLOAT32 : dtype_size(t) == 4 && t != DT_BOOL) continue;
+    char msg[200];
+    snprintf(msg, sizeof msg, "lax.sort of %s %s: sc-sim's tpu.sort takes uint32, int32 or float32 keys and 32-bit values", i ? "values" : "keys",
+             dtype_name(t));
+    if (index_fire(ix, D_SC_UNSUP, e->loc, arena_strdup(ix->arena, msg))) return false;
+  }
+  e->sval = lanes; /* the all-true mask's lanes */
+  e->ty = out[0].dtype;
+  *n = le->nargs;
+  return true;
+}
+
 bool check_scanops_tuple(IndexCtx *ix, const Program *p, Expr *e, AVal *out, int *n) {
   *n = 0;
   if (e->kind == EX_CALL && e->builtin == BI_SORT_KV) return sort_key_val(ix, p, e, out, n);
   if (e->kind == EX_CALL && e->builtin == BI_SCAN_COUNT) return scan_count(ix, e, out, n);
   if (e->kind == EX_CALL && e->builtin == BI_UNPACK) return unpack(ix, e, out, n);
+  if (e->kind == EX_CALL && e->builtin == BI_SORT && e->nargs && e->args[0]->kind == EX_LIST) return sort_operands(ix, p, e, out, n);
   return bad(ix, e->loc, "a let of several names unpacks a function with several results (plsc.sort_key_val, plsc.scan_count, plsc.unpack)");
 }
 

@@ -162,6 +162,7 @@ typedef enum {
   X(CS2, "CS2", DC_RULE, 'L', "NotImplementedError", "SC cumsum: x=%s must be rank 1")          \
   X(CS3, "CS3", DC_RULE, 'L', "NotImplementedError", "SC cumsum: reverse=True is not yet supported") \
   X(SO1, "SO1", DC_RULE, 'L', "ValueError", "Unsupported dimension: %s")                       \
+  X(SO2, "SO2", DC_RULE, 'L', "NotImplementedError", "Multiple sort keys not supported")       \
   X(SO3, "SO3", DC_RULE, 'L', "NotImplementedError", "Unsupported shape for operand %s of SC sort: Got %s, expected (%s,)") \
   X(AR1, "AR1", DC_RULE, 'T', "TypeError", "Mask all-reduce only supports bool arrays, got %s") \
   X(AR4, "AR4", DC_RULE, 'T', "ValueError", "Mask all-reduce only supports 1D arrays")       \

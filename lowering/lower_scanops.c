@@ -106,7 +106,25 @@ static int unpack(const LowerHooks *h, const Expr *e, int *regs) {
   return 2;
 }
 
+/* lax.sort([k, v1, v2]): as upstream, one tpu.sort of the keys per value
+ * operand under an all-true mask, no sign flip; the keys come from the
+ * first.  Each further sort charges the cross-lane unit again: its keys'
+ * result is computed and dropped. */
+static int sort_operands(const LowerHooks *h, const Expr *e, int *regs) {
+  const Expr *le = e->args[0];
+  int x[3];
+  for (int i = 0; i < le->nargs; i++) x[i] = h->expr(h->l, le->args[i]);
+  int m = all_true(h, e->sval);
+  regs[0] = sort_result(h, x[0], x[1], m, 0, 0, e->ty);
+  for (int i = 1; i < le->nargs; i++) {
+    if (i > 1) (void)sort_result(h, x[0], x[i], m, 0, 0, e->ty);
+    regs[i] = sort_result(h, x[0], x[i], m, 0, 1, le->args[i]->ty);
+  }
+  return le->nargs;
+}
+
 int lower_scanops_tuple(const LowerHooks *h, const Expr *e, int *regs) {
   if (e->builtin == BI_UNPACK) return unpack(h, e, regs);
+  if (e->builtin == BI_SORT) return sort_operands(h, e, regs);
   return e->builtin == BI_SCAN_COUNT ? scan_count(h, e, regs) : sort_key_val(h, e, regs);
 }

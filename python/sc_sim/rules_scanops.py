@@ -31,12 +31,23 @@ def _cumsum(t: Translator, eqn, out, src) -> None:
 
 @handler("sort")
 def _sort(t: Translator, eqn, out, src) -> None:
-    if len(eqn.invars) != 1:
+    """lax.sort / jnp.sort; with value operands (lax.sort([k, v]),
+    lax.sort_key_val) a let of one name per operand."""
+    if len(eqn.invars) > 3:
         raise UnsupportedError(
             f"sort with {len(eqn.invars) - 1} value operand(s) at {format_source(src)}: "
-            "sc-sim's format sorts keys only (jnp.sort, lax.sort of one operand)")
-    (x,) = eqn.invars
-    t.let(eqn, f"lax.sort({t.val(x)}, dimension={eqn.params['dimension']})", out, src)
+            "sc-sim's format sorts the keys with at most two value operands")
+    dim = eqn.params["dimension"]
+    if len(eqn.invars) == 1:
+        (x,) = eqn.invars
+        t.let(eqn, f"lax.sort({t.val(x)}, dimension={dim})", out, src)
+        return
+    ops = ", ".join(t.val(v) for v in eqn.invars)
+    names = [t.fresh() for _ in eqn.outvars]
+    text = f"lax.sort([{ops}], dimension={dim}, num_keys={eqn.params['num_keys']})"
+    out.append(Op("let", [("name", ", ".join(names)), ("value", text)], src))
+    for var, name in zip(eqn.outvars, names):
+        t.bind(var, name)
 
 
 @handler("all_reduce_population_count", "all_reduce_ffs")

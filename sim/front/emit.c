@@ -88,6 +88,11 @@ static bool ex_valops(Em *m, const Expr *e) {
     else ex(m, e->args[1]);
     return fputc(')', m->f), true;
   }
+  if (e->builtin == BI_SORT && e->nargs && e->args[0]->kind == EX_LIST) { /* lax.sort of several operands: a Python list */
+    fputs("jax.lax.sort([", m->f), ex_list(m, e->args[0]->args, NULL, e->args[0]->nargs), fputc(']', m->f);
+    if (e->nargs > 1) fputs(", ", m->f), ex_list(m, e->args + 1, e->kw + 1, e->nargs - 1);
+    return fputc(')', m->f), true;
+  }
   if (e->builtin != BI_NONE && e->name && !strncmp(e->name, "lax.", 4)) { /* the kernel imports jax, not lax */
     fprintf(m->f, "jax.%s(", e->name), ex_list(m, e->args, e->kw, e->nargs), fputc(')', m->f);
     return true;

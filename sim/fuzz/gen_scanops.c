@@ -45,7 +45,8 @@ bool gen_scanops_val(G *g, Buf *o, const Ty *t, int depth, void (*sub)(G *, Buf 
  * sort's stability and give scan_count duplicates) and a random int32
  * payload ref; each step sorts the keys as int32, uint32 or float32, with
  * or without a mask, ascending or descending, and stores the keys, the
- * values and the output mask, or counts the keys' duplicates and stores
+ * values and the output mask (or sorts them with lax.sort and a second
+ * value operand), or counts the keys' duplicates and stores
  * the counts and the last occurrences, or packs keys and payload and
  * unpacks them again; the oracle compares them between the engine and
  * the reference. */
@@ -111,6 +112,19 @@ static void pack_step(G *g, const char *a, const char *p, const char *const out[
          fl ? ", int32" : "");
 }
 
+/* lax.sort of the keys (int32 or float32) with the payload and a second
+ * value operand: one tpu.sort per value operand, keys as unsigned words. */
+static void lax_sort_step(G *g, const char *a, const char *p, const char *const out[3]) {
+  int n = g->nm++;
+  bool fl = rp(R(g), 50);
+  bput(g->out, "- get: {ref: \"%s[...]\", out: k%d_%d}\n- get: {ref: \"%s[...]\", out: p%d_%d}\n", a, g->u, n, p, g->u, n);
+  bput(g->out, "- let: {name: \"lk%d_%d, lv%d_%d, lw%d_%d\", value: \"lax.sort([%sk%d_%d%s, p%d_%d, p%d_%d * 3], dimension=0)\"}\n", g->u, n,
+       g->u, n, g->u, n, fl ? "astype(" : "", g->u, n, fl ? ", float32)" : "", g->u, n, g->u, n);
+  bput(g->out, "- swap: {ref: \"%s[...]\", value: \"astype(lk%d_%d, int32)\"}\n", out[0], g->u, n);
+  bput(g->out, "- swap: {ref: \"%s[...]\", value: lv%d_%d}\n", out[1], g->u, n);
+  bput(g->out, "- swap: {ref: \"%s[...]\", value: lw%d_%d}\n", out[2], g->u, n);
+}
+
 void unit_sortkv(G *g, Unit *u) {
   char a[NAME_LEN], p[NAME_LEN], o[3][NAME_LEN];
   snprintf(a, NAME_LEN, "R%da", g->u);
@@ -129,7 +143,8 @@ void unit_sortkv(G *g, Unit *u) {
   for (int s = 0; s < u->nsteps; s++) {
     sortkv_begin(g, u, s);
     int k = (int)rr(R(g), 0, 9);
-    if (k < 5) sortkv_step(g, a, p, out);
+    if (k < 4) sortkv_step(g, a, p, out);
+    else if (k == 4) lax_sort_step(g, a, p, out);
     else if (k < 8) scan_count_step(g, a, p, out);
     else pack_step(g, a, p, out);
   }

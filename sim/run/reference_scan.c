@@ -123,6 +123,17 @@ void ref_scan_count(const Value *x, const Value *m, Value *out) {
   }
 }
 
+void ref_sort_operands(const Value *x, int n, Value *out) {
+  for (int k = 0; k < n; k++) val_shape(&out[k], x[k].dtype, 1, &x[0].n);
+  bool def = val_all_defined(&x[0]);
+  for (int64_t i = 0; i < x[0].n; i++) {
+    int64_t rank = 0; /* the lanes before i in key order, and the equal ones left of it */
+    for (int64_t j = 0; j < x[0].n; j++)
+      if (key_before(x[0].dtype, x[0].v[j], x[0].v[i]) || (j < i && !key_before(x[0].dtype, x[0].v[i], x[0].v[j]))) rank++;
+    for (int k = 0; k < n; k++) out[k].v[rank] = x[k].v[i], out[k].def[rank] = def && x[k].def[i];
+  }
+}
+
 void ref_pack(const Value *a, const Value *b, bool compressed, Dtype t, Value *out) {
   int64_t shape[2] = {compressed ? a->n : 2 * a->n, 2};
   val_shape(out, t, compressed ? 2 : 1, shape);

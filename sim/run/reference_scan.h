@@ -29,6 +29,11 @@ void ref_sort_key_val(const Value *k, const Value *v, const Value *m, bool desce
  * does; elsewhere the count is undefined and the flag false. */
 void ref_scan_count(const Value *x, const Value *m, Value *out);
 
+/* out[0..n) := lax.sort([x0, x1, ...]) of n 1-D operands: all of them in
+ * the stable order of the keys x0 as lowered (no sign flip: integers as
+ * unsigned 32-bit words, floats by value with NaN last). */
+void ref_sort_operands(const Value *x, int n, Value *out);
+
 /* out := plsc.pack(a, b, format): each element of the 1-D a and b as dtype
  * t, interleaved [a0, b0, a1, b1, ...] (2n,) or, compressed, the (n, 2)
  * array whose row i is [a_i, b_i]. */
