@@ -43,7 +43,10 @@
   X(SELECT, "arith.select", "DABCTU", "d := where(a, b, c)")                                    \
   X(MINMAX, "arith.minmax", "DABITU", "d := min (imm 0) or max (imm 1) of a and b")              \
   X(SCAN, "tpu.scan", "DAMIT", "d := inclusive scan of a over the lanes where mask M holds: sum (imm 0), max (1), min (2); integer max/min compare unsigned; other lanes keep the running value (max/min: a until the first)") \
-  X(SORT, "tpu.sort", "DAMIT", "d := the lanes of a where mask M holds, stably sorted by key (integers compare unsigned, NaN last), then the others in order; imm 1: that result reversed") \
+  X(SORT, "tpu.sort", "DAbMIT", "d := one result of sorting the lanes of a where mask M holds, stably by key (integers compare unsigned, NaN last; imm & 2: by decreasing key, the descending attribute), then the others in order; imm & 1: the whole result reversed; imm >> 2 picks the result: 0 the keys, 1 the payload b moved with its keys, 2 the output mask (the first popcount(M) lanes true)") \
+  X(SCAN_COUNT, "tpu.scan_count", "DAMIT", "d := one result of counting duplicates among the lanes of a where mask M holds (equal 32-bit words): imm 0 the counts (lane i: how many selected lanes at or before i equal it; unselected lanes undefined) (int32), imm 1 the last-occurrence mask (a selected lane no later selected lane equals) (bool)") \
+  X(PACK, "tpu.pack_subelements", "DABITR", "d := a and b converted to T (narrower: integers keep their low bits, floats round to nearest even) and interleaved, a[0] b[0] a[1] b[1] ..., in shape R ((2n,) for imm 0, interleaved; (n, 2) for imm 1, compressed)") \
+  X(UNPACK, "tpu.unpack_subelements", "DAITR", "d := the lanes imm & 1 + 2k of a (imm & 1: 0 the first half of each pair, 1 the second; imm >> 1: 0 interleaved, 1 compressed) widened to T (integers sign- or zero-extend by a's dtype, floats exactly), in shape R") \
   X(ALL_REDUCE, "tpu.all_reduce", "DAIR", "d := full(shape R, the number of true lanes of a (imm 0) or the index of its first true lane, its length if none (imm 1)) (int32)") \
   X(CAST, "arith.convert", "DATF", "d := astype(a, T) (truncate: a float to bfloat16 rounds toward zero)")                                         \
   X(BROADCAST, "vector.broadcast", "DATR", "d := full(shape R, a)") \

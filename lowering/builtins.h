@@ -51,7 +51,11 @@ typedef enum { BK_VALUE, BK_INDEX, BK_REF } BuiltinKind;
   X(CUMMAX, "plsc.cummax", NULL, BK_VALUE, 1, 2, "plsc.cummax takes (x, mask=m)")                \
   X(CUMMIN, "plsc.cummin", NULL, BK_VALUE, 1, 2, "plsc.cummin takes (x, mask=m)")                \
   X(LAX_CUMSUM, "jnp.cumsum", "lax.cumsum", BK_VALUE, 1, 3, "jnp.cumsum takes (x, axis=0) and lax.cumsum (x, axis=0, reverse=False)") \
-  X(SORT, "jnp.sort", "lax.sort", BK_VALUE, 1, 3, "jnp.sort takes (x, axis=-1, descending=False) and lax.sort (x, dimension=-1)") \
+  X(SORT, "jnp.sort", "lax.sort", BK_VALUE, 1, 3, "jnp.sort takes (x, axis=-1, descending=False) and lax.sort (x, dimension=-1), or ([keys, values...], dimension=-1, num_keys=1)") \
+  X(SORT_KV, "plsc.sort_key_val", NULL, BK_VALUE, 2, 4, "plsc.sort_key_val takes (keys, values, mask=m, descending=False)") \
+  X(SCAN_COUNT, "plsc.scan_count", NULL, BK_VALUE, 1, 2, "plsc.scan_count takes (x, mask=m)") \
+  X(PACK, "plsc.pack", NULL, BK_VALUE, 3, 4, "plsc.pack takes (a, b, format=plsc.PackFormat.INTERLEAVED or COMPRESSED, preferred_element_type=None)") \
+  X(UNPACK, "plsc.unpack", NULL, BK_VALUE, 2, 3, "plsc.unpack takes (ab, format=plsc.PackFormat.INTERLEAVED or COMPRESSED, preferred_element_type=None)") \
   X(AR_POPCOUNT, "plsc.all_reduce_population_count", NULL, BK_VALUE, 1, 2, "plsc.all_reduce_population_count takes (mask, reduce=1)") \
   X(AR_FFS, "plsc.all_reduce_ffs", NULL, BK_VALUE, 1, 2, "plsc.all_reduce_ffs takes (mask, reduce=1)") \
   X(DS, "pl.ds", "pl.dslice", BK_INDEX, 0, 3, "pl.ds takes (start, size, stride)")                 \

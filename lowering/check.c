@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "check_scanops.h"
 #include "check_valops.h"
 #include "index.h"
 #include "mosaic.h"
@@ -402,6 +403,9 @@ static bool eval_scan(Checker *c, Expr *e, AVal *out) {
  * cannot have): vector subcore only, like upstream's rule. */
 static bool eval_sort(Checker *c, Expr *e, AVal *out) {
   Expr *xe = scanop_arg(e, 0, NULL), *ae = scanop_arg(e, 1, "axis"), *de = scanop_arg(e, -1, "dimension");
+  if (xe && xe->kind == EX_LIST)
+    return input_error(c, e->loc, "lax.sort of several operands gives several results: bind them with a let of as many names (name: \"k, v\")");
+  if (scanop_arg(e, -1, "num_keys")) return input_error(c, e->loc, "num_keys= is for lax.sort of several operands ([keys, values...])");
   Expr *ds = scanop_arg(e, -1, "descending");
   if (!xe || scanop_arg(e, 2, NULL) || (ae && de)) return input_error(c, e->loc, builtin_usage(e->builtin));
   AVal x;
@@ -488,6 +492,12 @@ static bool eval_call(Checker *c, Expr *e, AVal *out) {
     return check_valops_call(&c->ix, c->p, e, out);
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return eval_scan(c, e, out);
   case BI_SORT: return eval_sort(c, e, out);
+  case BI_PACK: return check_scanops_pack(&c->ix, e, out);
+  case BI_SORT_KV: case BI_SCAN_COUNT: case BI_UNPACK: {
+    char m[200];
+    snprintf(m, sizeof m, "%s gives several results: bind them with a let of as many names (name: \"a, b\")", builtin_name(e->builtin));
+    return input_error(c, e->loc, m);
+  }
   case BI_AR_POPCOUNT: case BI_AR_FFS: return eval_all_reduce(c, e, out);
   case BI_AXIS_SIZE: return eval_axis_size(c, e, out);
   case BI_DS: case BI_INDICES: case BI_SELECT_REF:
@@ -1552,8 +1562,20 @@ static bool check_expect_traced(Checker *c, Op *op) {
   return bshape(c, op->e[FLD_EQUALS]->loc, &a, &e, &r);
 }
 
+/* let: {name: "k, v", value: plsc.sort_key_val(...)}: each name bound to
+ * its result, as Python unpacks the tuple. */
+static bool check_tuple_let(Checker *c, Op *op) {
+  AVal r[3];
+  int n;
+  if (!check_scanops_tuple(&c->ix, c->p, op->e[FLD_VALUE], r, &n)) return false;
+  if (!check_scanops_unpack(&c->ix, op->nloc[FLD_NAME], op->ncarry, n)) return false;
+  for (int k = 0; k < n; k++) bind(c, op->carry[k], &r[k]);
+  return true;
+}
+
 static bool check_let(Checker *c, Op *op) {
   AVal a;
+  if (op->ncarry) return check_tuple_let(c, op);
   if (!eval(&c->ix, op->e[FLD_VALUE], &a)) return false;
   bind(c, op->name[FLD_NAME], &a);
   return true;

@@ -15,7 +15,7 @@ bool valops_builtin(Builtin b) {
   case BI_BITCAST: case BI_CONCAT: case BI_SLICE: return true;
   case BI_NONE: case BI_IOTA: case BI_FULL: case BI_WHERE: case BI_MIN: case BI_MAX: case BI_ASTYPE:
   case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN:
-  case BI_LAX_CUMSUM: case BI_SORT: case BI_AR_POPCOUNT: case BI_AR_FFS: break;
+  case BI_LAX_CUMSUM: case BI_SORT: case BI_SORT_KV: case BI_SCAN_COUNT: case BI_PACK: case BI_UNPACK: case BI_AR_POPCOUNT: case BI_AR_FFS: break;
   }
   return false;
 }
@@ -263,7 +263,7 @@ bool check_valops_call(IndexCtx *ix, const Program *p, Expr *e, AVal *out) {
   case BI_SLICE: return slice_in_dim(ix, e, out);
   case BI_NONE: case BI_IOTA: case BI_FULL: case BI_WHERE: case BI_MIN: case BI_MAX: case BI_ASTYPE:
   case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN:
-  case BI_LAX_CUMSUM: case BI_SORT: case BI_AR_POPCOUNT: case BI_AR_FFS: break;
+  case BI_LAX_CUMSUM: case BI_SORT: case BI_SORT_KV: case BI_SCAN_COUNT: case BI_PACK: case BI_UNPACK: case BI_AR_POPCOUNT: case BI_AR_FFS: break;
   }
   return bad(ix, e->loc, "not a value operation");
 }

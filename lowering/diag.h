@@ -165,9 +165,29 @@ typedef enum {
   X(CS2, "CS2", DC_RULE, 'L', "NotImplementedError", "SC cumsum: x=%s must be rank 1")          \
   X(CS3, "CS3", DC_RULE, 'L', "NotImplementedError", "SC cumsum: reverse=True is not yet supported") \
   X(SO1, "SO1", DC_RULE, 'L', "ValueError", "Unsupported dimension: %s")                       \
+  X(SO2, "SO2", DC_RULE, 'L', "NotImplementedError", "Multiple sort keys not supported")       \
   X(SO3, "SO3", DC_RULE, 'L', "NotImplementedError", "Unsupported shape for operand %s of SC sort: Got %s, expected (%s,)") \
   X(AR1, "AR1", DC_RULE, 'T', "TypeError", "Mask all-reduce only supports bool arrays, got %s") \
   X(AR4, "AR4", DC_RULE, 'T', "ValueError", "Mask all-reduce only supports 1D arrays")       \
+  X(SK1, "SK1", DC_RULE, 'T', "NotImplementedError", "sort_key_val: keys dtype %s should be uint32, int32 or float32") \
+  X(SK2, "SK2", DC_RULE, 'T', "ValueError", "keys shape %s must be (%s,)")                       \
+  X(SK3, "SK3", DC_RULE, 'T', "NotImplementedError", "sort_key_val: values dtype %s should be 32 bits") \
+  X(SK4, "SK4", DC_RULE, 'T', "ValueError", "values shape %s must be (%s,)")                     \
+  X(SK5, "SK5", DC_RULE, 'T', "TypeError", "mask dtype %s is not boolean")                       \
+  X(SK6, "SK6", DC_RULE, 'T', "ValueError", "mask shape %s must be (%s,)")                       \
+  X(SC1, "SC1", DC_RULE, 'T', "NotImplementedError", "x.dtype=%s must be uint32, int32 or float32") \
+  X(SC2, "SC2", DC_RULE, 'T', "TypeError", "mask.dtype=%s is not a boolean dtype")              \
+  X(SC3, "SC3", DC_RULE, 'T', "ValueError", "x.shape=%s != mask.shape=%s")                      \
+  X(PK1, "PK1", DC_RULE, 'T', "ValueError", "Packed arrays must have the same shape, got %s and %s") \
+  X(PK2, "PK2", DC_RULE, 'T', "ValueError", "Packed arrays must be 1-D, got %s")                 \
+  X(PK3, "PK3", DC_RULE, 'T', "TypeError", "Packed arrays must have the same dtype, got %s and %s") \
+  X(PK4, "PK4", DC_RULE, 'T', "NotImplementedError", "Only packing of float32 and int32 is supported, got %s") \
+  X(PK5, "PK5", DC_RULE, 'T', "ValueError", "preferred_element_type= must have bitwidth %s, got %s") \
+  X(PK6, "PK6", DC_RULE, 'T', "TypeError", "Unexpected format: %s")                             \
+  X(UP1, "UP1", DC_RULE, 'T', "ValueError", "Interleaved unpack requires a 1-D array with an even size, got %s") \
+  X(UP2, "UP2", DC_RULE, 'T', "ValueError", "Compressed unpack requires an array with shape (N, 2), got %s") \
+  X(UP3, "UP3", DC_RULE, 'T', "NotImplementedError", "Only unpacking of bloat16 and int16 is supported, got %s") \
+  X(UP4, "UP4", DC_RULE, 'T', "ValueError", "preferred_element_type= must have bitwidth %s, got %s") \
   X(SC_UNSUP, "sc-sim", DC_RULE, 'L', "sc-sim", "%s")                                          \
   X(IN_YAML, "input-yaml", DC_INPUT, 0, "", "%s")                                              \
   X(IN_KEY, "input-key", DC_INPUT, 0, "", "unknown key '%s' in %s%s")                          \

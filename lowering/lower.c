@@ -6,6 +6,7 @@
 
 #include "expr.h"
 #include "hoist.h"
+#include "lower_scanops.h"
 #include "lower_valops.h"
 #include "scanops.h"
 
@@ -208,6 +209,8 @@ static int lower_call(L *l, const Expr *e) {
     return lower_valops_call(&h, e);
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return lower_scan(l, e);
   case BI_SORT: return lower_sort(l, e);
+  case BI_PACK: return lower_scanops_pack(&h, e);
+  case BI_SORT_KV: case BI_SCAN_COUNT: case BI_UNPACK: break; /* a let of several names lowers it (lower_tuple_let) */
   case BI_AR_POPCOUNT: case BI_AR_FFS: return lower_all_reduce(l, e);
   case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_NONE: break;
   }
@@ -358,6 +361,15 @@ static void bind_out(L *l, const char *name, int reg) {
   Instr *mv = emit(l, I_MOV);
   mv->a = reg;
   mv->d = name_reg(l, name);
+}
+
+/* let: {name: "k, v", value: plsc.sort_key_val(...)}: each name bound to
+ * its result register (lowering/lower_scanops.c). */
+static void lower_tuple_let(L *l, const Op *op) {
+  LowerHooks h = {l, hook_emit, hook_reg, hook_expr};
+  int regs[3];
+  int n = lower_scanops_tuple(&h, op->e[FLD_VALUE], regs);
+  for (int k = 0; k < n && k < op->ncarry; k++) bind_out(l, op->carry[k], regs[k]);
 }
 
 static void lower_get(L *l, const Op *op) {
@@ -691,7 +703,8 @@ static void lower_op(L *l, const Op *op) {
   case OPK_FETCH_AND_ADD: lower_fetch_and_add(l, op); break;
   case OPK_BARRIER: emit(l, I_BARRIER); break;
   case OPK_LET:
-    if (!op->e[FLD_VALUE]->is_ref) bind_out(l, op->name[FLD_NAME], lower_expr(l, op->e[FLD_VALUE]));
+    if (op->ncarry) lower_tuple_let(l, op);
+    else if (!op->e[FLD_VALUE]->is_ref) bind_out(l, op->name[FLD_NAME], lower_expr(l, op->e[FLD_VALUE]));
     break;
   case OPK_LOOP: lower_loop(l, op); break;
   case OPK_WHILE: lower_while(l, op); break;

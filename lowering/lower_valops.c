@@ -183,7 +183,7 @@ int lower_valops_call(const LowerHooks *h, const Expr *e) {
   case BI_SQRT: case BI_RSQRT: case BI_LOG: case BI_TANH: /* rejected by the checker (U1) */
   case BI_NONE: case BI_IOTA: case BI_FULL: case BI_WHERE: case BI_MIN: case BI_MAX: case BI_ASTYPE:
   case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN:
-  case BI_LAX_CUMSUM: case BI_SORT: case BI_AR_POPCOUNT: case BI_AR_FFS: break;
+  case BI_LAX_CUMSUM: case BI_SORT: case BI_SORT_KV: case BI_SCAN_COUNT: case BI_PACK: case BI_UNPACK: case BI_AR_POPCOUNT: case BI_AR_FFS: break;
   }
   abort();
 }

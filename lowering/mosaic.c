@@ -185,7 +185,7 @@ static bool verify_instr(const Code *c, const Instr *in, Diag *d) {
   case I_ENQUEUE_INDIRECT_DMA: return enqueue_indirect(c, in, d);
   case I_WAIT_DMA: case I_WAIT_INDIRECT_DMA: return wait_dma(c, in, d);
   case I_FETCH_AND_ADD: return c->p->kernel == KERNEL_SCALAR ? fire(d, D_M_FA1, in) : true;
-  case I_CONST: case I_COORD: case I_IOTA: case I_BINARY: case I_UNARY: case I_SELECT: case I_MINMAX: case I_SCAN: case I_SORT: case I_ALL_REDUCE: case I_CAST:
+  case I_CONST: case I_COORD: case I_IOTA: case I_BINARY: case I_UNARY: case I_SELECT: case I_MINMAX: case I_SCAN: case I_SORT: case I_SCAN_COUNT: case I_PACK: case I_UNPACK: case I_ALL_REDUCE: case I_CAST:
   case I_BROADCAST: case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: case I_LOAD: case I_STORE: case I_SEM_SIGNAL:
   case I_SEM_WAIT: case I_BARRIER: case I_FOR: case I_ENDFOR: case I_BRANCH_IF_FALSE: case I_JUMP: case I_EXPECT:
   case I_EXPECT_VIEW: case I_DYN_GATHER: case I_EXP: case I_ABSF: case I_ABSI: case I_SHAPE_CAST:

@@ -22,4 +22,10 @@ bool scanop_is_scan(Builtin b);
 /* The tpu.scan reduction kind of a scan builtin: 0 sum, 1 max, 2 min. */
 int scanop_kind(Builtin b);
 
+/* How many results the call e gives when it is one of the tuple-valued
+ * functions (plsc.sort_key_val: keys, values and, with a mask, the output
+ * mask; plsc.scan_count: the counts and the last-occurrence mask; plsc.unpack:
+ * its two halves), bound by a let of as many names; 0 for any other expression. */
+int scanop_results(const Expr *e);
+
 #endif

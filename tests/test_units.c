@@ -86,11 +86,12 @@ static void test_builtin_table(void) {
   CU_ASSERT_STRING_EQUAL(buf, "iota, full, where, min, max, astype, jnp.sum, jnp.max, jnp.min, jnp.all, jnp.any, jnp.exp, "
                               "jnp.abs, jnp.sqrt, lax.rsqrt, jnp.log, jnp.tanh, jnp.flip, jnp.take_along_axis, jnp.reshape, "
                               "plsc.bitcast, jnp.concatenate, lax.slice_in_dim, plsc.cumsum, plsc.cummax, plsc.cummin, "
-                              "jnp.cumsum, jnp.sort, plsc.all_reduce_population_count, plsc.all_reduce_ffs, lax.axis_size");
+                              "jnp.cumsum, jnp.sort, plsc.sort_key_val, plsc.scan_count, plsc.pack, plsc.unpack, "
+                              "plsc.all_reduce_population_count, plsc.all_reduce_ffs, lax.axis_size");
   builtin_list(BK_INDEX, " and ", buf, sizeof buf);
   CU_ASSERT_STRING_EQUAL(buf, "pl.ds and plsc.Indices");
   const char *names[BUILTIN_COUNT];
-  CU_ASSERT_EQUAL(builtin_names(names), 34);
+  CU_ASSERT_EQUAL(builtin_names(names), 38);
   CU_ASSERT_EQUAL(builtin_lookup("pl.select_ref"), BI_SELECT_REF);
   CU_ASSERT_EQUAL(builtin_lookup("lax.cumsum"), BI_LAX_CUMSUM);
 }

@@ -88,6 +88,11 @@ static bool ex_valops(Em *m, const Expr *e) {
     else ex(m, e->args[1]);
     return fputc(')', m->f), true;
   }
+  if (e->builtin == BI_SORT && e->nargs && e->args[0]->kind == EX_LIST) { /* lax.sort of several operands: a Python list */
+    fputs("jax.lax.sort([", m->f), ex_list(m, e->args[0]->args, NULL, e->args[0]->nargs), fputc(']', m->f);
+    if (e->nargs > 1) fputs(", ", m->f), ex_list(m, e->args + 1, e->kw + 1, e->nargs - 1);
+    return fputc(')', m->f), true;
+  }
   if (e->builtin != BI_NONE && e->name && !strncmp(e->name, "lax.", 4)) { /* the kernel imports jax, not lax */
     fprintf(m->f, "jax.%s(", e->name), ex_list(m, e->args, e->kw, e->nargs), fputc(')', m->f);
     return true;
@@ -95,6 +100,21 @@ static bool ex_valops(Em *m, const Expr *e) {
   if (e->builtin != BI_CONCAT || e->nargs != 1 || e->args[0]->kind != EX_LIST) return false;
   fputs("jnp.concatenate([", m->f), ex_list(m, e->args[0]->args, NULL, e->args[0]->nargs), fputs("])", m->f);
   return true;
+}
+
+/* plsc.pack / plsc.unpack: preferred_element_type= is a jnp dtype. */
+static bool ex_pack(Em *m, const Expr *e) {
+  if (e->builtin != BI_PACK && e->builtin != BI_UNPACK) return false;
+  fprintf(m->f, "%s(", e->name);
+  for (int i = 0; i < e->nargs; i++) {
+    const Expr *a = e->args[i];
+    if (i) fputs(", ", m->f);
+    if (e->kw[i]) fprintf(m->f, "%s=", e->kw[i]);
+    if (e->kw[i] && !strcmp(e->kw[i], "preferred_element_type") && a->kind == EX_NAME)
+      fprintf(m->f, "jnp.%s", strchr(a->name, '.') ? strchr(a->name, '.') + 1 : a->name);
+    else ex(m, a);
+  }
+  return fputc(')', m->f), true;
 }
 
 /* Builtins as Python; the table order is lowering/builtins.h's. */
@@ -119,7 +139,7 @@ static void ex_call(Em *m, const Expr *e) {
     fputc(')', m->f);
     return;
   }
-  if (ex_valops(m, e)) return;
+  if (ex_valops(m, e) || ex_pack(m, e)) return;
   const char *p = e->builtin != BI_NONE && prefix[e->builtin] ? prefix[e->builtin] : NULL;
   if (p) fputs(p, m->f);
   else fprintf(m->f, "%s%s(", strncmp(e->name, "lax.", 4) ? "" : "jax.", e->name); /* lax.cumsum, lax.sort */
@@ -297,7 +317,9 @@ static bool rebinds_loop_var(const Em *m, const char *name) {
 }
 
 static void e_let(Em *m, const Op *op) {
-  if (rebinds_loop_var(m, op->name[FLD_NAME])) return fail(m, op->loc, "a let that rebinds a loop's variable inside its body");
+  bool rebinds = rebinds_loop_var(m, op->name[FLD_NAME]);
+  for (int k = 0; k < op->ncarry; k++) rebinds |= rebinds_loop_var(m, op->carry[k]); /* "k, v": each name */
+  if (rebinds) return fail(m, op->loc, "a let that rebinds a loop's variable inside its body");
   fprintf(m->f, "%*s%s = ", 4 * m->depth, "", op->name[FLD_NAME]), ex(m, op->e[FLD_VALUE]), end(m);
 }
 

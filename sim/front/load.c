@@ -959,6 +959,31 @@ static bool align_next(Loader *L, Op *op) {
   return true;
 }
 
+/* let: {name: "k, v"}: Python's tuple unpacking, for a function with
+ * several results (plsc.sort_key_val); the names go to Op.carry (a let has
+ * no carries), the text stays in Op.name, as the emitter writes it. */
+static bool load_tuple_names(Loader *L, Op *op, yaml_node_t *v) {
+  char *t = arena_strdup(&L->p->arena, scalar(v));
+  int n = 1;
+  for (const char *p = t; *p; p++) n += *p == ',';
+  const char **names = arena_alloc(&L->p->arena, sizeof *names * (size_t)n);
+  Loc *locs = arena_alloc(&L->p->arena, sizeof *locs * (size_t)n);
+  char *p = t;
+  for (int k = 0; k < n; k++) {
+    char *end = strchr(p, ',');
+    if (end) *end = 0;
+    while (*p == ' ') p++;
+    for (char *q = p + strlen(p); q > p && q[-1] == ' '; q--) q[-1] = 0;
+    if (!is_identifier(p)) return fail(L, D_IN_TYPE, node_loc(L, v), "name", "a name, or names separated by commas (\"k, v\")");
+    names[k] = p, locs[k] = node_loc(L, v);
+    p = end ? end + 1 : p;
+  }
+  op->carry = names, op->carry_loc = locs, op->ncarry = n;
+  op->name[FLD_NAME] = arena_strdup(&L->p->arena, scalar(v));
+  op->nloc[FLD_NAME] = node_loc(L, v);
+  return true;
+}
+
 static bool load_field(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
   const char *key = field_key(f);
   op->nlist[f] = -1;
@@ -967,6 +992,7 @@ static bool load_field(Loader *L, Op *op, FieldId f, yaml_node_t *v) {
     if ((f == FLD_REF || f == FLD_SEM) && is_seq(v)) return fail(L, D_IN_TYPE, node_loc(L, v), key, "one ref expression, got a list");
     return (op->e[f] = expr_from_node(L, v, key)) != NULL;
   case FK_NAME:
+    if (op->kind == OPK_LET && is_scalar(v) && strchr(scalar(v), ',')) return load_tuple_names(L, op, v);
     if (!is_scalar(v) || !is_identifier(scalar(v))) return fail(L, D_IN_TYPE, node_loc(L, v), key, "a name (an identifier)");
     op->name[f] = arena_strdup(&L->p->arena, scalar(v));
     op->nloc[f] = node_loc(L, v);
@@ -1313,8 +1339,12 @@ static bool check_names_expr(Loader *L, NameSet *s, const Expr *e) {
   check_names_expr(L, s, e->b);
   check_names_expr(L, s, e->c);
   bool astype = e->kind == EX_CALL && e->builtin == BI_ASTYPE;
-  for (int i = 0; i < e->nargs; i++)
-    if (!(astype && i == 1 && e->args[i]->kind == EX_NAME)) check_names_expr(L, s, e->args[i]); /* a dtype name */
+  bool pack = e->kind == EX_CALL && (e->builtin == BI_PACK || e->builtin == BI_UNPACK);
+  for (int i = 0; i < e->nargs; i++) {
+    if (astype && i == 1 && e->args[i]->kind == EX_NAME) continue; /* a dtype name */
+    if (pack && e->kw && e->kw[i] && e->args[i]->kind == EX_NAME) continue; /* format=, preferred_element_type=: the checker's */
+    check_names_expr(L, s, e->args[i]);
+  }
   return !L->failed;
 }
 
@@ -1351,7 +1381,9 @@ static bool check_names_op(Loader *L, NameSet *s, Op *op) {
   check_names_body(L, s, &op->body);
   check_names_body(L, s, &op->els);
   names_add(L, s, op->name[FLD_OUT]);
-  names_add(L, s, op->name[FLD_NAME]);
+  if (op->kind == OPK_LET && op->ncarry)
+    for (int i = 0; i < op->ncarry; i++) names_add(L, s, op->carry[i]);
+  else names_add(L, s, op->name[FLD_NAME]);
   return !L->failed;
 }
 

@@ -164,9 +164,9 @@ static Expr *parse_number(Parser *p) {
 static Expr *parse_name_or_call(Parser *p) {
   Loc l = here(p);
   char *id = ident(p);
-  /* dotted names: pl.ds, plsc.Indices, jnp.int32 (but not x.at / x.bitcast) */
-  while (p->s[p->pos] == '.' && (!strcmp(id, "pl") || !strcmp(id, "plsc") || !strcmp(id, "jnp") ||
-                                 !strcmp(id, "np") || !strcmp(id, "pltpu") || !strcmp(id, "lax"))) {
+  /* dotted names: pl.ds, plsc.Indices, jnp.int32, plsc.PackFormat.COMPRESSED (but not x.at / x.bitcast) */
+  while (p->s[p->pos] == '.' && (!strcmp(id, "pl") || !strcmp(id, "plsc") || !strcmp(id, "jnp") || !strcmp(id, "np") ||
+                                 !strcmp(id, "pltpu") || !strcmp(id, "lax") || !strcmp(id, "plsc.PackFormat"))) {
     p->pos++;
     char *rest = ident(p);
     if (!rest) {

@@ -85,6 +85,7 @@ typedef void (*UnitGen)(G *g, Unit *u);
 void unit_valops(G *g, Unit *u);
 void unit_sugar(G *g, Unit *u); /* gen_sugar.c */
 void unit_pipeline(G *g, Unit *u); /* gen_pipeline.c */
+void unit_sortkv(G *g, Unit *u); /* gen_scanops.c */
 
 /* X(ENUM, name, generator, kernels, wrappers it allows) */
 #define UNITS(X)                                                  \
@@ -103,8 +104,9 @@ void unit_pipeline(G *g, Unit *u); /* gen_pipeline.c */
   X(UNDEF, "undef", unit_undef, K_VEC, W_LOOP | W_WHEN)           \
   X(RACE, "race", unit_race, K_BOTH, 0)                           \
   X(VALOPS, "valops", unit_valops, K_VEC, W_LOOP | W_WHEN)          \
-  X(SUGAR, "sugar", unit_sugar, K_VEC, W_LOOP | W_WHEN)          \
-  X(PIPELINE, "pipeline", unit_pipeline, K_VEC, W_LOOP | W_WHEN)
+  X(SUGAR, "sugar", unit_sugar, K_VEC, W_LOOP | W_WHEN)            \
+  X(PIPELINE, "pipeline", unit_pipeline, K_VEC, W_LOOP | W_WHEN)  \
+  X(SORTKV, "sortkv", unit_sortkv, K_VEC, W_LOOP | W_WHEN)
 
 typedef enum {
 #define X(e, n, f, k, w) U_##e,

@@ -1115,6 +1115,9 @@ static int execute(Eng *E, Sc *s, const Instr *in) {
   case I_SELECT: case I_MINMAX: return x_select(E, s, in) ? X_OK : X_FAULT;
   case I_SCAN: return eng_scan(E, s, in) ? X_OK : X_FAULT;
   case I_SORT: return eng_sort(E, s, in) ? X_OK : X_FAULT;
+  case I_SCAN_COUNT: return eng_scan_count(E, s, in) ? X_OK : X_FAULT;
+  case I_PACK: return eng_pack(E, s, in) ? X_OK : X_FAULT;
+  case I_UNPACK: return eng_unpack(E, s, in) ? X_OK : X_FAULT;
   case I_ALL_REDUCE: return eng_all_reduce(E, s, in) ? X_OK : X_FAULT;
   case I_LOAD: case I_VLOAD: return x_load(E, s, in) ? X_OK : X_FAULT;
   case I_STORE: case I_VSTORE: return x_store(E, s, in) ? X_OK : X_FAULT;

@@ -139,6 +139,9 @@ typedef struct DmaQueue {
 /* ---- engine_scan.c ---- */
 bool eng_scan(Eng *E, Sc *s, const Instr *in);
 bool eng_sort(Eng *E, Sc *s, const Instr *in);
+bool eng_scan_count(Eng *E, Sc *s, const Instr *in);
+bool eng_pack(Eng *E, Sc *s, const Instr *in);
+bool eng_unpack(Eng *E, Sc *s, const Instr *in);
 bool eng_all_reduce(Eng *E, Sc *s, const Instr *in);
 
 /* ---- engine_view.c ---- */

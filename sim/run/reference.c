@@ -299,6 +299,14 @@ static bool ev_all_reduce(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *o
   return ok;
 }
 
+static bool ev_pack(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
+  Value a = {0}, b = {0};
+  bool ok = ev(R, s, op, scanop_arg(e, 0, NULL), &a) && ev(R, s, op, scanop_arg(e, 1, NULL), &b);
+  if (ok) ref_pack(&a, &b, e->sval & 1, e->dtype, out);
+  val_free(&a), val_free(&b);
+  return ok;
+}
+
 /* A call the checker accepted: a value builtin (lowering/builtins.h). */
 static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   switch (e->builtin) {
@@ -312,6 +320,8 @@ static bool ev_call(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN: case BI_LAX_CUMSUM: return ev_scan(R, s, op, e, out);
   case BI_SORT: return ev_sort(R, s, op, e, out);
   case BI_AR_POPCOUNT: case BI_AR_FFS: return ev_all_reduce(R, s, op, e, out);
+  case BI_PACK: return ev_pack(R, s, op, e, out);
+  case BI_SORT_KV: case BI_SCAN_COUNT: case BI_UNPACK: /* a let of several names: do_tuple_let */
   case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_NONE: break; /* never a value (axis_size: a literal by then): the checker rejects these */
   }
   abort();
@@ -1236,7 +1246,39 @@ static int do_when(Ref_ *R, Sub *s, const Op *op) {
   return b->n ? push(R, s, op, b) : ST_OK;
 }
 
+/* lax.sort([k, v1, ...]): the list's items bound as the let's names. */
+static bool do_sort_operands(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *list, Value *unused) {
+  const Expr *le = e->args[0];
+  Value x[3] = {{0}}, out[3] = {{0}};
+  bool ok = true;
+  for (int i = 0; ok && i < le->nargs && i < 3; i++) ok = ev(R, s, op, le->args[i], &x[i]);
+  if (ok) ref_sort_operands(x, le->nargs, out);
+  for (int i = 0; ok && i < op->ncarry && i < 3; i++) env_set(s, op->carry[i], &out[i]);
+  for (int i = 0; i < 3; i++) val_free(&x[i]), val_free(&out[i]);
+  val_free(list), val_free(unused);
+  return ok;
+}
+
+/* let: {name: "k, v", value: plsc.sort_key_val(keys, values, ...)},
+ * plsc.scan_count(x, mask=m) or plsc.unpack(ab, format=f). */
+static int do_tuple_let(Ref_ *R, Sub *s, const Op *op) {
+  const Expr *e = op->e[FLD_VALUE], *me = scanop_arg(e, -1, "mask"), *de = scanop_arg(e, -1, "descending");
+  bool count = e->builtin == BI_SCAN_COUNT || e->builtin == BI_UNPACK || e->builtin == BI_SORT;
+  Value k = {0}, v = {0}, m = {0}, d = {0}, out[3] = {{0}};
+  bool ok = ev(R, s, op, scanop_arg(e, 0, NULL), &k) && (count || ev(R, s, op, scanop_arg(e, 1, NULL), &v)) &&
+            (!me || ev(R, s, op, me, &m)) && (!de || ev(R, s, op, de, &d));
+  if (ok && e->builtin == BI_SORT) return do_sort_operands(R, s, op, e, &k, &d) ? ST_OK : ST_FAULT;
+  if (ok && e->builtin == BI_UNPACK) ref_unpack(&k, e->dtype, out);
+  else if (ok && count) ref_scan_count(&k, me ? &m : NULL, out);
+  else if (ok) ref_sort_key_val(&k, &v, me ? &m : NULL, de && d.v[0].i != 0, out);
+  for (int i = 0; ok && i < op->ncarry; i++) env_set(s, op->carry[i], &out[i]);
+  val_free(&k), val_free(&v), val_free(&m), val_free(&d);
+  for (int i = 0; i < 3; i++) val_free(&out[i]);
+  return ok ? ST_OK : ST_FAULT;
+}
+
 static int do_let(Ref_ *R, Sub *s, const Op *op) {
+  if (op->ncarry) return do_tuple_let(R, s, op);
   if (op->e[FLD_VALUE]->is_ref) return ST_OK; /* a view alias: uses carry their own views */
   Value v = {0};
   bool ok = ev(R, s, op, op->e[FLD_VALUE], &v);
