@@ -16,6 +16,7 @@
 #include "debug_print.h"
 #include "../../lowering/scanops.h"
 #include "reference_scan.h"
+#include "reference_span.h"
 #include "run.h"
 #include "stream.h"
 
@@ -405,6 +406,8 @@ typedef struct {
   const Op *op;
   uint64_t gen;       /* this resolution (its PieceCache holds it while cache->gen == gen) */
   PieceCache *cache;
+  bool affine;        /* sp holds the view (reference_span.h): no walk per element */
+  RefSpan sp;
   char oob[400];
 } RV;
 
@@ -413,7 +416,7 @@ static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, i
   rv->v = v;
   rv->op = op;
   rv->gen = ++R->gen;
-  rv->cache = &R->cache[R->next_cache++ % NCACHE];
+  rv->cache = NULL;
   rv->reg = run_region(R->r, v->ref, core, subcore);
   rv->rank[0] = v->ref->rank;
   memcpy(rv->lvl[0], v->ref->shape, sizeof rv->lvl[0]);
@@ -441,6 +444,8 @@ static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, i
   }
   rv->n = 1;
   for (int d = 0; d < rv->rank[v->ntr]; d++) rv->n *= rv->lvl[v->ntr][d];
+  rv->affine = ref_span_build(v, (const int64_t(*)[MAX_RANK])rv->start, rv->rank, (const int64_t(*)[MAX_RANK])rv->lvl, rv->dt, &rv->sp);
+  if (!rv->affine) rv->cache = &R->cache[R->next_cache++ % NCACHE];
   return true;
 }
 
@@ -529,6 +534,11 @@ static bool locate(RV *rv, int level, const int64_t *idx, int lo, int nb, Piece 
 }
 
 static bool rv_element(RV *rv, int64_t i, Piece *pc, int *np) {
+  if (rv->affine) {
+    pc[0] = (Piece){ref_span_offset(&rv->sp, i), rv->sp.esize};
+    *np = 1;
+    return true;
+  }
   const PieceCache *c = rv->cache;
   if (c && c->gen == rv->gen) {
     *np = (int)(c->first[i + 1] - c->first[i]);
@@ -590,6 +600,7 @@ static void *grow_to(void *p, int64_t *cap, int64_t need, size_t size) {
 static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
   int top = rv->v->ntr;
   val_shape(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
+  if (rv->affine) return ref_span_read(rv->reg, rv->dt[top], &rv->sp, out->v, out->def), true;
   Piece pc[MAX_PIECES];
   int np;
   PieceCache *c = rv->cache;
@@ -609,6 +620,7 @@ static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
 }
 
 static bool view_write_lane(Ref_ *R, Sub *s, RV *rv, int64_t i, Cell c, bool def) {
+  if (rv->affine) return ref_span_write(rv->reg, rv->dt[rv->v->ntr], &rv->sp, i, c, def), true;
   Piece pc[MAX_PIECES];
   int np;
   if (!rv_element(rv, i, pc, &np)) return view_oob(R, s, rv);
@@ -622,18 +634,17 @@ static bool resolve_field(Ref_ *R, Sub *s, const Op *op, FieldId f, RV *rv) {
   return rv_resolve(R, s, op, (const View *)op->e[f]->view, s->core, s->subcore, rv);
 }
 
-static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add) {
+/* Stores x into the view whose elements hold old (read just before). */
+static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const Value *old) {
   Dtype t = rv->dt[rv->v->ntr];
-  Value old = tmp_take(R);
-  bool ok = view_read(R, s, rv, &old);
+  bool ok = true;
   for (int64_t i = 0; ok && i < rv->n; i++) {
     int64_t xi = val_lane(x, i);
-    bool def = x->def[xi] && (!add || old.def[i]);
+    bool def = x->def[xi] && (!add || old->def[i]);
     Cell c = alu_convert(x->dtype, t, x->v[xi]);
-    if (add && def) alu_binary(OP_ADD, t, t, old.v[i], c, &c);
+    if (add && def) alu_binary(OP_ADD, t, t, old->v[i], c, &c);
     ok = view_write_lane(R, s, rv, i, c, def);
   }
-  tmp_give(R, &old);
   return ok;
 }
 
@@ -663,7 +674,7 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   bool add = op->kind == OPK_ADDUPDATE;
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && ev(R, s, op, op->e[FLD_VALUE], &x) && view_read(R, s, &rv, &old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, &old);
-  ok = ok && store_value(R, s, &rv, &x, add) && log_new(R, s, op, &rv);
+  ok = ok && store_value(R, s, &rv, &x, add, &old) && log_new(R, s, op, &rv);
   if (ok && op->kind == OPK_SWAP) env_set(s, op->name[FLD_OUT], &old);
   tmp_give(R, &x);
   tmp_give(R, &old);

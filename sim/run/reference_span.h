@@ -1,0 +1,43 @@
+/* sim/run/reference_span.h -- the reference interpreter's affine views: a
+ * view whose every element is one whole element of its ref at
+ * base + sum(idx[d] * stride[d]) bytes, with all of them in bounds.
+ *
+ * A chain of basic indexings (slices and integers, no index arrays) and
+ * same-width bitcasts is affine.  ref_span_build decides it once per
+ * resolution from the evaluated starts and shapes and checks the bounds of
+ * the whole box at once (the first and last index of each dimension at
+ * every level); the interpreter then reads and writes the view without
+ * walking its levels per element.  Anything else (reshapes, widening or
+ * narrowing bitcasts, an out-of-bounds or empty view) is left to the
+ * element-by-element walk of sim/run/reference.c, which also words the
+ * out-of-bounds message. */
+#ifndef SC_REFERENCE_SPAN_H
+#define SC_REFERENCE_SPAN_H
+
+#include "../../lowering/index.h"
+#include "../../memory/memory.h"
+
+typedef struct {
+  int rank;
+  int64_t shape[MAX_RANK];
+  int64_t stride[MAX_RANK]; /* bytes */
+  int64_t base;             /* bytes: element 0's offset in the region */
+  int64_t n;                /* elements */
+  int esize;                /* bytes of an element */
+  bool contiguous;          /* row-major and dense: element i at base + i * esize */
+} RefSpan;
+
+/* Whether view v, resolved to the per-level starts, ranks, shapes and
+ * dtypes given (level 0 the ref, level k after v->tr[k - 1]), is affine
+ * and wholly in bounds; fills *sp when it is. */
+bool ref_span_build(const View *v, const int64_t (*start)[MAX_RANK], const int *rank, const int64_t (*lvl)[MAX_RANK],
+                    const Dtype *dt, RefSpan *sp);
+/* The byte offset of element i (row-major over sp->shape). */
+int64_t ref_span_offset(const RefSpan *sp, int64_t i);
+/* out (shaped as the view, of dtype t) := the view's elements and their
+ * definedness. */
+void ref_span_read(const Region *g, Dtype t, const RefSpan *sp, Cell *v, uint8_t *def);
+/* Element i := c (def) or undefined (!def: its bytes are left as they are). */
+void ref_span_write(Region *g, Dtype t, const RefSpan *sp, int64_t i, Cell c, bool def);
+
+#endif
