@@ -17,14 +17,16 @@
 #include "../../lowering/scanops.h"
 #include "reference_scan.h"
 #include "reference_span.h"
+#include "reference_expr.h"
 #include "run.h"
 #include "stream.h"
 
 #define MAX_FRAMES (64 + 4)
 #define MAX_PIECES 16
 
+/* A name's binding; allocated when first bound, so that a pointer to its
+ * value stays valid while other names are bound. */
 typedef struct {
-  const char *name;
   Value v;
 } Bind;
 
@@ -58,9 +60,8 @@ typedef struct {
   int core, subcore, idx;
   Frame fr[MAX_FRAMES];
   int depth;
-  Bind *env;
-  int nenv, capenv;
-  NameIndex slot; /* name -> its entry in env */
+  Bind **env;     /* by name id (Ref_.names); NULL: not bound */
+  int capenv;
   bool done;
   int barrier_gen; /* barriers passed */
   bool at_barrier;
@@ -98,6 +99,9 @@ typedef struct {
   Value pool[32]; /* temporaries' lanes kept for reuse (tmp_take, tmp_give) */
   int npool;
   const RunLimits *lim;
+  NameIndex names; /* every name bound or read: name -> its id */
+  int nnames;
+  RefProgs *progs; /* compiled expressions (reference_expr.h) */
 } Ref_;
 
 /* A temporary Value, with the lanes of one given back before (no heap
@@ -110,28 +114,38 @@ static void tmp_give(Ref_ *R, Value *v) {
 }
 
 /* ---- environment ----------------------------------------------------- */
-static Value *env_get(Sub *s, const char *name) {
-  int i = names_get(&s->slot, name);
-  return i >= 0 ? &s->env[i].v : NULL;
+static int name_id(Ref_ *R, const char *name) {
+  int id = names_get(&R->names, name);
+  if (id < 0) names_put(&R->names, name, id = R->nnames++);
+  return id;
 }
 
-static void env_set(Sub *s, const char *name, const Value *v) {
-  if (!name) return;
-  Value *slot = env_get(s, name);
-  if (!slot) {
-    if (s->nenv == s->capenv) {
-      int cap = s->capenv ? s->capenv * 2 : 16;
-      Bind *b = realloc(s->env, sizeof *b * (size_t)cap);
-      if (!b) abort();
-      memset(b + s->capenv, 0, sizeof *b * (size_t)(cap - s->capenv));
-      s->env = b;
-      s->capenv = cap;
-    }
-    names_put(&s->slot, name, s->nenv);
-    s->env[s->nenv].name = name;
-    slot = &s->env[s->nenv++].v;
+static Value *env_at(Sub *s, int id) { return id >= 0 && id < s->capenv && s->env[id] ? &s->env[id]->v : NULL; }
+static Value *env_get(Ref_ *R, Sub *s, const char *name) { return env_at(s, names_get(&R->names, name)); }
+
+/* The value name is bound to in s, bound (undefined, empty) if it was not. */
+static Value *env_slot(Ref_ *R, Sub *s, const char *name) {
+  int id = name_id(R, name);
+  if (id >= s->capenv) {
+    int cap = s->capenv ? s->capenv : 16;
+    while (cap <= id) cap *= 2;
+    Bind **b = realloc(s->env, sizeof *b * (size_t)cap);
+    if (!b) abort();
+    memset(b + s->capenv, 0, sizeof *b * (size_t)(cap - s->capenv));
+    s->env = b;
+    s->capenv = cap;
   }
-  val_copy(slot, v);
+  if (!s->env[id] && !(s->env[id] = calloc(1, sizeof *s->env[id]))) abort();
+  return &s->env[id]->v;
+}
+
+static void env_set(Ref_ *R, Sub *s, const char *name, const Value *v) {
+  if (name) val_copy(env_slot(R, s, name), v);
+}
+
+/* A loop variable's next value, set in place. */
+static void env_set_int32(Ref_ *R, Sub *s, const char *name, int64_t i) {
+  if (name) val_scalar(env_slot(R, s, name), DT_INT32, (Cell){.i = i});
 }
 
 /* ---- faults ---------------------------------------------------------- */
@@ -363,10 +377,10 @@ static bool ev(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case EX_BOOL: val_scalar(out, DT_BOOL, (Cell){.i = e->ival}); return true;
   case EX_NAME: {
     if (!strcmp(e->name, "core") || !strcmp(e->name, "subcore")) {
-      Value *b = env_get(s, e->name);
+      Value *b = env_get(R, s, e->name);
       if (!b) return val_scalar(out, DT_INT32, (Cell){.i = e->name[0] == 'c' ? s->core : s->subcore}), true;
     }
-    Value *b = env_get(s, e->name);
+    Value *b = env_get(R, s, e->name);
     if (!b) return fault(R, s, op, FAULT_UNINIT, "'%s' was bound only on a branch that did not run%s", e->name, "");
     val_copy(out, b);
     return true;
@@ -381,13 +395,52 @@ static bool ev(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   return fault(R, s, op, FAULT_UNINIT, "'%s' cannot be evaluated as a value%s", e->text ? e->text : "?", "");
 }
 
+/* ---- compiled expressions (reference_expr.h) --------------------------- */
+typedef struct {
+  Ref_ *R;
+  Sub *s;
+  const Op *op;
+} EvCtx;
+
+static bool hook_walk(void *ctx, const Expr *e, Value *out) {
+  EvCtx *c = ctx;
+  return ev(c->R, c->s, c->op, e, out);
+}
+
+/* ev's EX_NAME, without the copy. */
+static const Value *hook_name(void *ctx, const Expr *e, int id, Value *scratch) {
+  EvCtx *c = ctx;
+  const Value *b = env_at(c->s, id);
+  if (b) return b;
+  if (!strcmp(e->name, "core") || !strcmp(e->name, "subcore"))
+    return val_scalar(scratch, DT_INT32, (Cell){.i = e->name[0] == 'c' ? c->s->core : c->s->subcore}), scratch;
+  fault(c->R, c->s, c->op, FAULT_UNINIT, "'%s' was bound only on a branch that did not run%s", e->name, "");
+  return NULL;
+}
+
+static bool hook_divzero(void *ctx, const Expr *e) {
+  EvCtx *c = ctx;
+  return fault(c->R, c->s, c->op, FAULT_DIVZERO, "integer division by zero in '%s'%s", e->text ? e->text : "expression", "");
+}
+
+static int hook_name_id(void *ctx, const char *name) { return name_id(ctx, name); }
+
+static const RefExprHooks HOOKS = {hook_walk, hook_name, hook_divzero};
+
+/* The value of e as ev gives it, owned by the compiled form (valid until e
+ * is evaluated again); NULL after a fault. */
+static const Value *ev_top(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
+  EvCtx c = {R, s, op};
+  if (!R->progs) R->progs = ref_progs_new(hook_name_id, R);
+  return ref_progs_eval(R->progs, e, &HOOKS, &c);
+}
+
 /* A scalar that must be defined (an index, a bound, a condition). */
 static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
-  Value t = tmp_take(R);
-  bool ok = ev(R, s, op, e, &t);
-  if (ok && !t.def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
-  if (ok) *v = dtype_is_float(t.dtype) ? (int64_t)t.v[0].f : t.v[0].i;
-  tmp_give(R, &t);
+  const Value *t = ev_top(R, s, op, e);
+  bool ok = t != NULL;
+  if (ok && !t->def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
+  if (ok) *v = dtype_is_float(t->dtype) ? (int64_t)t->v[0].f : t->v[0].i;
   return ok;
 }
 
@@ -662,7 +715,7 @@ static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, &v);
   if (ok) {
     run_log(R->r, s->idx, op->id, EV_LOADED, &v);
-    env_set(s, op->name[FLD_OUT], &v);
+    env_set(R, s, op->name[FLD_OUT], &v);
   }
   tmp_give(R, &v);
   return ok;
@@ -670,13 +723,13 @@ static bool do_get(Ref_ *R, Sub *s, const Op *op) {
 
 static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
-  Value x = tmp_take(R), old = tmp_take(R);
+  Value old = tmp_take(R);
+  const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && ev(R, s, op, op->e[FLD_VALUE], &x) && view_read(R, s, &rv, &old);
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE])) && view_read(R, s, &rv, &old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, &old);
-  ok = ok && store_value(R, s, &rv, &x, add, &old) && log_new(R, s, op, &rv);
-  if (ok && op->kind == OPK_SWAP) env_set(s, op->name[FLD_OUT], &old);
-  tmp_give(R, &x);
+  ok = ok && store_value(R, s, &rv, x, add, &old) && log_new(R, s, op, &rv);
+  if (ok && op->kind == OPK_SWAP) env_set(R, s, op->name[FLD_OUT], &old);
   tmp_give(R, &old);
   return ok;
 }
@@ -714,7 +767,7 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
   }
   if (ok) {
     run_log(R->r, s->idx, op->id, load ? EV_LOADED : EV_OLD, &out);
-    if (load) env_set(s, op->name[FLD_OUT], &out);
+    if (load) env_set(R, s, op->name[FLD_OUT], &out);
     else ok = log_new(R, s, op, &rv);
   }
   val_free(&m);
@@ -779,7 +832,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   }
   if (ok && gather) {
     run_log(R->r, s->idx, op->id, EV_LOADED, &out);
-    env_set(s, op->name[FLD_OUT], &out);
+    env_set(R, s, op->name[FLD_OUT], &out);
   }
   for (int d = 0; d < ni; d++) val_free(&idx[d]);
   val_free(&m);
@@ -1043,7 +1096,7 @@ static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
     if (def) alu_binary(OP_ADD, DT_INT32, DT_INT32, old.v[0], alu_convert(x.dtype, DT_INT32, x.v[0]), &c);
     ok = view_write_lane(R, s, &rv, 0, c, def);
     run_log(R->r, s->idx, op->id, EV_OLD, &old);
-    env_set(s, op->name[FLD_OUT], &old);
+    env_set(R, s, op->name[FLD_OUT], &old);
     if (known == 1) R->next_atomic++;
   }
   val_free(&x);
@@ -1164,7 +1217,7 @@ static bool set_carries(Ref_ *R, Sub *s, const Op *op, Expr *const *vals, bool i
     val_free(&v[k]);
     v[k] = c;
   }
-  for (int k = 0; k < op->ncarry && ok; k++) env_set(s, op->carry[k], &v[k]);
+  for (int k = 0; k < op->ncarry && ok; k++) env_set(R, s, op->carry[k], &v[k]);
   for (int k = 0; k < op->ncarry; k++) val_free(&v[k]);
   free(v);
   return ok;
@@ -1194,10 +1247,7 @@ static int do_loop(Ref_ *R, Sub *s, const Op *op) {
   f->i = lo;
   f->hi = hi;
   f->step = step;
-  Value v = {0};
-  val_scalar(&v, DT_INT32, (Cell){.i = lo});
-  env_set(s, op->name[FLD_VAR], &v);
-  val_free(&v);
+  env_set_int32(R, s, op->name[FLD_VAR], lo);
   return ST_OK;
 }
 
@@ -1227,10 +1277,7 @@ static int next_iteration(Ref_ *R, Sub *s, Frame *f) {
     go = !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi);
     if (go) {
       f->i = next;
-      Value v = {0};
-      val_scalar(&v, DT_INT32, (Cell){.i = f->i});
-      env_set(s, op->name[FLD_VAR], &v);
-      val_free(&v);
+      env_set_int32(R, s, op->name[FLD_VAR], f->i);
     }
   }
   if (go) f->pc = 0;
@@ -1251,7 +1298,7 @@ static int do_let(Ref_ *R, Sub *s, const Op *op) {
   if (op->e[FLD_VALUE]->is_ref) return ST_OK; /* a view alias: uses carry their own views */
   Value v = {0};
   bool ok = ev(R, s, op, op->e[FLD_VALUE], &v);
-  if (ok) env_set(s, op->name[FLD_NAME], &v);
+  if (ok) env_set(R, s, op->name[FLD_NAME], &v);
   val_free(&v);
   return ok ? ST_OK : ST_FAULT;
 }
@@ -1307,10 +1354,7 @@ static int step(Ref_ *R, Sub *s) {
     if (f->loop && !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi)) {
       f->i = next;
       f->pc = 0;
-      Value v = {0};
-      val_scalar(&v, DT_INT32, (Cell){.i = f->i});
-      env_set(s, f->loop->name[FLD_VAR], &v);
-      val_free(&v);
+      env_set_int32(R, s, f->loop->name[FLD_VAR], f->i);
       continue;
     }
     s->depth--;
@@ -1480,9 +1524,9 @@ bool reference_close(struct RefRun *run) {
     if (!out->faulted && defer) land_pending(R);
   }
   for (int i = 0; i < R->nsub && R->subs; i++) {
-    for (int k = 0; k < R->subs[i].capenv; k++) val_free(&R->subs[i].env[k].v);
+    for (int k = 0; k < R->subs[i].capenv; k++)
+      if (R->subs[i].env[k]) val_free(&R->subs[i].env[k]->v), free(R->subs[i].env[k]);
     free(R->subs[i].env);
-    names_free(&R->subs[i].slot);
     for (Pending *pd = R->subs[i].pending, *nx; pd; pd = nx) {
       nx = pd->next;
       pend_free(pd);
@@ -1492,6 +1536,8 @@ bool reference_close(struct RefRun *run) {
   free(R->arrived);
   for (int i = 0; i < NCACHE; i++) free(R->cache[i].pc), free(R->cache[i].first);
   for (int i = 0; i < R->npool; i++) val_free(&R->pool[i]);
+  ref_progs_free(R->progs);
+  names_free(&R->names);
   free(R);
   return !out->faulted;
 }
