@@ -23,6 +23,7 @@
 
 #define MAX_FRAMES (64 + 4)
 #define MAX_PIECES 16
+#define NAME_CACHE 64
 
 /* A name's binding; allocated when first bound, so that a pointer to its
  * value stays valid while other names are bound. */
@@ -101,6 +102,8 @@ typedef struct {
   const RunLimits *lim;
   NameIndex names; /* every name bound or read: name -> its id */
   int nnames;
+  const char *nc_key[NAME_CACHE]; /* name_id's cache */
+  int nc_id[NAME_CACHE];
   RefProgs *progs; /* compiled expressions (reference_expr.h) */
 } Ref_;
 
@@ -114,9 +117,14 @@ static void tmp_give(Ref_ *R, Value *v) {
 }
 
 /* ---- environment ----------------------------------------------------- */
+/* The id of name, through a cache on the name's address (the same
+ * address is always the same name). */
 static int name_id(Ref_ *R, const char *name) {
+  unsigned h = (unsigned)((uintptr_t)name >> 3) % NAME_CACHE;
+  if (R->nc_key[h] == name) return R->nc_id[h];
   int id = names_get(&R->names, name);
   if (id < 0) names_put(&R->names, name, id = R->nnames++);
+  R->nc_key[h] = name, R->nc_id[h] = id;
   return id;
 }
 
@@ -691,6 +699,19 @@ static bool resolve_field(Ref_ *R, Sub *s, const Op *op, FieldId f, RV *rv) {
 static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const Value *old) {
   Dtype t = rv->dt[rv->v->ntr];
   bool ok = true;
+  if (rv->affine) { /* the lanes first, then one pass over the span */
+    Value nv = tmp_take(R);
+    val_shape(&nv, t, 1, &rv->n);
+    for (int64_t i = 0; i < rv->n; i++) {
+      int64_t xi = val_lane(x, i);
+      nv.def[i] = x->def[xi] && (!add || old->def[i]);
+      nv.v[i] = alu_convert(x->dtype, t, x->v[xi]);
+      if (add && nv.def[i]) alu_binary(OP_ADD, t, t, old->v[i], nv.v[i], &nv.v[i]);
+    }
+    ref_span_store(rv->reg, t, &rv->sp, nv.v, nv.def);
+    tmp_give(R, &nv);
+    return true;
+  }
   for (int64_t i = 0; ok && i < rv->n; i++) {
     int64_t xi = val_lane(x, i);
     bool def = x->def[xi] && (!add || old->def[i]);

@@ -85,10 +85,20 @@ static int compile(RefProgs *t, Prog *p, const Expr *e) {
 }
 
 /* ---- running -------------------------------------------------------------- */
+/* val_shape(out, t, like's shape), without clearing the definedness that
+ * every lane loop below writes. */
+static void shape_as(Value *out, Dtype t, const Value *like) {
+  if (like->n > out->cap) return val_shape(out, t, like->rank, like->shape);
+  out->dtype = t;
+  out->rank = like->rank;
+  memcpy(out->shape, like->shape, sizeof(int64_t) * (size_t)like->rank);
+  out->n = like->n;
+}
+
 static void run_unary(Step *s, const Value *a) {
   const Expr *e = s->e;
   Value *out = &s->val;
-  val_shape(out, e->ty, a->rank, a->shape);
+  shape_as(out, e->ty, a);
   for (int64_t i = 0; i < a->n; i++) {
     out->def[i] = a->def[i];
     out->v[i] = alu_unary(e->op, e->ty, alu_convert(a->dtype, e->op == OP_NOT ? a->dtype : e->ty, a->v[i]));
@@ -132,18 +142,18 @@ static bool run_binary(Step *s, const Value *a, const Value *b, const RefExprHoo
   const Expr *e = s->e;
   Value *out = &s->val;
   const Value *big = a->n >= b->n ? a : b;
-  val_shape(out, e->ty, big->rank, big->shape);
+  shape_as(out, e->ty, big);
   int64_t sa = a->n != 1, sb = b->n != 1; /* a scalar repeats (val_lane) */
+  for (int64_t i = 0; i < out->n; i++) out->def[i] = a->def[i * sa] && b->def[i * sb];
   if (int32_form(e, a, b)) {
-    for (int64_t i = 0; i < out->n; i++) {
-      out->def[i] = a->def[i * sa] && b->def[i * sb];
-      if (out->def[i]) int32_lane(e->op, a->v[i * sa].i, b->v[i * sb].i, &out->v[i].i);
-    }
+    if (e->op == OP_ADD) /* the commonest, without the switch per lane */
+      for (int64_t i = 0; i < out->n; i++) out->v[i].i = (int32_t)((uint32_t)a->v[i * sa].i + (uint32_t)b->v[i * sb].i);
+    else
+      for (int64_t i = 0; i < out->n; i++) int32_lane(e->op, a->v[i * sa].i, b->v[i * sb].i, &out->v[i].i);
     return true;
   }
   for (int64_t i = 0; i < out->n; i++) {
     Cell x = alu_convert(a->dtype, e->oty, a->v[i * sa]), y = alu_convert(b->dtype, e->oty, b->v[i * sb]);
-    out->def[i] = a->def[i * sa] && b->def[i * sb];
     if (out->def[i] && alu_binary(e->op, e->oty, e->ty, x, y, &out->v[i]) == ALU_DIVZERO) return h->divzero(ctx, e);
   }
   return true;

@@ -121,12 +121,27 @@ static Cell load(Dtype t, const uint8_t *b) {
   return dtype_load(t, b);
 }
 
+/* A dense span: one pass over its bytes, and one test of its definedness
+ * when all of it is defined. */
+static void read_dense(const Region *g, Dtype t, const RefSpan *sp, Cell *v, uint8_t *def) {
+  const uint8_t *b = g->bytes + sp->base;
+  if (t == DT_INT32)
+    for (int64_t i = 0; i < sp->n; i++) v[i] = load(DT_INT32, b + 4 * i);
+  else
+    for (int64_t i = 0; i < sp->n; i++) v[i] = dtype_load(t, b + i * sp->esize);
+  if (mem_range_defined(g, sp->base, sp->n * sp->esize)) {
+    memset(def, 1, (size_t)sp->n);
+    return;
+  }
+  for (int64_t i = 0; i < sp->n; i++) def[i] = bytes_defined(g, sp->base + i * sp->esize, sp->esize);
+}
+
 void ref_span_read(const Region *g, Dtype t, const RefSpan *sp, Cell *v, uint8_t *def) {
-  bool all = sp->contiguous && mem_range_defined(g, sp->base, sp->n * sp->esize);
+  if (sp->contiguous) return read_dense(g, t, sp, v, def);
   int64_t idx[MAX_RANK] = {0}, off = sp->base;
   for (int64_t i = 0; i < sp->n; i++) {
     v[i] = load(t, g->bytes + off);
-    def[i] = all || bytes_defined(g, off, sp->esize);
+    def[i] = bytes_defined(g, off, sp->esize);
     for (int d = sp->rank - 1; d >= 0; d--) { /* the next element, row-major */
       off += sp->stride[d];
       if (++idx[d] < sp->shape[d]) break;
@@ -158,5 +173,20 @@ void ref_span_write(Region *g, Dtype t, const RefSpan *sp, int64_t i, Cell c, bo
     memcpy(g->bytes + off, &w, 4);
   } else {
     dtype_store(t, c, g->bytes + off);
+  }
+}
+
+void ref_span_store(Region *g, Dtype t, const RefSpan *sp, const Cell *v, const uint8_t *def) {
+  bool all = sp->contiguous && t == DT_INT32;
+  for (int64_t i = 0; all && i < sp->n; i++) all = def[i];
+  if (!all) {
+    for (int64_t i = 0; i < sp->n; i++) ref_span_write(g, t, sp, i, v[i], def[i]);
+    return;
+  }
+  mem_set_defined(g, sp->base, sp->n * 4, true);
+  uint8_t *b = g->bytes + sp->base;
+  for (int64_t i = 0; i < sp->n; i++) {
+    int32_t w = (int32_t)v[i].i;
+    memcpy(b + 4 * i, &w, 4);
   }
 }

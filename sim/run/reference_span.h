@@ -39,5 +39,7 @@ int64_t ref_span_offset(const RefSpan *sp, int64_t i);
 void ref_span_read(const Region *g, Dtype t, const RefSpan *sp, Cell *v, uint8_t *def);
 /* Element i := c (def) or undefined (!def: its bytes are left as they are). */
 void ref_span_write(Region *g, Dtype t, const RefSpan *sp, int64_t i, Cell c, bool def);
+/* Every element i := v[i] as ref_span_write (a dense int32 span at once). */
+void ref_span_store(Region *g, Dtype t, const RefSpan *sp, const Cell *v, const uint8_t *def);
 
 #endif
