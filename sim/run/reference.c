@@ -55,6 +55,8 @@ typedef struct Pending {
   int64_t n;        /* elements */
   Piece *sp, *dp;   /* one piece list per element, MAX_PIECES each */
   int *nsp, *ndp;
+  bool span;        /* both views affine, element for element: ss and ds instead of the pieces */
+  RefSpan ss, ds;
 } Pending;
 
 typedef struct {
@@ -595,7 +597,7 @@ static bool locate(RV *rv, int level, const int64_t *idx, int lo, int nb, Piece 
 }
 
 static bool rv_element(RV *rv, int64_t i, Piece *pc, int *np) {
-  if (rv->affine) {
+  if (rv->affine && i < rv->n) { /* past the end the walk wraps, as unflat does */
     pc[0] = (Piece){ref_span_offset(&rv->sp, i), rv->sp.esize};
     *np = 1;
     return true;
@@ -894,6 +896,16 @@ static void pend_free(Pending *pd) {
   free(pd);
 }
 
+/* A plain copy between two affine views of the same element width and
+ * count: the spans instead of a piece list per element. */
+static bool pend_span(Pending *pd, const RV *sv, const RV *dv) {
+  if (!sv->affine || !dv->affine || sv->n != dv->n || sv->sp.esize != dv->sp.esize) return false;
+  pd->span = true;
+  pd->n = sv->n;
+  pd->ss = sv->sp, pd->ds = dv->sp;
+  return true;
+}
+
 /* Element i of the copy: src element si of sv, dst element di of dv. */
 static bool pend_pair(Ref_ *R, Sub *s, Pending *pd, int64_t i, RV *sv, int64_t si, RV *dv, int64_t di) {
   if (!rv_element(sv, si, pd->sp + i * MAX_PIECES, &pd->nsp[i])) return view_oob(R, s, sv);
@@ -937,6 +949,7 @@ static bool pend_indirect(Ref_ *R, Sub *s, const Op *op, Pending *pd, const DmaP
 }
 
 static void apply_pending(Pending *pd) {
+  if (pd->span) return ref_span_copy(pd->dst, &pd->ds, pd->src, &pd->ss, pd->dtype, pd->add);
   int sz = dtype_size(pd->dtype);
   for (int64_t i = 0; i < pd->n; i++) {
     Cell c, cur;
@@ -991,8 +1004,8 @@ static bool dma_start(Ref_ *R, Sub *s, const Op *op, const View *src, const View
     ok = pend_indirect(R, s, op, pd, pl, &srv, &drv);
     pd->bytes = view_bytes(pl->gather ? &drv : &srv);
   } else {
-    ok = pend_alloc(pd, srv.n);
-    for (int64_t i = 0; ok && i < srv.n; i++) ok = pend_pair(R, s, pd, i, &srv, i, &drv, i);
+    ok = pend_span(pd, &srv, &drv) || pend_alloc(pd, srv.n);
+    for (int64_t i = 0; ok && !pd->span && i < srv.n; i++) ok = pend_pair(R, s, pd, i, &srv, i, &drv, i);
     pd->bytes = view_bytes(&drv);
   }
   if (ok && sem) ok = sem_locate(R, s, op, sem, s->core, s->subcore, &pd->sem, &pd->sem_off);

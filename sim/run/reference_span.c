@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "../../isa/value.h"
+
 /* The per-dimension range [lo, hi] of indices reached at one level. */
 typedef struct {
   int64_t lo[MAX_RANK], hi[MAX_RANK];
@@ -188,5 +190,31 @@ void ref_span_store(Region *g, Dtype t, const RefSpan *sp, const Cell *v, const 
   for (int64_t i = 0; i < sp->n; i++) {
     int32_t w = (int32_t)v[i].i;
     memcpy(b + 4 * i, &w, 4);
+  }
+}
+
+/* Whether the dense spans a (in g) and b (in h) share no byte. */
+static bool apart(const Region *g, const RefSpan *a, const Region *h, const RefSpan *b) {
+  int64_t na = a->n * a->esize, nb = b->n * b->esize;
+  return g != h || a->base + na <= b->base || b->base + nb <= a->base;
+}
+
+void ref_span_copy(Region *dst, const RefSpan *ds, const Region *src, const RefSpan *ss, Dtype t, bool add) {
+  if (!add && t == DT_INT32 && ss->contiguous && ds->contiguous && apart(src, ss, dst, ds) &&
+      mem_range_defined(src, ss->base, ss->n * 4)) { /* the same bytes, all defined */
+    memcpy(dst->bytes + ds->base, src->bytes + ss->base, (size_t)ss->n * 4);
+    mem_set_defined(dst, ds->base, ds->n * 4, true);
+    return;
+  }
+  for (int64_t i = 0; i < ss->n; i++) { /* element by element, in order: overlapping spans see earlier writes */
+    int64_t so = ref_span_offset(ss, i), dof = ref_span_offset(ds, i);
+    Cell c = load(t, src->bytes + so), cur;
+    bool def = bytes_defined(src, so, ss->esize);
+    if (add) {
+      cur = load(t, dst->bytes + dof);
+      alu_binary(OP_ADD, t, t, cur, c, &c);
+      def = def && bytes_defined(dst, dof, ds->esize);
+    }
+    ref_span_write(dst, t, ds, i, c, def);
   }
 }

@@ -41,5 +41,9 @@ void ref_span_read(const Region *g, Dtype t, const RefSpan *sp, Cell *v, uint8_t
 void ref_span_write(Region *g, Dtype t, const RefSpan *sp, int64_t i, Cell c, bool def);
 /* Every element i := v[i] as ref_span_write (a dense int32 span at once). */
 void ref_span_store(Region *g, Dtype t, const RefSpan *sp, const Cell *v, const uint8_t *def);
+/* A DMA's landing (SPEC §7.10, §9.1): element i of ds := element i of ss
+ * (+ its old value when add), of dtype t, in order; an element with an
+ * undefined byte makes its destination undefined. */
+void ref_span_copy(Region *dst, const RefSpan *ds, const Region *src, const RefSpan *ss, Dtype t, bool add);
 
 #endif
