@@ -992,8 +992,9 @@ static bool dma_start(Ref_ *R, Sub *s, const Op *op, const View *src, const View
   const View *dv = pl->indirect && !pl->gather ? pl->flat : dst;
   RV srv, drv;
   if (!rv_resolve(R, s, op, sv, s->core, s->subcore, &srv) || !rv_resolve(R, s, op, dv, s->core, s->subcore, &drv)) return false;
-  Pending *pd = calloc(1, sizeof *pd);
+  Pending local, *pd = sem ? malloc(sizeof *pd) : &local; /* a sync_copy lands at once: no heap record */
   if (!pd) abort();
+  memset(pd, 0, sizeof *pd);
   pd->op = op;
   pd->src = srv.reg;
   pd->dst = drv.reg;
@@ -1011,7 +1012,8 @@ static bool dma_start(Ref_ *R, Sub *s, const Op *op, const View *src, const View
   if (ok && sem) ok = sem_locate(R, s, op, sem, s->core, s->subcore, &pd->sem, &pd->sem_off);
   if (!ok || !sem) {
     if (ok) apply_pending(pd);
-    pend_free(pd);
+    if (pd == &local) free(pd->sp), free(pd->dp), free(pd->nsp), free(pd->ndp);
+    else pend_free(pd);
     return ok;
   }
   sem_add(pd->sem, pd->sem_off, pd->bytes);
