@@ -5,8 +5,12 @@
  * (with the checker's types and views) and the lane arithmetic of
  * isa/value.c.  Every view element is located by walking the view's
  * transforms back to the underlying ref, checking each level's bounds
- * (§9.2); DMAs are applied at their wait (§7.10); subcores take turns, each
- * running until it blocks on a barrier, a semaphore or a DMA wait. */
+ * (§9.2), except in a view reference_span.c shows affine and in bounds as
+ * a whole, which is read and written as one span; expressions run as the
+ * step lists of reference_expr.c, which hand what they do not cover back
+ * to the tree walk below (ev).  DMAs are applied at their wait (§7.10);
+ * subcores take turns, each running until it blocks on a barrier, a
+ * semaphore or a DMA wait. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
