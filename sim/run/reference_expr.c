@@ -63,6 +63,15 @@ static bool constant(const Expr *e, Value *v) {
   return true;
 }
 
+/* A literal operand of a binary operator, converted once to the dtype the
+ * operands promote to (what the lane loop would do to it every run). */
+static void preconvert(Prog *p, int k, Dtype oty) {
+  Value *v = &p->st[k].val;
+  if (p->st[k].kind != SK_CONST || v->dtype == oty) return;
+  for (int64_t i = 0; i < v->n; i++) v->v[i] = alu_convert(v->dtype, oty, v->v[i]);
+  v->dtype = oty;
+}
+
 static int compile(RefProgs *t, Prog *p, const Expr *e) {
   Value c = {0};
   if (constant(e, &c)) {
@@ -79,6 +88,7 @@ static int compile(RefProgs *t, Prog *p, const Expr *e) {
     int a = compile(t, p, e->a), b = e->kind == EX_BINARY ? compile(t, p, e->b) : -1;
     int k = add_step(p, e->kind == EX_UNARY ? SK_UNARY : SK_BINARY, e);
     p->st[k].a = a, p->st[k].b = b;
+    if (e->kind == EX_BINARY) preconvert(p, a, e->oty), preconvert(p, b, e->oty);
     return k;
   }
   return add_step(p, SK_WALK, e);
