@@ -620,6 +620,11 @@ static bool rv_element(RV *rv, int64_t i, Piece *pc, int *np) {
 }
 
 static bool read_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell *c, uint8_t *def) {
+  if (np == 1 && pc[0].n == dtype_size(t)) { /* one whole element in place: the same bytes without the copy */
+    *c = dtype_load(t, g->bytes + pc[0].off);
+    *def = mem_range_defined(g, pc[0].off, pc[0].n);
+    return true;
+  }
   uint8_t buf[16];
   int k = 0;
   bool d = true;
@@ -634,6 +639,11 @@ static bool read_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell *c, ui
 }
 
 static void write_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell c) {
+  if (np == 1 && pc[0].n == dtype_size(t)) { /* one whole element in place */
+    mem_set_defined(g, pc[0].off, pc[0].n, true);
+    dtype_store(t, c, g->bytes + pc[0].off);
+    return;
+  }
   uint8_t buf[16];
   dtype_store(t, c, buf);
   int k = 0;
@@ -711,7 +721,7 @@ static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const
     for (int64_t i = 0; i < rv->n; i++) {
       int64_t xi = val_lane(x, i);
       nv.def[i] = x->def[xi] && (!add || old->def[i]);
-      nv.v[i] = alu_convert(x->dtype, t, x->v[xi]);
+      nv.v[i] = x->dtype == t ? x->v[xi] : alu_convert(x->dtype, t, x->v[xi]); /* alu_convert's own shortcut, inline */
       if (add && nv.def[i]) alu_binary(OP_ADD, t, t, old->v[i], nv.v[i], &nv.v[i]);
     }
     ref_span_store(rv->reg, t, &rv->sp, nv.v, nv.def);
@@ -761,31 +771,33 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   return ok;
 }
 
-static bool eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *m) {
-  if (!ev(R, s, op, e, m)) return false;
-  for (int64_t i = 0; i < m->n; i++)
-    if (!m->def[i]) return uninit_lane(R, s, op, "mask", m, i);
-  return true;
+/* A mask that must be defined in every lane; NULL after a fault. */
+static const Value *eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
+  const Value *m = ev_top(R, s, op, e);
+  for (int64_t i = 0; m && i < m->n; i++)
+    if (!m->def[i]) return uninit_lane(R, s, op, "mask", m, i), NULL;
+  return m;
 }
 
 /* load_expanded: out[p_k] = M[k]; store_compressed: M[k] = x[p_k] with the
  * old value expanded the same way; the add form adds. */
 static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
-  Value m = {0}, x = {0}, mem = {0}, out = {0};
+  const Value *m = NULL, *x = NULL;
+  Value mem = {0}, out = {0};
   bool load = op->kind == OPK_LOAD_EXPANDED, add = op->kind == OPK_ADDUPDATE_COMPRESSED;
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && eval_mask(R, s, op, op->e[FLD_MASK], &m) &&
-            (load || ev(R, s, op, op->e[FLD_VALUE], &x)) && view_read(R, s, &rv, &mem);
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (m = eval_mask(R, s, op, op->e[FLD_MASK])) &&
+            (load || (x = ev_top(R, s, op, op->e[FLD_VALUE]))) && view_read(R, s, &rv, &mem);
   if (ok) {
     Dtype t = rv.v->ref->dtype; /* §8.3: the underlying ref's dtype */
     val_shape(&out, load ? t : mem.dtype, mem.rank, mem.shape);
-    for (int64_t i = 0, k = 0; i < m.n; i++) {
-      if (!alu_truthy(m.dtype, m.v[i])) continue;
+    for (int64_t i = 0, k = 0; i < m->n; i++) {
+      if (!alu_truthy(m->dtype, m->v[i])) continue;
       out.v[i] = mem.v[k];
       out.def[i] = mem.def[k];
       if (!load) {
-        bool def = x.def[i] && (!add || mem.def[k]);
-        Cell c = alu_convert(x.dtype, mem.dtype, x.v[i]);
+        bool def = x->def[i] && (!add || mem.def[k]);
+        Cell c = alu_convert(x->dtype, mem.dtype, x->v[i]);
         if (add && def) alu_binary(OP_ADD, mem.dtype, mem.dtype, mem.v[k], c, &c);
         if (!(ok = view_write_lane(R, s, &rv, k, c, def))) break;
       }
@@ -797,8 +809,6 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
     if (load) env_set(R, s, op->name[FLD_OUT], &out);
     else ok = log_new(R, s, op, &rv);
   }
-  val_free(&m);
-  val_free(&x);
   val_free(&mem);
   val_free(&out);
   return ok;
@@ -809,23 +819,24 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
   int ni = op->nlist[FLD_INDICES];
-  Value idx[MAX_RANK] = {{0}}, m = {0}, x = {0}, out = {0};
+  const Value *idx[MAX_RANK] = {0}, *m = NULL, *x = NULL;
+  Value out = tmp_take(R);
   bool ok = resolve_field(R, s, op, FLD_REF, &rv);
-  for (int d = 0; ok && d < ni; d++) ok = ev(R, s, op, op->list[FLD_INDICES][d], &idx[d]);
-  if (ok && (op->has & F(MASK))) ok = eval_mask(R, s, op, op->e[FLD_MASK], &m);
-  if (ok && !gather) ok = ev(R, s, op, op->e[FLD_VALUE], &x);
-  int64_t n = ni ? idx[0].n : 0;
+  for (int d = 0; ok && d < ni; d++) ok = (idx[d] = ev_top(R, s, op, op->list[FLD_INDICES][d])) != NULL;
+  if (ok && (op->has & F(MASK))) ok = (m = eval_mask(R, s, op, op->e[FLD_MASK])) != NULL;
+  if (ok && !gather) ok = (x = ev_top(R, s, op, op->e[FLD_VALUE])) != NULL;
+  int64_t n = ok && ni ? idx[0]->n : 0;
   Dtype t = rv.dt[rv.v->ntr];
   if (ok) val_shape(&out, t, 1, &n);
   for (int64_t k = 0; ok && k < n; k++) {
-    if ((op->has & F(MASK)) && !alu_truthy(m.dtype, m.v[k])) continue;
+    if ((op->has & F(MASK)) && !alu_truthy(m->dtype, m->v[k])) continue;
     int64_t at[MAX_RANK], flat = 0;
     for (int d = 0; d < ni; d++) {
-      if (!idx[d].def[k]) {
-        ok = uninit_lane(R, s, op, "indices", &idx[d], k);
+      if (!idx[d]->def[k]) {
+        ok = uninit_lane(R, s, op, "indices", idx[d], k);
         break;
       }
-      at[d] = idx[d].v[k].i;
+      at[d] = idx[d]->v[k].i;
       if (at[d] < 0 || at[d] >= rv.lvl[rv.v->ntr][d]) {
         char msg[200];
         snprintf(msg, sizeof msg, "lane %lld indexes %lld in dimension %d of size %lld of %s '%s'", (long long)k, (long long)at[d], d,
@@ -849,11 +860,11 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
       out.v[k] = cur, out.def[k] = def;
       continue;
     }
-    if (!x.def[k] || (add && !def)) { /* the element becomes undefined (SPEC §10.1) */
+    if (!x->def[k] || (add && !def)) { /* the element becomes undefined (SPEC §10.1) */
       undef_pieces(rv.reg, pc, np);
       continue;
     }
-    Cell c = alu_convert(x.dtype, t, x.v[k]);
+    Cell c = alu_convert(x->dtype, t, x->v[k]);
     if (add) alu_binary(OP_ADD, t, t, cur, c, &c);
     write_pieces(rv.reg, t, pc, np, c);
   }
@@ -861,10 +872,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
     run_log(R->r, s->idx, op->id, EV_LOADED, &out);
     env_set(R, s, op->name[FLD_OUT], &out);
   }
-  for (int d = 0; d < ni; d++) val_free(&idx[d]);
-  val_free(&m);
-  val_free(&x);
-  val_free(&out);
+  tmp_give(R, &out);
   return ok;
 }
 
@@ -1336,11 +1344,9 @@ static int do_when(Ref_ *R, Sub *s, const Op *op) {
 
 static int do_let(Ref_ *R, Sub *s, const Op *op) {
   if (op->e[FLD_VALUE]->is_ref) return ST_OK; /* a view alias: uses carry their own views */
-  Value v = {0};
-  bool ok = ev(R, s, op, op->e[FLD_VALUE], &v);
-  if (ok) env_set(R, s, op->name[FLD_NAME], &v);
-  val_free(&v);
-  return ok ? ST_OK : ST_FAULT;
+  const Value *v = ev_top(R, s, op, op->e[FLD_VALUE]);
+  if (v) env_set(R, s, op->name[FLD_NAME], v);
+  return v ? ST_OK : ST_FAULT;
 }
 
 static int exec_op(Ref_ *R, Sub *s, const Op *op) {
