@@ -621,8 +621,8 @@ static bool rv_element(RV *rv, int64_t i, Piece *pc, int *np) {
 
 static bool read_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell *c, uint8_t *def) {
   if (np == 1 && pc[0].n == dtype_size(t)) { /* one whole element in place: the same bytes without the copy */
-    *c = dtype_load(t, g->bytes + pc[0].off);
-    *def = mem_range_defined(g, pc[0].off, pc[0].n);
+    *c = ref_load(t, g->bytes + pc[0].off);
+    *def = ref_bytes_defined(g, pc[0].off, pc[0].n);
     return true;
   }
   uint8_t buf[16];
@@ -640,8 +640,8 @@ static bool read_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell *c, ui
 
 static void write_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell c) {
   if (np == 1 && pc[0].n == dtype_size(t)) { /* one whole element in place */
-    mem_set_defined(g, pc[0].off, pc[0].n, true);
-    dtype_store(t, c, g->bytes + pc[0].off);
+    ref_set_defined(g, pc[0].off, pc[0].n, true);
+    ref_store(t, c, g->bytes + pc[0].off);
     return;
   }
   uint8_t buf[16];

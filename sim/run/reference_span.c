@@ -106,44 +106,28 @@ int64_t ref_span_offset(const RefSpan *sp, int64_t i) {
   return off;
 }
 
-/* Whether the n (<= 8) bytes at off are all defined. */
-static bool bytes_defined(const Region *g, int64_t off, int n) {
-  unsigned m = ((1u << n) - 1u) << (off & 7);
-  const uint8_t *p = g->defined + (off >> 3);
-  unsigned have = m > 0xff ? (unsigned)p[0] | (unsigned)p[1] << 8 : p[0]; /* a second byte only when the range reaches it */
-  return (have & m) == m;
-}
-
-static Cell load(Dtype t, const uint8_t *b) {
-  if (t == DT_INT32) { /* dtype_load of an int32: the word, sign-extended */
-    int32_t w;
-    memcpy(&w, b, 4);
-    return (Cell){.i = w};
-  }
-  return dtype_load(t, b);
-}
 
 /* A dense span: one pass over its bytes, and one test of its definedness
  * when all of it is defined. */
 static void read_dense(const Region *g, Dtype t, const RefSpan *sp, Cell *v, uint8_t *def) {
   const uint8_t *b = g->bytes + sp->base;
   if (t == DT_INT32)
-    for (int64_t i = 0; i < sp->n; i++) v[i] = load(DT_INT32, b + 4 * i);
+    for (int64_t i = 0; i < sp->n; i++) v[i] = ref_load(DT_INT32, b + 4 * i);
   else
     for (int64_t i = 0; i < sp->n; i++) v[i] = dtype_load(t, b + i * sp->esize);
   if (mem_range_defined(g, sp->base, sp->n * sp->esize)) {
     memset(def, 1, (size_t)sp->n);
     return;
   }
-  for (int64_t i = 0; i < sp->n; i++) def[i] = bytes_defined(g, sp->base + i * sp->esize, sp->esize);
+  for (int64_t i = 0; i < sp->n; i++) def[i] = ref_bytes_defined(g, sp->base + i * sp->esize, sp->esize);
 }
 
 void ref_span_read(const Region *g, Dtype t, const RefSpan *sp, Cell *v, uint8_t *def) {
   if (sp->contiguous) return read_dense(g, t, sp, v, def);
   int64_t idx[MAX_RANK] = {0}, off = sp->base;
   for (int64_t i = 0; i < sp->n; i++) {
-    v[i] = load(t, g->bytes + off);
-    def[i] = bytes_defined(g, off, sp->esize);
+    v[i] = ref_load(t, g->bytes + off);
+    def[i] = ref_bytes_defined(g, off, sp->esize);
     for (int d = sp->rank - 1; d >= 0; d--) { /* the next element, row-major */
       off += sp->stride[d];
       if (++idx[d] < sp->shape[d]) break;
@@ -153,29 +137,10 @@ void ref_span_read(const Region *g, Dtype t, const RefSpan *sp, Cell *v, uint8_t
   }
 }
 
-/* Marks the n (<= 8) bytes at off defined or not. */
-static void set_defined(Region *g, int64_t off, int n, bool def) {
-  unsigned m = ((1u << n) - 1u) << (off & 7);
-  uint8_t *p = g->defined + (off >> 3);
-  if (def) {
-    p[0] |= (uint8_t)m;
-    if (m > 0xff) p[1] |= (uint8_t)(m >> 8);
-  } else {
-    p[0] &= (uint8_t)~m;
-    if (m > 0xff) p[1] &= (uint8_t)~(m >> 8);
-  }
-}
-
 void ref_span_write(Region *g, Dtype t, const RefSpan *sp, int64_t i, Cell c, bool def) {
   int64_t off = ref_span_offset(sp, i);
-  set_defined(g, off, sp->esize, def);
-  if (!def) return;
-  if (t == DT_INT32) { /* dtype_store of an int32: the low word */
-    int32_t w = (int32_t)c.i;
-    memcpy(g->bytes + off, &w, 4);
-  } else {
-    dtype_store(t, c, g->bytes + off);
-  }
+  ref_set_defined(g, off, sp->esize, def);
+  if (def) ref_store(t, c, g->bytes + off);
 }
 
 void ref_span_store(Region *g, Dtype t, const RefSpan *sp, const Cell *v, const uint8_t *def) {
@@ -208,12 +173,12 @@ void ref_span_copy(Region *dst, const RefSpan *ds, const Region *src, const RefS
   }
   for (int64_t i = 0; i < ss->n; i++) { /* element by element, in order: overlapping spans see earlier writes */
     int64_t so = ref_span_offset(ss, i), dof = ref_span_offset(ds, i);
-    Cell c = load(t, src->bytes + so), cur;
-    bool def = bytes_defined(src, so, ss->esize);
+    Cell c = ref_load(t, src->bytes + so), cur;
+    bool def = ref_bytes_defined(src, so, ss->esize);
     if (add) {
-      cur = load(t, dst->bytes + dof);
+      cur = ref_load(t, dst->bytes + dof);
       alu_binary(OP_ADD, t, t, cur, c, &c);
-      def = def && bytes_defined(dst, dof, ds->esize);
+      def = def && ref_bytes_defined(dst, dof, ds->esize);
     }
     ref_span_write(dst, t, ds, i, c, def);
   }

@@ -17,6 +17,8 @@
 #include "../../lowering/index.h"
 #include "../../memory/memory.h"
 
+#include <string.h>
+
 typedef struct {
   int rank;
   int64_t shape[MAX_RANK];
@@ -26,6 +28,47 @@ typedef struct {
   int esize;                /* bytes of an element */
   bool contiguous;          /* row-major and dense: element i at base + i * esize */
 } RefSpan;
+
+/* Element access at a byte offset (also for the walk's one-piece
+ * elements): whether the n (<= 8) bytes at off are all defined, marking
+ * them, and an element's value as dtype_load / dtype_store give it (an
+ * int32 as a word). */
+static inline bool ref_bytes_defined(const Region *g, int64_t off, int n) {
+  unsigned m = ((1u << n) - 1u) << (off & 7);
+  const uint8_t *p = g->defined + (off >> 3);
+  unsigned have = m > 0xff ? (unsigned)p[0] | (unsigned)p[1] << 8 : p[0]; /* a second byte only when the range reaches it */
+  return (have & m) == m;
+}
+
+static inline void ref_set_defined(Region *g, int64_t off, int n, bool def) {
+  unsigned m = ((1u << n) - 1u) << (off & 7);
+  uint8_t *p = g->defined + (off >> 3);
+  if (def) {
+    p[0] |= (uint8_t)m;
+    if (m > 0xff) p[1] |= (uint8_t)(m >> 8);
+  } else {
+    p[0] &= (uint8_t)~m;
+    if (m > 0xff) p[1] &= (uint8_t)~(m >> 8);
+  }
+}
+
+static inline Cell ref_load(Dtype t, const uint8_t *b) {
+  if (t == DT_INT32) {
+    int32_t w;
+    memcpy(&w, b, 4);
+    return (Cell){.i = w};
+  }
+  return dtype_load(t, b);
+}
+
+static inline void ref_store(Dtype t, Cell c, uint8_t *b) {
+  if (t == DT_INT32) {
+    int32_t w = (int32_t)c.i; /* dtype_fit of an int32: the low word */
+    memcpy(b, &w, 4);
+  } else {
+    dtype_store(t, c, b);
+  }
+}
 
 /* Whether view v, resolved to the per-level starts, ranks, shapes and
  * dtypes given (level 0 the ref, level k after v->tr[k - 1]), is affine
