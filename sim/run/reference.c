@@ -5,8 +5,12 @@
  * (with the checker's types and views) and the lane arithmetic of
  * isa/value.c.  Every view element is located by walking the view's
  * transforms back to the underlying ref, checking each level's bounds
- * (§9.2); DMAs are applied at their wait (§7.10); subcores take turns, each
- * running until it blocks on a barrier, a semaphore or a DMA wait. */
+ * (§9.2), except in a view reference_span.c shows affine and in bounds as
+ * a whole, which is read and written as one span; expressions run as the
+ * step lists of reference_expr.c, which hand what they do not cover back
+ * to the tree walk below (ev).  DMAs are applied at their wait (§7.10);
+ * subcores take turns, each running until it blocks on a barrier, a
+ * semaphore or a DMA wait. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +20,18 @@
 #include "debug_print.h"
 #include "../../lowering/scanops.h"
 #include "reference_scan.h"
+#include "reference_span.h"
+#include "reference_expr.h"
 #include "run.h"
 #include "stream.h"
 
 #define MAX_FRAMES (64 + 4)
 #define MAX_PIECES 16
+#define NAME_CACHE 64
 
+/* A name's binding; allocated when first bound, so that a pointer to its
+ * value stays valid while other names are bound. */
 typedef struct {
-  const char *name;
   Value v;
 } Bind;
 
@@ -51,15 +59,16 @@ typedef struct Pending {
   int64_t n;        /* elements */
   Piece *sp, *dp;   /* one piece list per element, MAX_PIECES each */
   int *nsp, *ndp;
+  bool span;        /* both views affine, element for element: ss and ds instead of the pieces */
+  RefSpan ss, ds;
 } Pending;
 
 typedef struct {
   int core, subcore, idx;
   Frame fr[MAX_FRAMES];
   int depth;
-  Bind *env;
-  int nenv, capenv;
-  NameIndex slot; /* name -> its entry in env */
+  Bind **env;     /* by name id (Ref_.names); NULL: not bound */
+  int capenv;
   bool done;
   int barrier_gen; /* barriers passed */
   bool at_barrier;
@@ -97,6 +106,11 @@ typedef struct {
   Value pool[32]; /* temporaries' lanes kept for reuse (tmp_take, tmp_give) */
   int npool;
   const RunLimits *lim;
+  NameIndex names; /* every name bound or read: name -> its id */
+  int nnames;
+  const char *nc_key[NAME_CACHE]; /* name_id's cache */
+  int nc_id[NAME_CACHE];
+  RefProgs *progs; /* compiled expressions (reference_expr.h) */
 } Ref_;
 
 /* A temporary Value, with the lanes of one given back before (no heap
@@ -109,28 +123,43 @@ static void tmp_give(Ref_ *R, Value *v) {
 }
 
 /* ---- environment ----------------------------------------------------- */
-static Value *env_get(Sub *s, const char *name) {
-  int i = names_get(&s->slot, name);
-  return i >= 0 ? &s->env[i].v : NULL;
+/* The id of name, through a cache on the name's address (the same
+ * address is always the same name). */
+static int name_id(Ref_ *R, const char *name) {
+  unsigned h = (unsigned)((uintptr_t)name >> 3) % NAME_CACHE;
+  if (R->nc_key[h] == name) return R->nc_id[h];
+  int id = names_get(&R->names, name);
+  if (id < 0) names_put(&R->names, name, id = R->nnames++);
+  R->nc_key[h] = name, R->nc_id[h] = id;
+  return id;
 }
 
-static void env_set(Sub *s, const char *name, const Value *v) {
-  if (!name) return;
-  Value *slot = env_get(s, name);
-  if (!slot) {
-    if (s->nenv == s->capenv) {
-      int cap = s->capenv ? s->capenv * 2 : 16;
-      Bind *b = realloc(s->env, sizeof *b * (size_t)cap);
-      if (!b) abort();
-      memset(b + s->capenv, 0, sizeof *b * (size_t)(cap - s->capenv));
-      s->env = b;
-      s->capenv = cap;
-    }
-    names_put(&s->slot, name, s->nenv);
-    s->env[s->nenv].name = name;
-    slot = &s->env[s->nenv++].v;
+static Value *env_at(Sub *s, int id) { return id >= 0 && id < s->capenv && s->env[id] ? &s->env[id]->v : NULL; }
+static Value *env_get(Ref_ *R, Sub *s, const char *name) { return env_at(s, names_get(&R->names, name)); }
+
+/* The value name is bound to in s, bound (undefined, empty) if it was not. */
+static Value *env_slot(Ref_ *R, Sub *s, const char *name) {
+  int id = name_id(R, name);
+  if (id >= s->capenv) {
+    int cap = s->capenv ? s->capenv : 16;
+    while (cap <= id) cap *= 2;
+    Bind **b = realloc(s->env, sizeof *b * (size_t)cap);
+    if (!b) abort();
+    memset(b + s->capenv, 0, sizeof *b * (size_t)(cap - s->capenv));
+    s->env = b;
+    s->capenv = cap;
   }
-  val_copy(slot, v);
+  if (!s->env[id] && !(s->env[id] = calloc(1, sizeof *s->env[id]))) abort();
+  return &s->env[id]->v;
+}
+
+static void env_set(Ref_ *R, Sub *s, const char *name, const Value *v) {
+  if (name) val_copy(env_slot(R, s, name), v);
+}
+
+/* A loop variable's next value, set in place. */
+static void env_set_int32(Ref_ *R, Sub *s, const char *name, int64_t i) {
+  if (name) val_scalar(env_slot(R, s, name), DT_INT32, (Cell){.i = i});
 }
 
 /* ---- faults ---------------------------------------------------------- */
@@ -372,10 +401,10 @@ static bool ev(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   case EX_BOOL: val_scalar(out, DT_BOOL, (Cell){.i = e->ival}); return true;
   case EX_NAME: {
     if (!strcmp(e->name, "core") || !strcmp(e->name, "subcore")) {
-      Value *b = env_get(s, e->name);
+      Value *b = env_get(R, s, e->name);
       if (!b) return val_scalar(out, DT_INT32, (Cell){.i = e->name[0] == 'c' ? s->core : s->subcore}), true;
     }
-    Value *b = env_get(s, e->name);
+    Value *b = env_get(R, s, e->name);
     if (!b) return fault(R, s, op, FAULT_UNINIT, "'%s' was bound only on a branch that did not run%s", e->name, "");
     val_copy(out, b);
     return true;
@@ -390,13 +419,52 @@ static bool ev(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *out) {
   return fault(R, s, op, FAULT_UNINIT, "'%s' cannot be evaluated as a value%s", e->text ? e->text : "?", "");
 }
 
+/* ---- compiled expressions (reference_expr.h) --------------------------- */
+typedef struct {
+  Ref_ *R;
+  Sub *s;
+  const Op *op;
+} EvCtx;
+
+static bool hook_walk(void *ctx, const Expr *e, Value *out) {
+  EvCtx *c = ctx;
+  return ev(c->R, c->s, c->op, e, out);
+}
+
+/* ev's EX_NAME, without the copy. */
+static const Value *hook_name(void *ctx, const Expr *e, int id, Value *scratch) {
+  EvCtx *c = ctx;
+  const Value *b = env_at(c->s, id);
+  if (b) return b;
+  if (!strcmp(e->name, "core") || !strcmp(e->name, "subcore"))
+    return val_scalar(scratch, DT_INT32, (Cell){.i = e->name[0] == 'c' ? c->s->core : c->s->subcore}), scratch;
+  fault(c->R, c->s, c->op, FAULT_UNINIT, "'%s' was bound only on a branch that did not run%s", e->name, "");
+  return NULL;
+}
+
+static bool hook_divzero(void *ctx, const Expr *e) {
+  EvCtx *c = ctx;
+  return fault(c->R, c->s, c->op, FAULT_DIVZERO, "integer division by zero in '%s'%s", e->text ? e->text : "expression", "");
+}
+
+static int hook_name_id(void *ctx, const char *name) { return name_id(ctx, name); }
+
+static const RefExprHooks HOOKS = {hook_walk, hook_name, hook_divzero};
+
+/* The value of e as ev gives it, owned by the compiled form (valid until e
+ * is evaluated again); NULL after a fault. */
+static const Value *ev_top(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
+  EvCtx c = {R, s, op};
+  if (!R->progs) R->progs = ref_progs_new(hook_name_id, R);
+  return ref_progs_eval(R->progs, e, &HOOKS, &c);
+}
+
 /* A scalar that must be defined (an index, a bound, a condition). */
 static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
-  Value t = tmp_take(R);
-  bool ok = ev(R, s, op, e, &t);
-  if (ok && !t.def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
-  if (ok) *v = dtype_is_float(t.dtype) ? (int64_t)t.v[0].f : t.v[0].i;
-  tmp_give(R, &t);
+  const Value *t = ev_top(R, s, op, e);
+  bool ok = t != NULL;
+  if (ok && !t->def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
+  if (ok) *v = dtype_is_float(t->dtype) ? (int64_t)t->v[0].f : t->v[0].i;
   return ok;
 }
 
@@ -415,6 +483,8 @@ typedef struct {
   const Op *op;
   uint64_t gen;       /* this resolution (its PieceCache holds it while cache->gen == gen) */
   PieceCache *cache;
+  bool affine;        /* sp holds the view (reference_span.h): no walk per element */
+  RefSpan sp;
   char oob[400];
 } RV;
 
@@ -423,7 +493,7 @@ static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, i
   rv->v = v;
   rv->op = op;
   rv->gen = ++R->gen;
-  rv->cache = &R->cache[R->next_cache++ % NCACHE];
+  rv->cache = NULL;
   rv->reg = run_region(R->r, v->ref, core, subcore);
   rv->rank[0] = v->ref->rank;
   memcpy(rv->lvl[0], v->ref->shape, sizeof rv->lvl[0]);
@@ -451,6 +521,8 @@ static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, i
   }
   rv->n = 1;
   for (int d = 0; d < rv->rank[v->ntr]; d++) rv->n *= rv->lvl[v->ntr][d];
+  rv->affine = ref_span_build(v, (const int64_t(*)[MAX_RANK])rv->start, rv->rank, (const int64_t(*)[MAX_RANK])rv->lvl, rv->dt, &rv->sp);
+  if (!rv->affine) rv->cache = &R->cache[R->next_cache++ % NCACHE];
   return true;
 }
 
@@ -539,6 +611,11 @@ static bool locate(RV *rv, int level, const int64_t *idx, int lo, int nb, Piece 
 }
 
 static bool rv_element(RV *rv, int64_t i, Piece *pc, int *np) {
+  if (rv->affine && i < rv->n) { /* past the end the walk wraps, as unflat does */
+    pc[0] = (Piece){ref_span_offset(&rv->sp, i), rv->sp.esize};
+    *np = 1;
+    return true;
+  }
   const PieceCache *c = rv->cache;
   if (c && c->gen == rv->gen) {
     *np = (int)(c->first[i + 1] - c->first[i]);
@@ -553,6 +630,11 @@ static bool rv_element(RV *rv, int64_t i, Piece *pc, int *np) {
 }
 
 static bool read_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell *c, uint8_t *def) {
+  if (np == 1 && pc[0].n == dtype_size(t)) { /* one whole element in place: the same bytes without the copy */
+    *c = ref_load(t, g->bytes + pc[0].off);
+    *def = ref_bytes_defined(g, pc[0].off, pc[0].n);
+    return true;
+  }
   uint8_t buf[16];
   int k = 0;
   bool d = true;
@@ -567,6 +649,11 @@ static bool read_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell *c, ui
 }
 
 static void write_pieces(Region *g, Dtype t, const Piece *pc, int np, Cell c) {
+  if (np == 1 && pc[0].n == dtype_size(t)) { /* one whole element in place */
+    ref_set_defined(g, pc[0].off, pc[0].n, true);
+    ref_store(t, c, g->bytes + pc[0].off);
+    return;
+  }
   uint8_t buf[16];
   dtype_store(t, c, buf);
   int k = 0;
@@ -600,6 +687,7 @@ static void *grow_to(void *p, int64_t *cap, int64_t need, size_t size) {
 static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
   int top = rv->v->ntr;
   val_shape(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
+  if (rv->affine) return ref_span_read(rv->reg, rv->dt[top], &rv->sp, out->v, out->def), true;
   Piece pc[MAX_PIECES];
   int np;
   PieceCache *c = rv->cache;
@@ -619,6 +707,7 @@ static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
 }
 
 static bool view_write_lane(Ref_ *R, Sub *s, RV *rv, int64_t i, Cell c, bool def) {
+  if (rv->affine) return ref_span_write(rv->reg, rv->dt[rv->v->ntr], &rv->sp, i, c, def), true;
   Piece pc[MAX_PIECES];
   int np;
   if (!rv_element(rv, i, pc, &np)) return view_oob(R, s, rv);
@@ -632,18 +721,30 @@ static bool resolve_field(Ref_ *R, Sub *s, const Op *op, FieldId f, RV *rv) {
   return rv_resolve(R, s, op, (const View *)op->e[f]->view, s->core, s->subcore, rv);
 }
 
-static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add) {
+/* Stores x into the view whose elements hold old (read just before). */
+static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const Value *old) {
   Dtype t = rv->dt[rv->v->ntr];
-  Value old = tmp_take(R);
-  bool ok = view_read(R, s, rv, &old);
+  bool ok = true;
+  if (rv->affine) { /* the lanes first, then one pass over the span */
+    Value nv = tmp_take(R);
+    val_shape(&nv, t, 1, &rv->n);
+    for (int64_t i = 0; i < rv->n; i++) {
+      int64_t xi = val_lane(x, i);
+      nv.def[i] = x->def[xi] && (!add || old->def[i]);
+      nv.v[i] = x->dtype == t ? x->v[xi] : alu_convert(x->dtype, t, x->v[xi]); /* alu_convert's own shortcut, inline */
+      if (add && nv.def[i]) alu_binary(OP_ADD, t, t, old->v[i], nv.v[i], &nv.v[i]);
+    }
+    ref_span_store(rv->reg, t, &rv->sp, nv.v, nv.def);
+    tmp_give(R, &nv);
+    return true;
+  }
   for (int64_t i = 0; ok && i < rv->n; i++) {
     int64_t xi = val_lane(x, i);
-    bool def = x->def[xi] && (!add || old.def[i]);
+    bool def = x->def[xi] && (!add || old->def[i]);
     Cell c = alu_convert(x->dtype, t, x->v[xi]);
-    if (add && def) alu_binary(OP_ADD, t, t, old.v[i], c, &c);
+    if (add && def) alu_binary(OP_ADD, t, t, old->v[i], c, &c);
     ok = view_write_lane(R, s, rv, i, c, def);
   }
-  tmp_give(R, &old);
   return ok;
 }
 
@@ -661,7 +762,7 @@ static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, &v);
   if (ok) {
     run_log(R->r, s->idx, op->id, EV_LOADED, &v);
-    env_set(s, op->name[FLD_OUT], &v);
+    env_set(R, s, op->name[FLD_OUT], &v);
   }
   tmp_give(R, &v);
   return ok;
@@ -669,42 +770,44 @@ static bool do_get(Ref_ *R, Sub *s, const Op *op) {
 
 static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
-  Value x = tmp_take(R), old = tmp_take(R);
+  Value old = tmp_take(R);
+  const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && ev(R, s, op, op->e[FLD_VALUE], &x) && view_read(R, s, &rv, &old);
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE])) && view_read(R, s, &rv, &old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, &old);
-  ok = ok && store_value(R, s, &rv, &x, add) && log_new(R, s, op, &rv);
-  if (ok && op->kind == OPK_SWAP) env_set(s, op->name[FLD_OUT], &old);
-  tmp_give(R, &x);
+  ok = ok && store_value(R, s, &rv, x, add, &old) && log_new(R, s, op, &rv);
+  if (ok && op->kind == OPK_SWAP) env_set(R, s, op->name[FLD_OUT], &old);
   tmp_give(R, &old);
   return ok;
 }
 
-static bool eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value *m) {
-  if (!ev(R, s, op, e, m)) return false;
-  for (int64_t i = 0; i < m->n; i++)
-    if (!m->def[i]) return uninit_lane(R, s, op, "mask", m, i);
-  return true;
+/* A mask that must be defined in every lane; NULL after a fault. */
+static const Value *eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
+  const Value *m = ev_top(R, s, op, e);
+  for (int64_t i = 0; m && i < m->n; i++)
+    if (!m->def[i]) return uninit_lane(R, s, op, "mask", m, i), NULL;
+  return m;
 }
 
 /* load_expanded: out[p_k] = M[k]; store_compressed: M[k] = x[p_k] with the
  * old value expanded the same way; the add form adds. */
 static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
-  Value m = {0}, x = {0}, mem = {0}, out = {0};
+  const Value *m = NULL, *x = NULL;
+  Value mem = {0}, out = {0};
   bool load = op->kind == OPK_LOAD_EXPANDED, add = op->kind == OPK_ADDUPDATE_COMPRESSED;
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && eval_mask(R, s, op, op->e[FLD_MASK], &m) &&
-            (load || ev(R, s, op, op->e[FLD_VALUE], &x)) && view_read(R, s, &rv, &mem);
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (m = eval_mask(R, s, op, op->e[FLD_MASK])) &&
+            (load || (x = ev_top(R, s, op, op->e[FLD_VALUE]))) && view_read(R, s, &rv, &mem);
   if (ok) {
     Dtype t = rv.v->ref->dtype; /* §8.3: the underlying ref's dtype */
     val_shape(&out, load ? t : mem.dtype, mem.rank, mem.shape);
-    for (int64_t i = 0, k = 0; i < m.n; i++) {
-      if (!alu_truthy(m.dtype, m.v[i])) continue;
+    for (int64_t i = 0, k = 0; i < m->n; i++) {
+      if (!alu_truthy(m->dtype, m->v[i])) continue;
       out.v[i] = mem.v[k];
       out.def[i] = mem.def[k];
       if (!load) {
-        bool def = x.def[i] && (!add || mem.def[k]);
-        Cell c = alu_convert(x.dtype, mem.dtype, x.v[i]);
+        bool def = x->def[i] && (!add || mem.def[k]);
+        Cell c = alu_convert(x->dtype, mem.dtype, x->v[i]);
         if (add && def) alu_binary(OP_ADD, mem.dtype, mem.dtype, mem.v[k], c, &c);
         if (!(ok = view_write_lane(R, s, &rv, k, c, def))) break;
       }
@@ -713,11 +816,9 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
   }
   if (ok) {
     run_log(R->r, s->idx, op->id, load ? EV_LOADED : EV_OLD, &out);
-    if (load) env_set(s, op->name[FLD_OUT], &out);
+    if (load) env_set(R, s, op->name[FLD_OUT], &out);
     else ok = log_new(R, s, op, &rv);
   }
-  val_free(&m);
-  val_free(&x);
   val_free(&mem);
   val_free(&out);
   return ok;
@@ -728,23 +829,24 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
   int ni = op->nlist[FLD_INDICES];
-  Value idx[MAX_RANK] = {{0}}, m = {0}, x = {0}, out = {0};
+  const Value *idx[MAX_RANK] = {0}, *m = NULL, *x = NULL;
+  Value out = tmp_take(R);
   bool ok = resolve_field(R, s, op, FLD_REF, &rv);
-  for (int d = 0; ok && d < ni; d++) ok = ev(R, s, op, op->list[FLD_INDICES][d], &idx[d]);
-  if (ok && (op->has & F(MASK))) ok = eval_mask(R, s, op, op->e[FLD_MASK], &m);
-  if (ok && !gather) ok = ev(R, s, op, op->e[FLD_VALUE], &x);
-  int64_t n = ni ? idx[0].n : 0;
+  for (int d = 0; ok && d < ni; d++) ok = (idx[d] = ev_top(R, s, op, op->list[FLD_INDICES][d])) != NULL;
+  if (ok && (op->has & F(MASK))) ok = (m = eval_mask(R, s, op, op->e[FLD_MASK])) != NULL;
+  if (ok && !gather) ok = (x = ev_top(R, s, op, op->e[FLD_VALUE])) != NULL;
+  int64_t n = ok && ni ? idx[0]->n : 0;
   Dtype t = rv.dt[rv.v->ntr];
   if (ok) val_shape(&out, t, 1, &n);
   for (int64_t k = 0; ok && k < n; k++) {
-    if ((op->has & F(MASK)) && !alu_truthy(m.dtype, m.v[k])) continue;
+    if ((op->has & F(MASK)) && !alu_truthy(m->dtype, m->v[k])) continue;
     int64_t at[MAX_RANK], flat = 0;
     for (int d = 0; d < ni; d++) {
-      if (!idx[d].def[k]) {
-        ok = uninit_lane(R, s, op, "indices", &idx[d], k);
+      if (!idx[d]->def[k]) {
+        ok = uninit_lane(R, s, op, "indices", idx[d], k);
         break;
       }
-      at[d] = idx[d].v[k].i;
+      at[d] = idx[d]->v[k].i;
       if (at[d] < 0 || at[d] >= rv.lvl[rv.v->ntr][d]) {
         char msg[200];
         snprintf(msg, sizeof msg, "lane %lld indexes %lld in dimension %d of size %lld of %s '%s'", (long long)k, (long long)at[d], d,
@@ -768,22 +870,19 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
       out.v[k] = cur, out.def[k] = def;
       continue;
     }
-    if (!x.def[k] || (add && !def)) { /* the element becomes undefined (SPEC §10.1) */
+    if (!x->def[k] || (add && !def)) { /* the element becomes undefined (SPEC §10.1) */
       undef_pieces(rv.reg, pc, np);
       continue;
     }
-    Cell c = alu_convert(x.dtype, t, x.v[k]);
+    Cell c = alu_convert(x->dtype, t, x->v[k]);
     if (add) alu_binary(OP_ADD, t, t, cur, c, &c);
     write_pieces(rv.reg, t, pc, np, c);
   }
   if (ok && gather) {
     run_log(R->r, s->idx, op->id, EV_LOADED, &out);
-    env_set(s, op->name[FLD_OUT], &out);
+    env_set(R, s, op->name[FLD_OUT], &out);
   }
-  for (int d = 0; d < ni; d++) val_free(&idx[d]);
-  val_free(&m);
-  val_free(&x);
-  val_free(&out);
+  tmp_give(R, &out);
   return ok;
 }
 
@@ -817,6 +916,16 @@ static void pend_free(Pending *pd) {
   free(pd->nsp);
   free(pd->ndp);
   free(pd);
+}
+
+/* A plain copy between two affine views of the same element width and
+ * count: the spans instead of a piece list per element. */
+static bool pend_span(Pending *pd, const RV *sv, const RV *dv) {
+  if (!sv->affine || !dv->affine || sv->n != dv->n || sv->sp.esize != dv->sp.esize) return false;
+  pd->span = true;
+  pd->n = sv->n;
+  pd->ss = sv->sp, pd->ds = dv->sp;
+  return true;
 }
 
 /* Element i of the copy: src element si of sv, dst element di of dv. */
@@ -862,6 +971,7 @@ static bool pend_indirect(Ref_ *R, Sub *s, const Op *op, Pending *pd, const DmaP
 }
 
 static void apply_pending(Pending *pd) {
+  if (pd->span) return ref_span_copy(pd->dst, &pd->ds, pd->src, &pd->ss, pd->dtype, pd->add);
   int sz = dtype_size(pd->dtype);
   for (int64_t i = 0; i < pd->n; i++) {
     Cell c, cur;
@@ -904,8 +1014,9 @@ static bool dma_start(Ref_ *R, Sub *s, const Op *op, const View *src, const View
   const View *dv = pl->indirect && !pl->gather ? pl->flat : dst;
   RV srv, drv;
   if (!rv_resolve(R, s, op, sv, s->core, s->subcore, &srv) || !rv_resolve(R, s, op, dv, s->core, s->subcore, &drv)) return false;
-  Pending *pd = calloc(1, sizeof *pd);
+  Pending local, *pd = sem ? malloc(sizeof *pd) : &local; /* a sync_copy lands at once: no heap record */
   if (!pd) abort();
+  memset(pd, 0, sizeof *pd);
   pd->op = op;
   pd->src = srv.reg;
   pd->dst = drv.reg;
@@ -916,14 +1027,15 @@ static bool dma_start(Ref_ *R, Sub *s, const Op *op, const View *src, const View
     ok = pend_indirect(R, s, op, pd, pl, &srv, &drv);
     pd->bytes = view_bytes(pl->gather ? &drv : &srv);
   } else {
-    ok = pend_alloc(pd, srv.n);
-    for (int64_t i = 0; ok && i < srv.n; i++) ok = pend_pair(R, s, pd, i, &srv, i, &drv, i);
+    ok = pend_span(pd, &srv, &drv) || pend_alloc(pd, srv.n);
+    for (int64_t i = 0; ok && !pd->span && i < srv.n; i++) ok = pend_pair(R, s, pd, i, &srv, i, &drv, i);
     pd->bytes = view_bytes(&drv);
   }
   if (ok && sem) ok = sem_locate(R, s, op, sem, s->core, s->subcore, &pd->sem, &pd->sem_off);
   if (!ok || !sem) {
     if (ok) apply_pending(pd);
-    pend_free(pd);
+    if (pd == &local) free(pd->sp), free(pd->dp), free(pd->nsp), free(pd->ndp);
+    else pend_free(pd);
     return ok;
   }
   sem_add(pd->sem, pd->sem_off, pd->bytes);
@@ -1042,7 +1154,7 @@ static int do_fetch_and_add(Ref_ *R, Sub *s, const Op *op) {
     if (def) alu_binary(OP_ADD, DT_INT32, DT_INT32, old.v[0], alu_convert(x.dtype, DT_INT32, x.v[0]), &c);
     ok = view_write_lane(R, s, &rv, 0, c, def);
     run_log(R->r, s->idx, op->id, EV_OLD, &old);
-    env_set(s, op->name[FLD_OUT], &old);
+    env_set(R, s, op->name[FLD_OUT], &old);
     if (known == 1) R->next_atomic++;
   }
   val_free(&x);
@@ -1163,7 +1275,7 @@ static bool set_carries(Ref_ *R, Sub *s, const Op *op, Expr *const *vals, bool i
     val_free(&v[k]);
     v[k] = c;
   }
-  for (int k = 0; k < op->ncarry && ok; k++) env_set(s, op->carry[k], &v[k]);
+  for (int k = 0; k < op->ncarry && ok; k++) env_set(R, s, op->carry[k], &v[k]);
   for (int k = 0; k < op->ncarry; k++) val_free(&v[k]);
   free(v);
   return ok;
@@ -1193,10 +1305,7 @@ static int do_loop(Ref_ *R, Sub *s, const Op *op) {
   f->i = lo;
   f->hi = hi;
   f->step = step;
-  Value v = {0};
-  val_scalar(&v, DT_INT32, (Cell){.i = lo});
-  env_set(s, op->name[FLD_VAR], &v);
-  val_free(&v);
+  env_set_int32(R, s, op->name[FLD_VAR], lo);
   return ST_OK;
 }
 
@@ -1226,10 +1335,7 @@ static int next_iteration(Ref_ *R, Sub *s, Frame *f) {
     go = !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi);
     if (go) {
       f->i = next;
-      Value v = {0};
-      val_scalar(&v, DT_INT32, (Cell){.i = f->i});
-      env_set(s, op->name[FLD_VAR], &v);
-      val_free(&v);
+      env_set_int32(R, s, op->name[FLD_VAR], f->i);
     }
   }
   if (go) f->pc = 0;
@@ -1280,11 +1386,9 @@ static int do_tuple_let(Ref_ *R, Sub *s, const Op *op) {
 static int do_let(Ref_ *R, Sub *s, const Op *op) {
   if (op->ncarry) return do_tuple_let(R, s, op);
   if (op->e[FLD_VALUE]->is_ref) return ST_OK; /* a view alias: uses carry their own views */
-  Value v = {0};
-  bool ok = ev(R, s, op, op->e[FLD_VALUE], &v);
-  if (ok) env_set(s, op->name[FLD_NAME], &v);
-  val_free(&v);
-  return ok ? ST_OK : ST_FAULT;
+  const Value *v = ev_top(R, s, op, op->e[FLD_VALUE]);
+  if (v) env_set(R, s, op->name[FLD_NAME], v);
+  return v ? ST_OK : ST_FAULT;
 }
 
 static int exec_op(Ref_ *R, Sub *s, const Op *op) {
@@ -1338,10 +1442,7 @@ static int step(Ref_ *R, Sub *s) {
     if (f->loop && !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi)) {
       f->i = next;
       f->pc = 0;
-      Value v = {0};
-      val_scalar(&v, DT_INT32, (Cell){.i = f->i});
-      env_set(s, f->loop->name[FLD_VAR], &v);
-      val_free(&v);
+      env_set_int32(R, s, f->loop->name[FLD_VAR], f->i);
       continue;
     }
     s->depth--;
@@ -1511,9 +1612,9 @@ bool reference_close(struct RefRun *run) {
     if (!out->faulted && defer) land_pending(R);
   }
   for (int i = 0; i < R->nsub && R->subs; i++) {
-    for (int k = 0; k < R->subs[i].capenv; k++) val_free(&R->subs[i].env[k].v);
+    for (int k = 0; k < R->subs[i].capenv; k++)
+      if (R->subs[i].env[k]) val_free(&R->subs[i].env[k]->v), free(R->subs[i].env[k]);
     free(R->subs[i].env);
-    names_free(&R->subs[i].slot);
     for (Pending *pd = R->subs[i].pending, *nx; pd; pd = nx) {
       nx = pd->next;
       pend_free(pd);
@@ -1523,6 +1624,8 @@ bool reference_close(struct RefRun *run) {
   free(R->arrived);
   for (int i = 0; i < NCACHE; i++) free(R->cache[i].pc), free(R->cache[i].first);
   for (int i = 0; i < R->npool; i++) val_free(&R->pool[i]);
+  ref_progs_free(R->progs);
+  names_free(&R->names);
   free(R);
   return !out->faulted;
 }

@@ -1,0 +1,249 @@
+/* sim/run/reference_expr.c -- compiled expressions of the reference
+ * interpreter (see reference_expr.h).  The lane loops are those of the
+ * tree walk in reference.c (ev_binary, ev_unary), over operands the
+ * earlier steps hold. */
+#include "reference_expr.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { SK_CONST, SK_NAME, SK_UNARY, SK_BINARY, SK_WALK } StepKind;
+
+typedef struct {
+  StepKind kind;
+  const Expr *e;
+  int a, b;          /* the operands' steps */
+  int id;            /* SK_NAME: the name's id */
+  Value val;         /* the lanes this step owns */
+  const Value *res;  /* this run's result: &val, or a binding (SK_NAME) */
+} Step;
+
+typedef struct {
+  Step *st;
+  int n, cap;
+} Prog;
+
+struct RefProgs {
+  const Expr **key; /* open addressing on the node's address */
+  Prog **prog;
+  int n, cap;
+  int (*name_id)(void *ctx, const char *name);
+  void *ctx;
+};
+
+static void *xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q) abort();
+  return q;
+}
+
+/* ---- compiling ----------------------------------------------------------- */
+static int add_step(Prog *p, StepKind k, const Expr *e) {
+  if (p->n == p->cap) {
+    p->cap = p->cap ? 2 * p->cap : 8;
+    p->st = xrealloc(p->st, sizeof *p->st * (size_t)p->cap);
+  }
+  Step *s = &p->st[p->n];
+  memset(s, 0, sizeof *s);
+  s->kind = k, s->e = e;
+  return p->n++;
+}
+
+/* A literal as the walk makes it (ev: EX_INT, EX_FLOAT, EX_BOOL), or
+ * iota of a literal length (ev_iota). */
+static bool constant(const Expr *e, Value *v) {
+  if (e->kind == EX_INT) return val_scalar(v, DT_INT64, (Cell){.i = e->ival}), true;
+  if (e->kind == EX_FLOAT) return val_scalar(v, DT_FLOAT64, (Cell){.f = e->fval}), true;
+  if (e->kind == EX_BOOL) return val_scalar(v, DT_BOOL, (Cell){.i = e->ival}), true;
+  if (e->kind != EX_CALL || e->builtin != BI_IOTA || e->nargs < 1 || e->args[0]->kind != EX_INT) return false;
+  int64_t n = e->args[0]->ival;
+  val_shape(v, DT_INT32, 1, &n);
+  for (int64_t i = 0; i < n; i++) v->v[i].i = i, v->def[i] = 1;
+  return true;
+}
+
+/* A literal operand of a binary operator, converted once to the dtype the
+ * operands promote to (what the lane loop would do to it every run). */
+static void preconvert(Prog *p, int k, Dtype oty) {
+  Value *v = &p->st[k].val;
+  if (p->st[k].kind != SK_CONST || v->dtype == oty) return;
+  for (int64_t i = 0; i < v->n; i++) v->v[i] = alu_convert(v->dtype, oty, v->v[i]);
+  v->dtype = oty;
+}
+
+static int compile(RefProgs *t, Prog *p, const Expr *e) {
+  Value c = {0};
+  if (constant(e, &c)) {
+    int k = add_step(p, SK_CONST, e);
+    p->st[k].val = c;
+    return k;
+  }
+  if (e->kind == EX_NAME) {
+    int k = add_step(p, SK_NAME, e);
+    p->st[k].id = t->name_id(t->ctx, e->name);
+    return k;
+  }
+  if (e->kind == EX_UNARY || e->kind == EX_BINARY) {
+    int a = compile(t, p, e->a), b = e->kind == EX_BINARY ? compile(t, p, e->b) : -1;
+    int k = add_step(p, e->kind == EX_UNARY ? SK_UNARY : SK_BINARY, e);
+    p->st[k].a = a, p->st[k].b = b;
+    if (e->kind == EX_BINARY) preconvert(p, a, e->oty), preconvert(p, b, e->oty);
+    return k;
+  }
+  return add_step(p, SK_WALK, e);
+}
+
+/* ---- running -------------------------------------------------------------- */
+/* val_shape(out, t, like's shape), without clearing the definedness that
+ * every lane loop below writes. */
+static void shape_as(Value *out, Dtype t, const Value *like) {
+  if (like->n > out->cap) return val_shape(out, t, like->rank, like->shape);
+  out->dtype = t;
+  out->rank = like->rank;
+  memcpy(out->shape, like->shape, sizeof(int64_t) * (size_t)like->rank);
+  out->n = like->n;
+}
+
+static void run_unary(Step *s, const Value *a) {
+  const Expr *e = s->e;
+  Value *out = &s->val;
+  shape_as(out, e->ty, a);
+  for (int64_t i = 0; i < a->n; i++) {
+    out->def[i] = a->def[i];
+    out->v[i] = alu_unary(e->op, e->ty, alu_convert(a->dtype, e->op == OP_NOT ? a->dtype : e->ty, a->v[i]));
+    if (e->op == OP_NOT) out->v[i] = alu_unary(OP_NOT, a->dtype, a->v[i]);
+  }
+}
+
+/* int32 operands and an int32 or bool result: the ALU's wrap and compare
+ * without its conversions; false for an operator left to alu_binary. */
+static bool int32_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
+  uint32_t u = (uint32_t)x, w = (uint32_t)y;
+  switch (op) {
+  case OP_ADD: *r = (int32_t)(u + w); return true;
+  case OP_SUB: *r = (int32_t)(u - w); return true;
+  case OP_MUL: *r = (int32_t)(u * w); return true;
+  case OP_BAND: *r = (int32_t)(u & w); return true;
+  case OP_BOR: *r = (int32_t)(u | w); return true;
+  case OP_BXOR: *r = (int32_t)(u ^ w); return true;
+  case OP_EQ: *r = x == y; return true;
+  case OP_NE: *r = x != y; return true;
+  case OP_LT: *r = x < y; return true;
+  case OP_LE: *r = x <= y; return true;
+  case OP_GT: *r = x > y; return true;
+  case OP_GE: *r = x >= y; return true;
+  case OP_OR: case OP_AND: case OP_SHL: case OP_SHR: case OP_DIV: case OP_FLOORDIV: case OP_MOD: /* alu_binary's */
+  case OP_NEG: case OP_POS: case OP_INVERT: case OP_NOT: case OP_NONE: break;
+  }
+  return false;
+}
+
+static bool is_cmp(ExprOp op) { return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
+
+/* Whether the int32 lane loop computes e exactly as alu_binary would. */
+static bool int32_form(const Expr *e, const Value *a, const Value *b) {
+  int64_t r;
+  if (a->dtype != DT_INT32 || b->dtype != DT_INT32 || e->oty != DT_INT32 || !int32_lane(e->op, 0, 0, &r)) return false;
+  return e->ty == (is_cmp(e->op) ? DT_BOOL : DT_INT32);
+}
+
+static bool run_binary(Step *s, const Value *a, const Value *b, const RefExprHooks *h, void *ctx) {
+  const Expr *e = s->e;
+  Value *out = &s->val;
+  const Value *big = a->n >= b->n ? a : b;
+  shape_as(out, e->ty, big);
+  int64_t sa = a->n != 1, sb = b->n != 1; /* a scalar repeats (val_lane) */
+  for (int64_t i = 0; i < out->n; i++) out->def[i] = a->def[i * sa] && b->def[i * sb];
+  if (int32_form(e, a, b)) {
+    if (e->op == OP_ADD) /* the commonest, without the switch per lane */
+      for (int64_t i = 0; i < out->n; i++) out->v[i].i = (int32_t)((uint32_t)a->v[i * sa].i + (uint32_t)b->v[i * sb].i);
+    else
+      for (int64_t i = 0; i < out->n; i++) int32_lane(e->op, a->v[i * sa].i, b->v[i * sb].i, &out->v[i].i);
+    return true;
+  }
+  for (int64_t i = 0; i < out->n; i++) {
+    Cell x = alu_convert(a->dtype, e->oty, a->v[i * sa]), y = alu_convert(b->dtype, e->oty, b->v[i * sb]);
+    if (out->def[i] && alu_binary(e->op, e->oty, e->ty, x, y, &out->v[i]) == ALU_DIVZERO) return h->divzero(ctx, e);
+  }
+  return true;
+}
+
+static const Value *run(Prog *p, const RefExprHooks *h, void *ctx) {
+  for (int k = 0; k < p->n; k++) {
+    Step *s = &p->st[k];
+    switch (s->kind) {
+    case SK_CONST: s->res = &s->val; break;
+    case SK_NAME:
+      if (!(s->res = h->name(ctx, s->e, s->id, &s->val))) return NULL;
+      break;
+    case SK_UNARY: run_unary(s, p->st[s->a].res), s->res = &s->val; break;
+    case SK_BINARY:
+      if (!run_binary(s, p->st[s->a].res, p->st[s->b].res, h, ctx)) return NULL;
+      s->res = &s->val;
+      break;
+    case SK_WALK:
+      if (!h->walk(ctx, s->e, &s->val)) return NULL;
+      s->res = &s->val;
+      break;
+    }
+  }
+  return p->st[p->n - 1].res;
+}
+
+/* ---- the table -------------------------------------------------------------- */
+RefProgs *ref_progs_new(int (*name_id)(void *ctx, const char *name), void *ctx) {
+  RefProgs *t = calloc(1, sizeof *t);
+  if (!t) abort();
+  t->name_id = name_id, t->ctx = ctx;
+  return t;
+}
+
+static void prog_free(Prog *p) {
+  for (int k = 0; k < p->n; k++) val_free(&p->st[k].val);
+  free(p->st);
+  free(p);
+}
+
+void ref_progs_free(RefProgs *t) {
+  if (!t) return;
+  for (int i = 0; i < t->cap; i++)
+    if (t->key[i]) prog_free(t->prog[i]);
+  free(t->key);
+  free(t->prog);
+  free(t);
+}
+
+static size_t slot_of(const RefProgs *t, const Expr *e) {
+  uint64_t h = (uint64_t)(uintptr_t)e * 0x9e3779b97f4a7c15u;
+  size_t i = (size_t)(h >> 32) & (size_t)(t->cap - 1);
+  while (t->key[i] && t->key[i] != e) i = (i + 1) & (size_t)(t->cap - 1);
+  return i;
+}
+
+static void grow(RefProgs *t) {
+  RefProgs old = *t;
+  t->cap = t->cap ? 2 * t->cap : 64;
+  t->key = calloc((size_t)t->cap, sizeof *t->key);
+  t->prog = calloc((size_t)t->cap, sizeof *t->prog);
+  if (!t->key || !t->prog) abort();
+  for (int i = 0; i < old.cap; i++)
+    if (old.key[i]) {
+      size_t j = slot_of(t, old.key[i]);
+      t->key[j] = old.key[i], t->prog[j] = old.prog[i];
+    }
+  free(old.key);
+  free(old.prog);
+}
+
+const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx) {
+  if (2 * (t->n + 1) > t->cap) grow(t);
+  size_t i = slot_of(t, e);
+  if (!t->key[i]) {
+    Prog *p = calloc(1, sizeof *p);
+    if (!p) abort();
+    compile(t, p, e);
+    t->key[i] = e, t->prog[i] = p, t->n++;
+  }
+  return run(t->prog[i], h, ctx);
+}

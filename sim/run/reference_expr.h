@@ -1,0 +1,41 @@
+/* sim/run/reference_expr.h -- the reference interpreter's expressions
+ * compiled once into flat step lists.
+ *
+ * An expression tree is flattened, operands first, into steps that each
+ * own the Value they produce: literals and iota(N) are computed once at
+ * compile time, a name reads its binding in place (through a name id the
+ * interpreter gives it once), and unary and binary operators run lane by
+ * lane into their own step's lanes, which are allocated on the first run
+ * and reused after it (int32 arithmetic and comparisons without the
+ * ALU's generic conversions).  Every other node is one step that hands the
+ * subtree back to the interpreter's tree walk (ev in reference.c), so the
+ * value, its definedness and every fault are those the walk gives: the
+ * steps run in the walk's order and stop at the first failure. */
+#ifndef SC_REFERENCE_EXPR_H
+#define SC_REFERENCE_EXPR_H
+
+#include "../../isa/value.h"
+#include "../../lowering/program.h"
+
+/* What the steps ask of the interpreter; ctx is its context of the run. */
+typedef struct {
+  /* the whole subtree e, evaluated by the tree walk into out */
+  bool (*walk)(void *ctx, const Expr *e, Value *out);
+  /* the binding of name e (id: its name id), or a value made in scratch;
+   * NULL after a fault */
+  const Value *(*name)(void *ctx, const Expr *e, int id, Value *scratch);
+  /* records the division by zero of e and returns false */
+  bool (*divzero)(void *ctx, const Expr *e);
+} RefExprHooks;
+
+typedef struct RefProgs RefProgs;
+
+/* The compiled forms of one run; name_id gives a name its id (the same
+ * id for the same name). */
+RefProgs *ref_progs_new(int (*name_id)(void *ctx, const char *name), void *ctx);
+void ref_progs_free(RefProgs *t);
+/* The value of e (compiled on its first use), owned by t and valid until
+ * e is evaluated again or a binding it read changes; NULL after a fault. */
+const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx);
+
+#endif

@@ -1,0 +1,92 @@
+/* sim/run/reference_span.h -- the reference interpreter's affine views: a
+ * view whose every element is one whole element of its ref at
+ * base + sum(idx[d] * stride[d]) bytes, with all of them in bounds.
+ *
+ * A chain of basic indexings (slices and integers, no index arrays) and
+ * same-width bitcasts is affine.  ref_span_build decides it once per
+ * resolution from the evaluated starts and shapes and checks the bounds of
+ * the whole box at once (the first and last index of each dimension at
+ * every level); the interpreter then reads and writes the view without
+ * walking its levels per element.  Anything else (reshapes, widening or
+ * narrowing bitcasts, an out-of-bounds or empty view) is left to the
+ * element-by-element walk of sim/run/reference.c, which also words the
+ * out-of-bounds message. */
+#ifndef SC_REFERENCE_SPAN_H
+#define SC_REFERENCE_SPAN_H
+
+#include "../../lowering/index.h"
+#include "../../memory/memory.h"
+
+#include <string.h>
+
+typedef struct {
+  int rank;
+  int64_t shape[MAX_RANK];
+  int64_t stride[MAX_RANK]; /* bytes */
+  int64_t base;             /* bytes: element 0's offset in the region */
+  int64_t n;                /* elements */
+  int esize;                /* bytes of an element */
+  bool contiguous;          /* row-major and dense: element i at base + i * esize */
+} RefSpan;
+
+/* Element access at a byte offset (also for the walk's one-piece
+ * elements): whether the n (<= 8) bytes at off are all defined, marking
+ * them, and an element's value as dtype_load / dtype_store give it (an
+ * int32 as a word). */
+static inline bool ref_bytes_defined(const Region *g, int64_t off, int n) {
+  unsigned m = ((1u << n) - 1u) << (off & 7);
+  const uint8_t *p = g->defined + (off >> 3);
+  unsigned have = m > 0xff ? (unsigned)p[0] | (unsigned)p[1] << 8 : p[0]; /* a second byte only when the range reaches it */
+  return (have & m) == m;
+}
+
+static inline void ref_set_defined(Region *g, int64_t off, int n, bool def) {
+  unsigned m = ((1u << n) - 1u) << (off & 7);
+  uint8_t *p = g->defined + (off >> 3);
+  if (def) {
+    p[0] |= (uint8_t)m;
+    if (m > 0xff) p[1] |= (uint8_t)(m >> 8);
+  } else {
+    p[0] &= (uint8_t)~m;
+    if (m > 0xff) p[1] &= (uint8_t)~(m >> 8);
+  }
+}
+
+static inline Cell ref_load(Dtype t, const uint8_t *b) {
+  if (t == DT_INT32) {
+    int32_t w;
+    memcpy(&w, b, 4);
+    return (Cell){.i = w};
+  }
+  return dtype_load(t, b);
+}
+
+static inline void ref_store(Dtype t, Cell c, uint8_t *b) {
+  if (t == DT_INT32) {
+    int32_t w = (int32_t)c.i; /* dtype_fit of an int32: the low word */
+    memcpy(b, &w, 4);
+  } else {
+    dtype_store(t, c, b);
+  }
+}
+
+/* Whether view v, resolved to the per-level starts, ranks, shapes and
+ * dtypes given (level 0 the ref, level k after v->tr[k - 1]), is affine
+ * and wholly in bounds; fills *sp when it is. */
+bool ref_span_build(const View *v, const int64_t (*start)[MAX_RANK], const int *rank, const int64_t (*lvl)[MAX_RANK],
+                    const Dtype *dt, RefSpan *sp);
+/* The byte offset of element i (row-major over sp->shape). */
+int64_t ref_span_offset(const RefSpan *sp, int64_t i);
+/* out (shaped as the view, of dtype t) := the view's elements and their
+ * definedness. */
+void ref_span_read(const Region *g, Dtype t, const RefSpan *sp, Cell *v, uint8_t *def);
+/* Element i := c (def) or undefined (!def: its bytes are left as they are). */
+void ref_span_write(Region *g, Dtype t, const RefSpan *sp, int64_t i, Cell c, bool def);
+/* Every element i := v[i] as ref_span_write (a dense int32 span at once). */
+void ref_span_store(Region *g, Dtype t, const RefSpan *sp, const Cell *v, const uint8_t *def);
+/* A DMA's landing (SPEC §7.10, §9.1): element i of ds := element i of ss
+ * (+ its old value when add), of dtype t, in order; an element with an
+ * undefined byte makes its destination undefined. */
+void ref_span_copy(Region *dst, const RefSpan *ds, const Region *src, const RefSpan *ss, Dtype t, bool add);
+
+#endif
