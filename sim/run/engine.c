@@ -27,7 +27,7 @@
 static bool dense_all(const EV *ev) { return ev->affine && eng_dense_block(ev) >= ev->n; }
 
 static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_t tag) {
-  val_shape(out, ev->dt[ev->top], ev->rank[ev->top], ev->lvl[ev->top]);
+  eng_shape(out, ev->dt[ev->top], ev->rank[ev->top], ev->lvl[ev->top]);
   if (!tag && ev->n > 0 && dense_all(ev)) { /* the fast path */
     Dtype t = ev->dt[ev->top];
     int64_t es = dtype_size(t);
@@ -57,7 +57,7 @@ static const ChipParams *cp(const Eng *E) { return &E->p->params; }
 
 /* Issue slots of an n-element vector op: one per num_lanes 32-bit words. */
 static uint64_t groups(const Eng *E, int64_t n, Dtype t) {
-  int64_t words = (n * dtype_size(t) + 3) / 4, lanes = cp(E)->num_lanes > 0 ? cp(E)->num_lanes : 1;
+  int64_t words = (n * E->dsize[t] + 3) / 4, lanes = cp(E)->num_lanes > 0 ? cp(E)->num_lanes : 1;
   return words <= lanes ? 1 : (uint64_t)((words + lanes - 1) / lanes);
 }
 
@@ -183,6 +183,26 @@ static bool int32_wrap(const Instr *in, const Value *a, const Value *b) {
   return op && ints && in->uty == DT_INT32 && in->ty == DT_INT32;
 }
 
+/* t = a op b lane by lane in int32 (a or b may be one lane, broadcast). */
+static void int32_lanes(ExprOp op, const Value *a, const Value *b, Value *t) {
+  int64_t n = t->n;
+  const Cell *av = a->v, *bv = b->v;
+  const uint8_t *ad = a->def, *bd = b->def;
+  Cell *tv = t->v;
+  uint8_t *td = t->def;
+#define LANES(IA, IB)                                                                                                      \
+  for (int64_t i = 0; i < n; i++) {                                                                                        \
+    uint64_t x = (uint64_t)av[IA].i, y = (uint64_t)bv[IB].i;                                                               \
+    tv[i].i = (int32_t)(uint32_t)(op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);                                     \
+    td[i] = ad[IA] && bd[IB];                                                                                              \
+  }
+  if (a->n == 1 && b->n == 1) LANES(0, 0)
+  else if (b->n == 1) LANES(i, 0)
+  else if (a->n == 1) LANES(0, i)
+  else LANES(i, i)
+#undef LANES
+}
+
 static bool x_binary(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   Value *a = eng_rd(E, s, in, in->a, &ok), *b = ok ? eng_rd(E, s, in, in->b, &ok) : NULL;
@@ -191,14 +211,9 @@ static bool x_binary(Eng *E, Sc *s, const Instr *in) {
   if (!eng_fits1(E, s, in, "operand a", a->n, "operand b", big->n) || !eng_fits1(E, s, in, "operand b", b->n, "operand a", big->n))
     return false;
   Value *t = &s->tmp;
-  val_shape(t, in->ty, big->rank, big->shape);
+  eng_shape(t, in->ty, big->rank, big->shape);
   if (int32_wrap(in, a, b)) { /* int32 +, -, *: the common case, without a per-lane dispatch */
-    for (int64_t i = 0; i < t->n; i++) {
-      int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
-      uint64_t x = (uint64_t)a->v[ia].i, y = (uint64_t)b->v[ib].i;
-      t->def[i] = a->def[ia] && b->def[ib];
-      t->v[i].i = (int32_t)(uint32_t)(in->sub == OP_ADD ? x + y : in->sub == OP_SUB ? x - y : x * y);
-    }
+    int32_lanes(in->sub, a, b, t);
     eng_swap_in(s, in->d);
     return true;
   }
@@ -221,7 +236,7 @@ static bool x_unary(Eng *E, Sc *s, const Instr *in) {
   Value *a = eng_rd(E, s, in, in->a, &ok);
   if (!ok) return false;
   Value *t = &s->tmp;
-  val_shape(t, in->ty, a->rank, a->shape);
+  eng_shape(t, in->ty, a->rank, a->shape);
   for (int64_t i = 0; i < a->n; i++) {
     t->def[i] = a->def[i];
     t->v[i] = in->sub == OP_NOT ? alu_unary(OP_NOT, a->dtype, a->v[i]) : alu_unary(in->sub, in->ty, alu_convert(a->dtype, in->ty, a->v[i]));
@@ -243,7 +258,7 @@ static bool x_select(Eng *E, Sc *s, const Instr *in) {
       (m && !eng_fits1(E, s, in, "condition", m->n, "the result", big->n)))
     return false;
   Value *t = &s->tmp;
-  val_shape(t, in->ty, big->rank, big->shape);
+  eng_shape(t, in->ty, big->rank, big->shape);
   for (int64_t i = 0; i < t->n; i++) {
     int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
     Cell x = alu_convert(a->dtype, in->uty, a->v[ia]), y = alu_convert(b->dtype, in->uty, b->v[ib]);
@@ -265,25 +280,25 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   Value *t = &s->tmp;
   if (in->op == I_CONST) {
-    val_scalar(t, in->ty, in->ty == DT_FLOAT64 ? (Cell){.f = in->fimm} : (Cell){.i = in->imm});
+    eng_scalar(t, in->ty, in->ty == DT_FLOAT64 ? (Cell){.f = in->fimm} : (Cell){.i = in->imm});
   } else if (in->op == I_COORD) {
-    val_scalar(t, DT_INT32, (Cell){.i = in->imm ? s->subcore : s->core});
+    eng_scalar(t, DT_INT32, (Cell){.i = in->imm ? s->subcore : s->core});
   } else if (in->op == I_IOTA) {
     int64_t n = in->imm;
-    val_shape(t, DT_INT32, 1, &n);
+    eng_shape(t, DT_INT32, 1, &n);
     for (int64_t i = 0; i < n; i++) t->v[i].i = i, t->def[i] = 1;
   } else if (in->op != I_FROM_ELEMENTS) {
     Value *a = eng_rd(E, s, in, in->a, &ok);
     if (!ok) return false;
     if (in->op == I_MOV) {
-      val_copy(t, a);
+      eng_copy(t, a);
     } else if (in->op == I_CAST) {
-      val_shape(t, in->ty, a->rank, a->shape);
+      eng_shape(t, in->ty, a->rank, a->shape);
       Cell (*conv)(Dtype, Dtype, Cell) = in->flags & IF_TRUNCATE ? alu_convert_truncate : alu_convert;
       for (int64_t i = 0; i < a->n; i++) t->v[i] = conv(a->dtype, in->ty, a->v[i]), t->def[i] = a->def[i];
     } else if (in->op == I_BROADCAST) {
       if (!eng_fits(E, s, in, "operand", a->n, "a scalar", 1)) return false;
-      val_shape(t, in->ty, in->rank, in->shape);
+      eng_shape(t, in->ty, in->rank, in->shape);
       for (int64_t i = 0; i < t->n; i++) t->v[i] = alu_convert(a->dtype, in->ty, a->v[0]), t->def[i] = a->def[0];
     } else {
       int64_t off = 0;
@@ -296,7 +311,7 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
       }
       int64_t inner = 1;
       for (int k = in->rank; k < a->rank; k++) inner *= a->shape[k];
-      val_shape(t, a->dtype, a->rank - in->rank, a->shape + in->rank);
+      eng_shape(t, a->dtype, a->rank - in->rank, a->shape + in->rank);
       memcpy(t->v, a->v + off * inner, sizeof(Cell) * (size_t)inner);
       memcpy(t->def, a->def + off * inner, (size_t)inner);
     }
@@ -983,7 +998,7 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
     if (!eng_int_reg(E, s, in, in->a, &a) || !eng_int_reg(E, s, in, in->b, &hi) || !eng_int_reg(E, s, in, in->c, &step)) return X_FAULT;
     if (step == 0) return eng_efault(E, s, in, FAULT_LIMIT, "loop step is zero"), X_FAULT;
     if (!loop_continues(a, hi, step)) return s->pc = in->target, X_BLOCKED + 1;
-    val_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = a}); /* full width: the counter must not wrap */
+    eng_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = a}); /* full width: the counter must not wrap */
     set_reg(s, in->d);
     return X_OK;
   }
@@ -991,7 +1006,7 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
     if (!eng_int_reg(E, s, in, in->d, &a) || !eng_int_reg(E, s, in, in->b, &hi) || !eng_int_reg(E, s, in, in->c, &step)) return X_FAULT;
     int64_t next;
     if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
-    val_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = next});
+    eng_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = next});
     return s->pc = in->target, X_BLOCKED + 1;
   }
   if (in->op == I_BRANCH_IF_FALSE) {
@@ -1128,40 +1143,14 @@ static int execute(Eng *E, Sc *s, const Instr *in) {
 }
 
 /* ---- the scheduler --------------------------------------------------------- */
-/* The cycle every source of `in` is available: the source registers of its
- * form (isa.h: A B C M, and the run N) and the registers of its views. */
-/* Bit i: the form of op reads operand "ABCMN"[i] (isa_operand, tabulated once). */
-static unsigned operand_bits(Opcode op) {
-  static uint8_t bits[I_COUNT];
-  static bool made;
-  if (!made) {
-    for (int o = 0; o < I_COUNT; o++)
-      for (int i = 0; i < 5; i++)
-        if (isa_operand((Opcode)o, "ABCMN"[i])) bits[o] |= (uint8_t)(1u << i);
-    made = true;
-  }
-  return bits[op];
-}
-
-static uint64_t operands_ready(const Eng *E, const Sc *s, const Instr *in) {
+/* The cycle every source of the instruction at pc is available: the source
+ * registers of its form (isa.h: A B C M, and the run N) and the registers
+ * of its views, listed once by engine_decode.c. */
+static uint64_t operands_ready(const Eng *E, const Sc *s, int pc) {
   uint64_t t = s->t;
-  int regs[4] = {in->a, in->b, in->c, in->mask};
-  unsigned form = operand_bits(in->op);
-  for (int i = 0; i < 4; i++)
-    if (regs[i] >= 0 && (form >> i & 1) && s->ready[regs[i]] > t) t = s->ready[regs[i]];
-  if (form >> 4 & 1)
-    for (int64_t k = 0; k < in->imm; k++)
-      if (s->ready[in->a + k] > t) t = s->ready[in->a + k];
-  int views[4] = {in->view, in->view2, in->view3, in->view4};
-  for (int v = 0; v < 4; v++) {
-    if (views[v] < 0) continue;
-    const VDesc *vd = &E->c->views[views[v]];
-    for (int k = 0; k < vd->nlev; k++)
-      for (int d = 0; d < vd->lev[k].n; d++) {
-        int r1 = vd->lev[k].start[d].reg, r2 = vd->lev[k].size[d].reg;
-        if (r1 >= 0 && s->ready[r1] > t) t = s->ready[r1];
-        if (r2 >= 0 && s->ready[r2] > t) t = s->ready[r2];
-      }
+  for (int i = E->src_at[pc], end = E->src_at[pc + 1]; i < end; i++) {
+    uint64_t r = s->ready[E->srcs[i]];
+    if (r > t) t = r;
   }
   return t;
 }
@@ -1308,7 +1297,7 @@ static bool is_load(Opcode op) { return op == I_LOAD || op == I_VLOAD || op == I
 static bool issue(Eng *E, Sc *s) {
   const Instr *in = &E->c->code[s->pc];
   uint64_t t0 = s->t;
-  s->t = operands_ready(E, s, in); /* only a load's result is ready after its instruction ends */
+  s->t = operands_ready(E, s, s->pc); /* only a load's result is ready after its instruction ends */
   E->cur = s->pc;
   if (s->t > t0) {
     E->r->stats.sub[s->idx].stall_load += s->t - t0;
@@ -1316,7 +1305,7 @@ static bool issue(Eng *E, Sc *s) {
   }
   s->cost = 0;
   int st = execute(E, s, in);
-  race_done(E->rd);
+  if (E->rd) race_done(E->rd);
   if (st == X_FAULT) return false;
   if (st == X_BLOCKED) {
     s->blocked = block_kind(in->op);
@@ -1339,7 +1328,7 @@ static bool issue(Eng *E, Sc *s) {
     limit_fault(E, s, in, "the run executed more than %llu operations (--max-ops)", E->max_ops);
   if (E->max_cycles && s->t > E->max_cycles) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
   if (E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
-  if (race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
+  if (E->rd && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
   return !E->r->faulted;
 }
 
@@ -1457,6 +1446,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   out->stats.sub = calloc((size_t)E->nsub, sizeof *out->stats.sub);
   out->stats.dma = calloc((size_t)E->nsub, sizeof *out->stats.dma);
   E->sc = calloc((size_t)E->nsub, sizeof *E->sc);
+  for (int t = 0; t < DT_COUNT; t++) E->dsize[t] = (uint8_t)dtype_size((Dtype)t);
   const ChipParams *q = &p->params;
   double clock = q->clock_hz > 0 ? (double)q->clock_hz : 1e9;
   E->dm = dma_new(E->nsub, (int)p->mesh_cores, (double)q->dma_bytes_per_cycle, (double)q->hbm_bytes_per_second / clock,
@@ -1466,6 +1456,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
   if (E->track_origins && !eng_origin_init(E)) return false;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
+  if (!eng_decode(E)) return false;
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
   bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->warned &&
@@ -1570,6 +1561,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.semslots);
   free(E.cache);
   free(E.cache_state);
+  eng_decode_free(&E);
   free(E.warned);
   free(E.hits);
   free(E.spans);

@@ -14,6 +14,8 @@
 #include "../../memory/race.h"
 #include "../../traces/trace.h"
 
+#include <string.h>
+
 #define MAX_PARTS 16
 
 typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
@@ -83,7 +85,12 @@ typedef struct {
   uint32_t dma_read_tag, dma_write_tag; /* the DMA being enqueued */
   int dma_thread;    /* its race-detector thread */
   struct EV *cache;  /* per view: its resolution, when it has no register operands */
-  uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached */
+  uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached, 4 dynamic with its last resolution kept */
+  int *src_at, *srcs; /* engine_decode.c: instruction i waits for registers srcs[src_at[i] .. src_at[i + 1]) */
+  int *vkey_at;       /* per view: where its register operands' last values start in vkey */
+  int64_t *vkey;
+  struct CView *cview; /* per view: its compiled form (engine_decode.c) */
+  uint8_t dsize[DT_COUNT]; /* dtype_size, tabulated */
   bool no_log, no_races, strict_races, profile;
   bool woke;         /* a blocked subcore was released: rescan */
   uint8_t *warned;   /* per operation id: its duplicate-scatter warning was given */
@@ -124,6 +131,21 @@ typedef struct {
   int n;
 } Part;
 
+/* A view of one integer/slice level straight on its ref, every size
+ * static (the common `x[pl.ds(i * 16, 16)]`, `x.at[i]`), compiled once:
+ * its affine form is base = sum(start_d * rstride_d) and a fixed shape, so
+ * resolving it reads the start registers, checks each start against its
+ * dimension and does one multiply-add per dimension. */
+typedef struct CView {
+  bool on;
+  int nd;                   /* the level's entries (the ref's rank) */
+  bool slice[MAX_RANK];
+  Operand start[MAX_RANK];
+  int64_t size[MAX_RANK], stride[MAX_RANK]; /* slices: the static size and step */
+  int64_t dim[MAX_RANK], rstride[MAX_RANK]; /* the ref's dims and byte strides */
+  EV shape;                 /* the affine fields that do not depend on the starts */
+} CView;
+
 /* The DMAs one subcore issued onto one semaphore element and has not yet
  * retired, in issue order.  One engine per subcore serves its transfers in
  * FIFO order, so the landed ones are a prefix of the queue: the copy a wait
@@ -135,6 +157,10 @@ typedef struct DmaQueue {
   int head, tail;      /* record indices, -1 when empty */
   int last_id, last_line, last_col; /* the last DMA ever queued here */
 } DmaQueue;
+
+/* ---- engine_decode.c ---- */
+bool eng_decode(Eng *E);
+void eng_decode_free(Eng *E);
 
 /* ---- engine_scan.c ---- */
 bool eng_scan(Eng *E, Sc *s, const Instr *in);
@@ -149,10 +175,49 @@ Value *eng_rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok);
 /* The scratch value s->tmp becomes register r (no copy, no allocation);
  * inline: every instruction with a vector result ends here. */
 static inline void eng_swap_in(Sc *s, int r) {
-  Value v = s->reg[r];
-  s->reg[r] = s->tmp;
-  s->tmp = v;
+  Value *d = &s->reg[r], *t = &s->tmp; /* the buffers trade places; the shape is the result's (every user of tmp shapes it first) */
+  Cell *v = d->v;
+  uint8_t *def = d->def;
+  int64_t cap = d->cap;
+  d->v = t->v, d->def = t->def, d->cap = t->cap;
+  t->v = v, t->def = def, t->cap = cap;
+  d->dtype = t->dtype, d->rank = t->rank, d->n = t->n;
+  memcpy(d->shape, t->shape, sizeof d->shape);
   s->written[r] = 1;
+}
+/* val_shape for a result whose every lane the caller then writes (value
+ * and defined flag): the flags are not cleared first. */
+static inline void eng_shape(Value *v, Dtype t, int rank, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= shape[i];
+  if (n > v->cap) {
+    val_shape(v, t, rank, shape);
+    return;
+  }
+  v->dtype = t;
+  v->rank = rank;
+  if (rank > 0) memcpy(v->shape, shape, sizeof(int64_t) * (size_t)rank);
+  v->n = n;
+}
+/* val_scalar without its general shape handling. */
+static inline void eng_scalar(Value *v, Dtype t, Cell c) {
+  if (v->cap < 1) {
+    val_scalar(v, t, c);
+    return;
+  }
+  v->dtype = t;
+  v->rank = 0;
+  v->n = 1;
+  v->v[0] = t == DT_INT64 ? c : dtype_fit(t, c); /* int64 fits as it is */
+  v->def[0] = 1;
+}
+/* val_copy through eng_shape. */
+static inline void eng_copy(Value *dst, const Value *src) {
+  if (dst == src) return;
+  eng_shape(dst, src->dtype, src->rank, src->shape);
+  if (!src->n) return;
+  memcpy(dst->v, src->v, sizeof(Cell) * (size_t)src->n);
+  memcpy(dst->def, src->def, (size_t)src->n);
 }
 /* The value instructions of lowering/lower_valops.c (engine_valops.c). */
 bool eng_x_valops(Eng *E, Sc *s, const Instr *in);

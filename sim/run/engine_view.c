@@ -41,6 +41,11 @@ Value *eng_rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok) {
 static int64_t scalar_of(const Value *v) { return dtype_is_float(v->dtype) ? (int64_t)v->v[0].f : v->v[0].i; }
 
 bool eng_int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out) {
+  const Value *w = &s->reg[r];
+  if (s->written[r] && w->n == 1 && w->def[0] && (w->dtype == DT_INT32 || w->dtype == DT_INT64)) { /* the common case */
+    *out = w->v[0].i;
+    return true;
+  }
   bool ok = true;
   Value *v = eng_rd(E, s, in, r, &ok);
   if (!ok || !eng_fits(E, s, in, "scalar operand", v->n, "a scalar", 1)) return false;
@@ -162,6 +167,82 @@ static bool static_view(const VDesc *vd) {
   return true;
 }
 
+/* A dynamic view's register operands, read in the order ev_resolve_full
+ * reads them (so a fault is the same fault), into key; false on a fault. */
+static bool view_key(Eng *E, Sc *s, const Instr *in, const VDesc *vd, int64_t *key) {
+  int n = 0;
+  for (int k = 0; k < vd->nlev; k++) {
+    const Level *lv = &vd->lev[k];
+    if (lv->kind != TR_INDEX) continue;
+    for (int d = 0; d < lv->n; d++) {
+      if (lv->start[d].reg >= 0 && !eng_int_reg(E, s, in, lv->start[d].reg, &key[n++])) return false;
+      if (lv->ek[d] == IX_SLICE && lv->size[d].reg >= 0 && !eng_int_reg(E, s, in, lv->size[d].reg, &key[n++])) return false;
+    }
+  }
+  return true;
+}
+
+static void ev_copy(EV *ev, const EV *c) {
+  ev->top = c->top;
+  ev->n = c->n;
+  ev->affine = c->affine;
+  if (c->affine) { /* the fast path needs only these */
+    ev->arank = c->arank;
+    ev->base = c->base;
+    memcpy(ev->adim, c->adim, sizeof(int64_t) * (size_t)c->arank);
+    memcpy(ev->bstride, c->bstride, sizeof(int64_t) * (size_t)c->arank);
+    ev->dt[ev->top] = c->dt[c->top];
+    ev->rank[ev->top] = c->rank[c->top];
+    memcpy(ev->lvl[ev->top], c->lvl[c->top], sizeof ev->lvl[0]);
+  } else {
+    *ev = *c;
+  }
+}
+
+/* A dynamic view: its resolution depends only on its operands' values, so
+ * the last one is kept and reused while they are unchanged. */
+static bool ev_resolve_dynamic(Eng *E, Sc *s, const Instr *in, int view, EV *ev) {
+  int64_t key[2 * MAX_TRANSFORMS * MAX_RANK], *kept = E->vkey + E->vkey_at[view];
+  int nk = E->vkey_at[view + 1] - E->vkey_at[view];
+  if (!view_key(E, s, in, &E->c->views[view], key)) return false;
+  if (E->cache_state[view] != 4 || memcmp(key, kept, sizeof *key * (size_t)nk)) {
+    if (!ev_resolve_full(E, s, in, view, &E->cache[view])) return false;
+    memcpy(kept, key, sizeof *key * (size_t)nk);
+    E->cache_state[view] = 4;
+  }
+  ev_copy(ev, &E->cache[view]);
+  return true;
+}
+
+/* Whether a start keeps its entry of a compiled view inside the ref (as
+ * affine_index checks it). */
+static bool cview_fits(const CView *cv, int d, int64_t start) {
+  if (!cv->slice[d]) return start >= 0 && start < cv->dim[d];
+  int64_t last;
+  return cv->size[d] <= 0 || !(start < 0 || __builtin_mul_overflow(cv->size[d] - 1, cv->stride[d], &last) ||
+                               __builtin_add_overflow(start, last, &last) || last < 0 || last >= cv->dim[d]);
+}
+
+/* A compiled view: its starts read (every one, in ev_resolve_full's order,
+ * so a fault is the same fault) and checked; a start outside its dimension
+ * leaves the view to the full walk, which names the index. */
+static bool ev_resolve_compiled(Eng *E, Sc *s, const Instr *in, int view, EV *ev) {
+  const CView *cv = &E->cview[view];
+  int64_t base = 0;
+  bool aff = true;
+  for (int d = 0; d < cv->nd; d++) {
+    int64_t start = cv->start[d].imm, r = 0;
+    if (cv->start[d].reg >= 0 && !eng_int_reg(E, s, in, cv->start[d].reg, &r)) return false;
+    start += r;
+    aff = aff && cview_fits(cv, d, start);
+    if (aff) base += start * cv->rstride[d];
+  }
+  if (!aff) return ev_resolve_full(E, s, in, view, ev);
+  ev_copy(ev, &cv->shape);
+  ev->base = base;
+  return true;
+}
+
 /* Reads a view's operands.  A view without register operands resolves the
  * same way every time: it is resolved once and copied (only its instance
  * changes with the subcore). */
@@ -172,24 +253,12 @@ bool eng_ev_resolve(Eng *E, Sc *s, const Instr *in, int view, int core, int subc
     if (!ev_resolve_full(E, s, in, view, &E->cache[view])) return false;
     E->cache_state[view] = 3;
   }
+  ev->vd = vd;
   if (E->cache_state[view] == 3) {
-    const EV *c = &E->cache[view];
-    ev->vd = vd;
-    ev->top = c->top;
-    ev->n = c->n;
-    ev->affine = c->affine;
-    if (c->affine) { /* the fast path needs only these */
-      ev->arank = c->arank;
-      ev->base = c->base;
-      memcpy(ev->adim, c->adim, sizeof(int64_t) * (size_t)c->arank);
-      memcpy(ev->bstride, c->bstride, sizeof(int64_t) * (size_t)c->arank);
-      ev->dt[ev->top] = c->dt[c->top];
-      ev->rank[ev->top] = c->rank[c->top];
-      memcpy(ev->lvl[ev->top], c->lvl[c->top], sizeof ev->lvl[0]);
-    } else {
-      *ev = *c;
-    }
-  } else if (!ev_resolve_full(E, s, in, view, ev)) {
+    ev_copy(ev, &E->cache[view]);
+  } else if (E->cview[view].on) {
+    if (!ev_resolve_compiled(E, s, in, view, ev)) return false;
+  } else if (!ev_resolve_dynamic(E, s, in, view, ev)) {
     return false;
   }
   ev->reg = mem_region(&E->r->mem, vd->ref->index, core, subcore);
