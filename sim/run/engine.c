@@ -1191,6 +1191,7 @@ static void unblock_all(Eng *E, uint64_t t) {
     if (s->t < t) s->t = t;
     charge_stall(E, s, s->t - s->block_start);
     s->blocked = BLOCK_NONE;
+    E->woken[E->nwoken++] = i; /* joins the runnable ring once the running subcore has settled */
   }
 }
 
@@ -1209,23 +1210,6 @@ static void dma_events(Eng *E, uint64_t t) {
       trace_counter(E, TE_INFLIGHT, c, 0, "vmem_shared", (int64_t)dma_inflight_shared(E->dm, c), t);
   }
   if (any) unblock_all(E, t);
-}
-
-/* The runnable subcore with the earliest cycle (the lowest index on a tie)
- * and, in *second, the earliest cycle of the other runnable ones
- * (UINT64_MAX when none): one scan finds both. */
-static Sc *next_runnable(Eng *E, uint64_t *second) {
-  Sc *best = NULL;
-  *second = UINT64_MAX;
-  for (int i = 0; i < E->nsub; i++) {
-    Sc *s = &E->sc[i];
-    if (s->done || s->blocked) continue;
-    if (!best || s->t < best->t) {
-      if (best) *second = best->t;
-      best = s;
-    } else if (s->t < *second) *second = s->t;
-  }
-  return best;
 }
 
 static void engine_deadlock(Eng *E) {
@@ -1337,9 +1321,10 @@ static bool issue(Eng *E, Sc *s) {
  * a program is identical. */
 static void engine_schedule(Eng *E) {
   int n = E->c->n;
+  eng_ring_fill(E);
   for (;;) {
     uint64_t second;
-    Sc *s = next_runnable(E, &second);
+    Sc *s = eng_ring_top(E, &second);
     uint64_t te = dma_next_event(E->dm);
     if (!s && te == DMA_NEVER) {
       for (int i = 0; i < E->nsub; i++)
@@ -1348,6 +1333,7 @@ static void engine_schedule(Eng *E) {
     }
     if (!s || te <= s->t) {
       dma_events(E, te);
+      eng_ring_settle(E, false);
       continue;
     }
     /* s may run on alone while it stays strictly earliest */
@@ -1361,6 +1347,7 @@ static void engine_schedule(Eng *E) {
       }
       if (!issue(E, s)) return;
     } while (!s->blocked && s->t < limit && !s->done && !any_unblocked(E));
+    eng_ring_settle(E, true);
   }
 }
 
@@ -1456,7 +1443,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
   if (E->track_origins && !eng_origin_init(E)) return false;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
-  if (!eng_decode(E)) return false;
+  if (!eng_decode(E) || !eng_ring_init(E)) return false;
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
   bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->warned &&
@@ -1562,6 +1549,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.cache);
   free(E.cache_state);
   eng_decode_free(&E);
+  eng_ring_free(&E);
   free(E.warned);
   free(E.hits);
   free(E.spans);

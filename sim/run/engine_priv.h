@@ -91,6 +91,8 @@ typedef struct {
   int64_t *vkey;
   struct CView *cview; /* per view: its compiled form (engine_decode.c) */
   uint8_t dsize[DT_COUNT]; /* dtype_size, tabulated */
+  int *ring, nring, head; /* engine_sched.c: the runnable subcores sorted by (cycle, index) */
+  int *woken, nwoken; /* subcores released from a block, to join the ring */
   bool no_log, no_races, strict_races, profile;
   bool woke;         /* a blocked subcore was released: rescan */
   uint8_t *warned;   /* per operation id: its duplicate-scatter warning was given */
@@ -161,6 +163,15 @@ typedef struct DmaQueue {
 /* ---- engine_decode.c ---- */
 bool eng_decode(Eng *E);
 void eng_decode_free(Eng *E);
+
+/* ---- engine_sched.c ---- */
+bool eng_ring_init(Eng *E);
+void eng_ring_fill(Eng *E);
+/* The earliest runnable subcore (NULL when none) and, in *second, the
+ * earliest cycle of the other runnable ones (UINT64_MAX when none). */
+Sc *eng_ring_top(const Eng *E, uint64_t *second);
+void eng_ring_settle(Eng *E, bool ran);
+void eng_ring_free(Eng *E);
 
 /* ---- engine_scan.c ---- */
 bool eng_scan(Eng *E, Sc *s, const Instr *in);
