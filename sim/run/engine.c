@@ -203,6 +203,62 @@ static void int32_lanes(ExprOp op, const Value *a, const Value *b, Value *t) {
 #undef LANES
 }
 
+static bool is_cmp(ExprOp op) { return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
+
+/* One lane of the other int32 operators, as alu_binary computes them on
+ * int32 operands (y != 0 for // and %). */
+static int64_t int32_op(ExprOp op, int64_t x, int64_t y) {
+  switch (op) {
+  case OP_FLOORDIV:
+  case OP_MOD: {
+    int64_t q = x / y, m = x % y; /* int32 operands: no int64 overflow */
+    if (m && ((m < 0) != (y < 0))) q--, m += y;
+    return op == OP_MOD ? m : q;
+  }
+  case OP_BAND: return x & y;
+  case OP_BOR: return x | y;
+  case OP_BXOR: return x ^ y;
+  case OP_AND: return (x != 0) & (y != 0);
+  case OP_OR: return (x != 0) | (y != 0);
+  case OP_EQ: return x == y;
+  case OP_NE: return x != y;
+  case OP_LT: return x < y;
+  case OP_LE: return x <= y;
+  case OP_GT: return x > y;
+  case OP_GE: return x >= y;
+  case OP_NONE: case OP_SHL: case OP_SHR: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+  case OP_NEG: case OP_POS: case OP_INVERT: case OP_NOT: break; /* not these (int32_other_fits) */
+  }
+  return 0;
+}
+
+/* Whether int32_other computes in: an int32 operator of int32 (or int64,
+ * converted) operands into int32, or a comparison into bool. */
+static bool int32_other_fits(const Instr *in, const Value *a, const Value *b) {
+  ExprOp op = in->sub;
+  bool ints = (a->dtype == DT_INT32 || a->dtype == DT_INT64) && (b->dtype == DT_INT32 || b->dtype == DT_INT64);
+  bool ops = op == OP_FLOORDIV || op == OP_MOD || op == OP_BAND || op == OP_BOR || op == OP_BXOR || op == OP_AND || op == OP_OR || is_cmp(op);
+  return ints && ops && in->uty == DT_INT32 && (in->ty == DT_INT32 || (in->ty == DT_BOOL && is_cmp(op)));
+}
+
+/* Those operators lane by lane (undefined lanes are left as the general
+ * loop leaves them); false, deciding nothing, when a defined lane divides
+ * by zero: the general loop then faults as it does. */
+static bool int32_other(const Instr *in, const Value *a, const Value *b, Value *t) {
+  ExprOp op = in->sub;
+  bool div = op == OP_FLOORDIV || op == OP_MOD;
+  for (int64_t i = 0; i < t->n; i++) {
+    int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
+    t->def[i] = a->def[ia] && b->def[ib];
+    if (!t->def[i]) continue;
+    int64_t x = (int32_t)a->v[ia].i, y = (int32_t)b->v[ib].i; /* alu_convert to int32 */
+    if (div && !y) return false;
+    int64_t v = int32_op(op, x, y);
+    t->v[i].i = in->ty == DT_BOOL ? v != 0 : (int32_t)v; /* dtype_fit */
+  }
+  return true;
+}
+
 static bool x_binary(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   Value *a = eng_rd(E, s, in, in->a, &ok), *b = ok ? eng_rd(E, s, in, in->b, &ok) : NULL;
@@ -214,6 +270,10 @@ static bool x_binary(Eng *E, Sc *s, const Instr *in) {
   eng_shape(t, in->ty, big->rank, big->shape);
   if (int32_wrap(in, a, b)) { /* int32 +, -, *: the common case, without a per-lane dispatch */
     int32_lanes(in->sub, a, b, t);
+    eng_swap_in(s, in->d);
+    return true;
+  }
+  if (int32_other_fits(in, a, b) && int32_other(in, a, b, t)) {
     eng_swap_in(s, in->d);
     return true;
   }
@@ -474,8 +534,16 @@ static Hit *dup_hits(Eng *E, const Instr *in, int64_t n) {
   return E->hits;
 }
 
+/* Offsets strictly increasing or strictly decreasing repeat none: the
+ * common scatter needs no sort. */
+static bool monotone(const Hit *h, int64_t n) {
+  bool up = true, down = true;
+  for (int64_t i = 1; i < n && (up || down); i++) up = up && h[i].at > h[i - 1].at, down = down && h[i].at < h[i - 1].at;
+  return up || down;
+}
+
 static void dup_warn(Eng *E, Sc *s, const Instr *in, Hit *h, int64_t n, bool rows, const EV *ev) {
-  if (n < 2) return;
+  if (n < 2 || monotone(h, n)) return;
   qsort(h, (size_t)n, sizeof *h, hit_cmp);
   int64_t dups = 0, first = -1;
   for (int64_t i = 1; i < n; i++)
@@ -524,8 +592,8 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   int64_t n = in->imm ? idx[0]->n : 0;
   if ((m && !eng_fits(E, s, in, "mask", m->n, "the indices", n)) || (x && !eng_fits(E, s, in, "value", x->n, "the indices", n))) return false;
   Dtype t = ev.dt[ev.top];
-  Value out = {0};
-  if (gather) val_shape(&out, t, 1, &n);
+  Value *out = gather ? &s->tmp : NULL; /* a gather's result is built in the scratch value, then swapped in */
+  if (gather) val_shape(out, t, 1, &n);
   uint32_t tag = eng_race_open(E, s, in, !gather, false, -1, NULL);
   int64_t hits[256] = {0}, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
   bool first_wins = in->flags & IF_LOW_WINS;
@@ -537,14 +605,13 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     if (m && !alu_truthy(m->dtype, m->v[k])) continue;
     int64_t at[MAX_RANK];
     for (int d = 0; d < in->imm; d++) {
-      if (!idx[d]->def[k]) return val_free(&out), uninit_lane(E, s, in, "indices", idx[d], k);
+      if (!idx[d]->def[k]) return uninit_lane(E, s, in, "indices", idx[d], k);
       at[d] = idx[d]->v[k].i;
       if (at[d] < 0 || at[d] >= ev.lvl[ev.top][d]) {
         char msg[300];
         snprintf(msg, sizeof msg, "%slane %lld indexes %lld in dimension %d of size %lld of %s '%s'",
                  gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", (long long)k,
                  (long long)at[d], d, (long long)ev.lvl[ev.top][d], space_key(ev.vd->ref->space), ev.vd->ref->name);
-        val_free(&out);
         return eng_efault(E, s, in, FAULT_OOB, msg);
       }
     }
@@ -552,15 +619,15 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     int np;
     int64_t flat = eng_to_flat(ev.rank[ev.top], ev.lvl[ev.top], at);
     if (hit) hit[nhit++] = (Hit){flat, k};
-    if (!eng_ev_parts(&ev, flat, pt, &np)) return val_free(&out), eng_ev_oob(E, s, in, &ev);
-    if (gather && !eng_race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false;
+    if (!eng_ev_parts(&ev, flat, pt, &np)) return eng_ev_oob(E, s, in, &ev);
+    if (gather && !eng_race_parts(E, tag, ev.reg, pt, np)) return false;
     if (E->trace) span_add(E, pt, np);
     int64_t bank = (pt[0].off / (cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4)) % banks;
     if (++hits[bank] > maxhit) maxhit = hits[bank];
     uint8_t cdef;
     Cell cur = eng_ev_read(&ev, pt, np, &cdef);
     if (gather) {
-      out.v[k] = cur, out.def[k] = cdef;
+      out->v[k] = cur, out->def[k] = cdef;
       continue;
     }
     if (!x->def[k] || (in->add && !cdef)) eng_ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
@@ -569,7 +636,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
       if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
       eng_ev_write(&ev, pt, np, c);
     }
-    if (!eng_race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false; /* after the write, as in x_store */
+    if (!eng_race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write, as in x_store */
   }
   if (hit) dup_warn(E, s, in, hit, nhit, false, &ev);
   uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
@@ -578,13 +645,12 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   count_access(E, ev.vd->ref->space, n * dtype_size(t), !gather);
   prof_bytes(E, n * dtype_size(t));
   if (gather) {
-    val_copy(&s->reg[in->d], &out);
-    set_reg(s, in->d);
+    eng_swap_in(s, in->d);
+    out = &s->reg[in->d];
     s->ready[in->d] = s->t + (uint64_t)cp(E)->vmem_latency_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
-    log_value(E, s, in, in->log, &out);
+    log_value(E, s, in, in->log, out);
   }
-  trace_access(E, s, in, &ev, NULL, gather ? &out : NULL, s->cost, true, n);
-  val_free(&out);
+  trace_access(E, s, in, &ev, NULL, out, s->cost, true, n);
   return true;
 }
 

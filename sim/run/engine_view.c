@@ -315,6 +315,11 @@ int64_t eng_to_flat(int rank, const int64_t *shape, const int64_t *idx) {
 }
 
 bool eng_ev_parts(EV *ev, int64_t elem, Part *parts, int *np) {
+  if (ev->affine && ev->arank == 1 && elem >= 0 && elem < ev->adim[0]) { /* a row: no division */
+    parts[0] = (Part){ev->base + elem * ev->bstride[0], dtype_size(ev->dt[ev->top])};
+    *np = 1;
+    return true;
+  }
   if (ev->affine) {
     int64_t off = ev->base;
     for (int d = ev->arank - 1; d >= 0; d--) {
@@ -372,7 +377,25 @@ bool eng_ev_parts(EV *ev, int64_t elem, Part *parts, int *np) {
   return true;
 }
 
+/* Whether the n bytes from off are all defined (n <= 8). */
+static bool bytes_defined(const Region *g, int64_t off, int n) {
+  if ((off & 7) + n <= 8) { /* within one shadow byte */
+    unsigned m = ((1u << n) - 1) << (off & 7);
+    return (g->defined[off >> 3] & m) == m;
+  }
+  bool d = true;
+  for (int j = 0; j < n; j++) d = d && mem_defined(g, off + j);
+  return d;
+}
+
+/* One part holding the whole element: no assembly of its bytes. */
+static bool whole(const EV *ev, const Part *pt, int np) { return np == 1 && pt[0].n == dtype_size(ev->dt[ev->top]) && pt[0].n <= 8; }
+
 Cell eng_ev_read(EV *ev, const Part *pt, int np, uint8_t *def) {
+  if (whole(ev, pt, np)) {
+    *def = bytes_defined(ev->reg, pt[0].off, pt[0].n);
+    return dtype_load(ev->dt[ev->top], ev->reg->bytes + pt[0].off);
+  }
   uint8_t b[16];
   int k = 0;
   *def = 1;
@@ -385,6 +408,11 @@ Cell eng_ev_read(EV *ev, const Part *pt, int np, uint8_t *def) {
 }
 
 void eng_ev_write(EV *ev, const Part *pt, int np, Cell c) {
+  if (whole(ev, pt, np)) {
+    mem_set_defined(ev->reg, pt[0].off, pt[0].n, true);
+    dtype_store(ev->dt[ev->top], c, ev->reg->bytes + pt[0].off);
+    return;
+  }
   uint8_t b[16];
   for (int i = 0; i < np; i++) mem_set_defined(ev->reg, pt[i].off, pt[i].n, true);
   dtype_store(ev->dt[ev->top], c, b);
