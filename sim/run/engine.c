@@ -425,10 +425,13 @@ static bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
   return true;
 }
 
+/* Lane i of a mask is on (alu_truthy; a bool mask without the call). */
+static bool truthy(const Value *m, int64_t i) { return m->dtype == DT_BOOL ? m->v[i].i != 0 : alu_truthy(m->dtype, m->v[i]); }
+
 /* Masked loads expand (SPEC §5.3): lane p_k of the result is element k. */
 static bool x_load(Eng *E, Sc *s, const Instr *in) {
   EV ev;
-  Value *m, mem = {0};
+  Value *m, *mem = &s->tmp2;
   if (!mask_of(E, s, in, &m) || !eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
   if (m && !eng_fits(E, s, in, "mask", m->n, "the view", ev.n)) return false;
   uint32_t tag = eng_race_open(E, s, in, false, false, -1, &ev);
@@ -437,18 +440,17 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
     if (!load_all(E, s, in, &ev, &s->tmp, tag)) return false;
     eng_swap_in(s, in->d);
   } else {
-    if (!load_all(E, s, in, &ev, &mem, tag)) return val_free(&mem), false;
-    Dtype t = in->op == I_VLOAD ? ev.vd->ref->dtype : mem.dtype;
-    val_shape(d, t, mem.rank, mem.shape);
+    if (!load_all(E, s, in, &ev, mem, tag)) return false;
+    Dtype t = in->op == I_VLOAD ? ev.vd->ref->dtype : mem->dtype;
+    val_shape(d, t, mem->rank, mem->shape);
     for (int64_t i = 0, k = 0; i < m->n; i++) {
-      if (!alu_truthy(m->dtype, m->v[i])) continue;
+      if (!truthy(m, i)) continue;
       int64_t src = in->flags & IF_ELEM_P ? i : k, dst = in->flags & IF_LANE_K ? k : i; /* isa.h ISA_FLAGS */
-      d->v[dst] = mem.v[src];
-      d->def[dst] = mem.def[src];
+      d->v[dst] = mem->v[src];
+      d->def[dst] = mem->def[src];
       k++;
     }
   }
-  val_free(&mem);
   set_reg(s, in->d);
   log_value(E, s, in, in->log, d);
   bool scalar = in->op == I_LOAD;
@@ -481,14 +483,15 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     mem_set_defined(ev.reg, ev.base, ev.n * es, true);
   } else
   for (int64_t i = 0, k = 0; i < (m ? m->n : ev.n); i++) {
-    if (m && !alu_truthy(m->dtype, m->v[i])) continue;
+    if (m && !truthy(m, i)) continue;
     int64_t lane = m && (in->flags & IF_LANE_K) ? k : i; /* isa.h ISA_FLAGS */
     int64_t elem = m && !(in->flags & IF_ELEM_P) ? k : i;
     k++;
     int64_t xi = x->n == 1 ? 0 : lane;
     if (!eng_ev_parts(&ev, elem, pt, &np)) return eng_ev_oob(E, s, in, &ev);
-    uint8_t cdef;
-    Cell cur = eng_ev_read(&ev, pt, np, &cdef);
+    uint8_t cdef = 1;
+    Cell cur = {0};
+    if (in->add) cur = eng_ev_read(&ev, pt, np, &cdef); /* the old element matters only to an add */
     if (!x->def[xi] || (in->add && !cdef)) eng_ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
     else {
       Cell c = alu_convert(x->dtype, t, x->v[xi]);
@@ -497,16 +500,16 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     }
     if (!eng_race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write: the detector compares the bytes */
   }
-  Value after = {0};
+  Value *after = NULL; /* the stored elements as they now are, in the second scratch value */
   if ((in->log && !E->no_log) || E->trace) {
-    if (!load_all(E, s, in, &ev, &after, 0)) return val_free(&after), false;
-    log_value(E, s, in, in->log, &after);
+    if (!load_all(E, s, in, &ev, &s->tmp2, 0)) return false;
+    after = &s->tmp2;
+    log_value(E, s, in, in->log, after);
   }
   s->cost = in->op == I_STORE ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, ev.n, t) * (uint64_t)cp(E)->vector_issue_cycles;
   count_access(E, ev.vd->ref->space, ev.n * dtype_size(t), true);
   prof_bytes(E, ev.n * dtype_size(t));
-  trace_access(E, s, in, &ev, NULL, after.n ? &after : NULL, s->cost, false, ev.n);
-  val_free(&after);
+  trace_access(E, s, in, &ev, NULL, after && after->n ? after : NULL, s->cost, false, ev.n);
   return true;
 }
 
@@ -1607,6 +1610,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
     free(E.sc[i].written);
     free(E.sc[i].ready);
     val_free(&E.sc[i].tmp);
+    val_free(&E.sc[i].tmp2);
   }
   free(E.sc);
   free(E.dmas);

@@ -40,6 +40,7 @@ typedef struct {
   BlockKind wait_kind;
   uint64_t wait_start;
   Value tmp;           /* scratch: results are built here, then swapped in */
+  Value tmp2;          /* scratch of engine.c: a masked load's elements, a store's logged contents */
 } Sc;
 
 /* What a DMA does when its last byte lands.  Records are recycled: a
