@@ -391,7 +391,15 @@ static bool bytes_defined(const Region *g, int64_t off, int n) {
 /* One part holding the whole element: no assembly of its bytes. */
 static bool whole(const EV *ev, const Part *pt, int np) { return np == 1 && pt[0].n == dtype_size(ev->dt[ev->top]) && pt[0].n <= 8; }
 
+#define HOST_LE (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+
 Cell eng_ev_read(EV *ev, const Part *pt, int np, uint8_t *def) {
+  if (HOST_LE && ev->dt[ev->top] == DT_INT32 && np == 1 && pt[0].n == 4) { /* dtype_load of an int32: its 4 bytes, sign-extended */
+    int32_t w;
+    memcpy(&w, ev->reg->bytes + pt[0].off, 4);
+    *def = bytes_defined(ev->reg, pt[0].off, 4);
+    return (Cell){.i = w};
+  }
   if (whole(ev, pt, np)) {
     *def = bytes_defined(ev->reg, pt[0].off, pt[0].n);
     return dtype_load(ev->dt[ev->top], ev->reg->bytes + pt[0].off);
@@ -408,6 +416,13 @@ Cell eng_ev_read(EV *ev, const Part *pt, int np, uint8_t *def) {
 }
 
 void eng_ev_write(EV *ev, const Part *pt, int np, Cell c) {
+  if (HOST_LE && ev->dt[ev->top] == DT_INT32 && np == 1 && pt[0].n == 4 && (pt[0].off & 7) <= 4) { /* dtype_store of an int32: its low 4 bytes */
+    int64_t off = pt[0].off;
+    int32_t w = (int32_t)c.i;
+    memcpy(ev->reg->bytes + off, &w, 4);
+    ev->reg->defined[off >> 3] |= (uint8_t)(0xfu << (off & 7));
+    return;
+  }
   if (whole(ev, pt, np)) {
     mem_set_defined(ev->reg, pt[0].off, pt[0].n, true);
     dtype_store(ev->dt[ev->top], c, ev->reg->bytes + pt[0].off);
