@@ -598,7 +598,9 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   Value *out = gather ? &s->tmp : NULL; /* a gather's result is built in the scratch value, then swapped in */
   if (gather) val_shape(out, t, 1, &n);
   uint32_t tag = eng_race_open(E, s, in, !gather, false, -1, NULL);
-  int64_t hits[256] = {0}, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
+  int64_t *hits = E->bank_hits, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
+  for (int b = 0; b < E->nbank_used; b++) hits[E->bank_used[b]] = 0; /* the previous access's counts, cleared */
+  E->nbank_used = 0;
   bool first_wins = in->flags & IF_LOW_WINS;
   Hit *hit = gather ? NULL : dup_hits(E, in, n);
   int64_t nhit = 0;
@@ -626,7 +628,8 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     if (gather && !eng_race_parts(E, tag, ev.reg, pt, np)) return false;
     if (E->trace) span_add(E, pt, np);
     int64_t bank = (pt[0].off / (cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4)) % banks;
-    if (++hits[bank] > maxhit) maxhit = hits[bank];
+    if (!hits[bank]++) E->bank_used[E->nbank_used++] = (uint8_t)bank;
+    if (hits[bank] > maxhit) maxhit = hits[bank];
     uint8_t cdef;
     Cell cur = eng_ev_read(&ev, pt, np, &cdef);
     if (gather) {

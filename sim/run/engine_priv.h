@@ -94,6 +94,9 @@ typedef struct {
   uint8_t dsize[DT_COUNT]; /* dtype_size, tabulated */
   int *ring, nring, head; /* engine_sched.c: the runnable subcores sorted by (cycle, index) */
   int *woken, nwoken; /* subcores released from a block, to join the ring */
+  int64_t bank_hits[256]; /* an indexed access's lanes per VMEM bank (zero but for the banks in bank_used) */
+  uint8_t bank_used[256];
+  int nbank_used;
   bool no_log, no_races, strict_races, profile;
   bool woke;         /* a blocked subcore was released: rescan */
   uint8_t *warned;   /* per operation id: its duplicate-scatter warning was given */
@@ -181,9 +184,20 @@ bool eng_all_reduce(Eng *E, Sc *s, const Instr *in);
 
 /* ---- engine_view.c ---- */
 bool eng_efault(Eng *E, Sc *s, const Instr *in, FaultKind k, const char *msg);
-bool eng_fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);
-bool eng_fits1(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);
-Value *eng_rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok);
+/* The register reads and lane-count checks every instruction makes are
+ * inline; only their faults are calls. */
+bool eng_fits_fault(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);
+static inline bool eng_fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
+  return have == want || eng_fits_fault(E, s, in, what, have, of, want);
+}
+/* Operands that broadcast: n lanes or one. */
+static inline bool eng_fits1(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
+  return have == 1 || have == want || eng_fits_fault(E, s, in, what, have, of, want);
+}
+Value *eng_rd_unbound(Eng *E, Sc *s, const Instr *in, bool *ok);
+static inline Value *eng_rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok) {
+  return s->written[r] ? &s->reg[r] : eng_rd_unbound(E, s, in, ok);
+}
 /* The scratch value s->tmp becomes register r (no copy, no allocation);
  * inline: every instruction with a vector result ends here. */
 static inline void eng_swap_in(Sc *s, int r) {
@@ -233,7 +247,16 @@ static inline void eng_copy(Value *dst, const Value *src) {
 }
 /* The value instructions of lowering/lower_valops.c (engine_valops.c). */
 bool eng_x_valops(Eng *E, Sc *s, const Instr *in);
-bool eng_int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out);
+bool eng_int_reg_slow(Eng *E, Sc *s, const Instr *in, int r, int64_t *out);
+/* A scalar integer operand (an index, bound or count). */
+static inline bool eng_int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out) {
+  const Value *w = &s->reg[r];
+  if (s->written[r] && w->n == 1 && w->def[0] && (w->dtype == DT_INT32 || w->dtype == DT_INT64)) { /* the common case */
+    *out = w->v[0].i;
+    return true;
+  }
+  return eng_int_reg_slow(E, s, in, r, out);
+}
 bool eng_ev_resolve(Eng *E, Sc *s, const Instr *in, int view, int core, int subcore, EV *ev);
 int64_t eng_to_flat(int rank, const int64_t *shape, const int64_t *idx);
 bool eng_ev_parts(EV *ev, int64_t elem, Part *parts, int *np);

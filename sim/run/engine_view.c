@@ -17,7 +17,7 @@ bool eng_efault(Eng *E, Sc *s, const Instr *in, FaultKind k, const char *msg) {
 /* A lowering written by hand can pair operands of different lane counts;
  * the engine's loops trust them, so a mismatch stops the run as a
  * malformed lowering (exit 2), never a read past a register. */
-bool eng_fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
+bool eng_fits_fault(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
   if (have == want) return true;
   char msg[300];
   snprintf(msg, sizeof msg, "%s: the %s has %lld lanes, but %s has %lld %s", isa_mnemonic(in->op), what, (long long)have, of,
@@ -25,27 +25,15 @@ bool eng_fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, co
   return eng_efault(E, s, in, FAULT_LOWERING, msg);
 }
 
-/* Operands that broadcast: n lanes or one. */
-bool eng_fits1(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
-  return have == 1 || eng_fits(E, s, in, what, have, of, want);
-}
-
-Value *eng_rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok) {
-  if (!s->written[r]) {
-    *ok = eng_efault(E, s, in, FAULT_UNINIT, "a name is read that was bound only on a branch that did not run");
-    return NULL;
-  }
-  return &s->reg[r];
+/* A register read that was bound only on a branch that did not run. */
+Value *eng_rd_unbound(Eng *E, Sc *s, const Instr *in, bool *ok) {
+  *ok = eng_efault(E, s, in, FAULT_UNINIT, "a name is read that was bound only on a branch that did not run");
+  return NULL;
 }
 
 static int64_t scalar_of(const Value *v) { return dtype_is_float(v->dtype) ? (int64_t)v->v[0].f : v->v[0].i; }
 
-bool eng_int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out) {
-  const Value *w = &s->reg[r];
-  if (s->written[r] && w->n == 1 && w->def[0] && (w->dtype == DT_INT32 || w->dtype == DT_INT64)) { /* the common case */
-    *out = w->v[0].i;
-    return true;
-  }
+bool eng_int_reg_slow(Eng *E, Sc *s, const Instr *in, int r, int64_t *out) {
   bool ok = true;
   Value *v = eng_rd(E, s, in, r, &ok);
   if (!ok || !eng_fits(E, s, in, "scalar operand", v->n, "a scalar", 1)) return false;
@@ -189,8 +177,8 @@ static void ev_copy(EV *ev, const EV *c) {
   if (c->affine) { /* the fast path needs only these */
     ev->arank = c->arank;
     ev->base = c->base;
-    memcpy(ev->adim, c->adim, sizeof(int64_t) * (size_t)c->arank);
-    memcpy(ev->bstride, c->bstride, sizeof(int64_t) * (size_t)c->arank);
+    memcpy(ev->adim, c->adim, sizeof ev->adim); /* whole arrays: fixed-size copies, no call */
+    memcpy(ev->bstride, c->bstride, sizeof ev->bstride);
     ev->dt[ev->top] = c->dt[c->top];
     ev->rank[ev->top] = c->rank[c->top];
     memcpy(ev->lvl[ev->top], c->lvl[c->top], sizeof ev->lvl[0]);
