@@ -184,24 +184,37 @@ static bool int32_wrap(const Instr *in, const Value *a, const Value *b) {
 }
 
 /* t = a op b lane by lane in int32 (a or b may be one lane, broadcast). */
+#define LANES(IA, IB, E)                                                           \
+  for (int64_t i = 0; i < n; i++) {                                                \
+    uint64_t x = (uint64_t)av[IA].i, y = (uint64_t)bv[IB].i;                       \
+    tv[i].i = (int32_t)(uint32_t)(E);                                              \
+  }
+#define LANES_OP(IA, IB)                                                           \
+  if (op == OP_ADD) LANES(IA, IB, x + y)                                           \
+  else if (op == OP_SUB) LANES(IA, IB, x - y)                                      \
+  else LANES(IA, IB, x * y)
 static void int32_lanes(ExprOp op, const Value *a, const Value *b, Value *t) {
   int64_t n = t->n;
   const Cell *av = a->v, *bv = b->v;
   const uint8_t *ad = a->def, *bd = b->def;
   Cell *tv = t->v;
   uint8_t *td = t->def;
-#define LANES(IA, IB)                                                                                                      \
-  for (int64_t i = 0; i < n; i++) {                                                                                        \
-    uint64_t x = (uint64_t)av[IA].i, y = (uint64_t)bv[IB].i;                                                               \
-    tv[i].i = (int32_t)(uint32_t)(op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);                                     \
-    td[i] = ad[IA] && bd[IB];                                                                                              \
+  if (a->n == 1 && b->n == 1) {
+    LANES_OP(0, 0)
+    td[0] = ad[0] && bd[0];
+  } else if (b->n == 1) {
+    LANES_OP(i, 0)
+    for (int64_t i = 0; i < n; i++) td[i] = ad[i] && bd[0];
+  } else if (a->n == 1) {
+    LANES_OP(0, i)
+    for (int64_t i = 0; i < n; i++) td[i] = ad[0] && bd[i];
+  } else {
+    LANES_OP(i, i)
+    for (int64_t i = 0; i < n; i++) td[i] = ad[i] && bd[i];
   }
-  if (a->n == 1 && b->n == 1) LANES(0, 0)
-  else if (b->n == 1) LANES(i, 0)
-  else if (a->n == 1) LANES(0, i)
-  else LANES(i, i)
-#undef LANES
 }
+#undef LANES_OP
+#undef LANES
 
 static bool is_cmp(ExprOp op) { return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
 
@@ -346,7 +359,8 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
   } else if (in->op == I_IOTA) {
     int64_t n = in->imm;
     eng_shape(t, DT_INT32, 1, &n);
-    for (int64_t i = 0; i < n; i++) t->v[i].i = i, t->def[i] = 1;
+    for (int64_t i = 0; i < n; i++) t->v[i].i = i;
+    if (n > 0) memset(t->def, 1, (size_t)n);
   } else if (in->op != I_FROM_ELEMENTS) {
     Value *a = eng_rd(E, s, in, in->a, &ok);
     if (!ok) return false;
@@ -474,7 +488,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   Part pt[MAX_PARTS];
   int np;
   uint32_t tag = eng_race_open(E, s, in, true, false, -1, m ? NULL : &ev);
-  if (!m && !tag && !in->add && dense_all(&ev) && val_all_defined(x)) { /* the fast path */
+  if (!m && !tag && !in->add && dense_all(&ev) && (x->n <= 0 || !memchr(x->def, 0, (size_t)x->n))) { /* the fast path: every lane defined */
     int64_t es = dtype_size(t);
     uint8_t *b = ev.reg->bytes + ev.base;
     if (x->dtype == t && x->n == ev.n) dtype_store_n(t, x->v, ev.n, b); /* no conversion */
@@ -674,8 +688,19 @@ static bool sem_addr(Eng *E, Sc *s, const Instr *in, int view, int core, int sub
   return true;
 }
 
-static int64_t sem_read(Region *g, int64_t off) { return dtype_load(DT_INT32, g->bytes + off).i; }
-static void sem_write(Region *g, int64_t off, int64_t v) { dtype_store(DT_INT32, (Cell){.i = v}, g->bytes + off); }
+/* A semaphore's int32 word (dtype_load / dtype_store of an int32, as words
+ * on a little-endian host). */
+static int64_t sem_read(Region *g, int64_t off) {
+  if (!(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)) return dtype_load(DT_INT32, g->bytes + off).i;
+  int32_t w;
+  memcpy(&w, g->bytes + off, 4);
+  return w;
+}
+static void sem_write(Region *g, int64_t off, int64_t v) {
+  if (!(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)) return dtype_store(DT_INT32, (Cell){.i = v}, g->bytes + off);
+  int32_t w = (int32_t)v;
+  memcpy(g->bytes + off, &w, 4);
+}
 
 /* A plain copy of n elements from src element se to dst element de by
  * memcpy when both sides are dense there; false when it does not apply. */
