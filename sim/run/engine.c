@@ -143,9 +143,8 @@ static void view_spans(Eng *E, EV *ev) {
 
 /* indexed: a gather or scatter whose lanes' spans E->spans holds (listed
  * always); otherwise the view's, listed unless they are one dense run. */
-static void trace_access(Eng *E, Sc *s, const Instr *in, EV *ev, const Value *old, const Value *nw, uint64_t cost, bool indexed,
-                         int64_t lanes) {
-  if (!E->trace) return;
+static void trace_access_event(Eng *E, Sc *s, const Instr *in, EV *ev, const Value *old, const Value *nw, uint64_t cost, bool indexed,
+                               int64_t lanes) {
   if (s->waiting) wait_done(E, s, s->t);
   char o[400] = "", w[400] = "";
   if (old) val_text(old, o, sizeof o);
@@ -173,6 +172,16 @@ static void trace_access(Eng *E, Sc *s, const Instr *in, EV *ev, const Value *ol
   te.line = in->loc.line;
   te.col = in->loc.col;
   trace_event(E->trace, &te);
+}
+
+static inline void trace_access(Eng *E, Sc *s, const Instr *in, EV *ev, const Value *old, const Value *nw, uint64_t cost, bool indexed,
+                                int64_t lanes) {
+  if (E->trace) trace_access_event(E, s, in, ev, old, nw, cost, indexed, lanes);
+}
+
+/* The race detector's access tag (0, no access, when races are off). */
+static inline uint32_t race_open(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev) {
+  return E->rd ? eng_race_open(E, s, in, write, atomic, dma, ev) : 0;
 }
 
 /* Whether an arith.binary is int32 +, - or * on int32 (or weak int64
@@ -448,7 +457,7 @@ static bool x_load(Eng *E, Sc *s, const Instr *in) {
   Value *m, *mem = &s->tmp2;
   if (!mask_of(E, s, in, &m) || !eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
   if (m && !eng_fits(E, s, in, "mask", m->n, "the view", ev.n)) return false;
-  uint32_t tag = eng_race_open(E, s, in, false, false, -1, &ev);
+  uint32_t tag = race_open(E, s, in, false, false, -1, &ev);
   Value *d = &s->reg[in->d];
   if (!m) { /* straight into the scratch value, then swapped in: no allocation */
     if (!load_all(E, s, in, &ev, &s->tmp, tag)) return false;
@@ -487,7 +496,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   Dtype t = ev.dt[ev.top];
   Part pt[MAX_PARTS];
   int np;
-  uint32_t tag = eng_race_open(E, s, in, true, false, -1, m ? NULL : &ev);
+  uint32_t tag = race_open(E, s, in, true, false, -1, m ? NULL : &ev);
   if (!m && !tag && !in->add && dense_all(&ev) && (x->n <= 0 || !memchr(x->def, 0, (size_t)x->n))) { /* the fast path: every lane defined */
     int64_t es = dtype_size(t);
     uint8_t *b = ev.reg->bytes + ev.base;
@@ -611,7 +620,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   Dtype t = ev.dt[ev.top];
   Value *out = gather ? &s->tmp : NULL; /* a gather's result is built in the scratch value, then swapped in */
   if (gather) val_shape(out, t, 1, &n);
-  uint32_t tag = eng_race_open(E, s, in, !gather, false, -1, NULL);
+  uint32_t tag = race_open(E, s, in, !gather, false, -1, NULL);
   int64_t *hits = E->bank_hits, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
   for (int b = 0; b < E->nbank_used; b++) hits[E->bank_used[b]] = 0; /* the previous access's counts, cleared */
   E->nbank_used = 0;
@@ -741,7 +750,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
 static bool dma_offsets(Eng *E, Sc *s, const Instr *in, Value *o) {
   if (in->view4 >= 0) {
     EV ev;
-    return eng_ev_resolve(E, s, in, in->view4, s->core, s->subcore, &ev) && load_all(E, s, in, &ev, o, eng_race_open(E, s, in, false, false, -1, &ev));
+    return eng_ev_resolve(E, s, in, in->view4, s->core, s->subcore, &ev) && load_all(E, s, in, &ev, o, race_open(E, s, in, false, false, -1, &ev));
   }
   if (in->a < 0) /* checked here, not when parsing: the verifier's rules come first */
     return eng_efault(E, s, in, FAULT_LOWERING, "tpu.enqueue_indirect_dma needs its offsets: a register (a=%3) or a view (offsets=v2)");
@@ -924,8 +933,8 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   int thr = race_dma_start(E->rd, s->idx);
   E->dma_thread = thr;
   bool ind = in->op == I_ENQUEUE_INDIRECT_DMA;
-  E->dma_read_tag = eng_race_open(E, s, in, false, false, thr, ind && in->imm ? NULL : &src);
-  E->dma_write_tag = eng_race_open(E, s, in, true, in->add, thr, ind && !in->imm ? NULL : &dst);
+  E->dma_read_tag = race_open(E, s, in, false, false, thr, ind && in->imm ? NULL : &src);
+  E->dma_write_tag = race_open(E, s, in, true, in->add, thr, ind && !in->imm ? NULL : &dst);
   if (in->op == I_ENQUEUE_INDIRECT_DMA) {
     int64_t rows, row_bytes;
     if (!dma_indirect(E, s, in, &src, &dst, &bytes, &rows, &row_bytes)) return X_FAULT;
@@ -1062,7 +1071,7 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   Part pt[MAX_PARTS];
   int np;
   if (!eng_ev_parts(&ev, 0, pt, &np)) return eng_ev_oob(E, s, in, &ev), X_FAULT;
-  uint32_t tag = eng_race_open(E, s, in, true, true, -1, NULL);
+  uint32_t tag = race_open(E, s, in, true, true, -1, NULL);
   uint8_t def;
   Cell old = eng_ev_read(&ev, pt, np, &def), c;
   if (def && x->def[0]) { /* an undefined operand leaves the sum undefined (SPEC §10.1) */
@@ -1144,7 +1153,7 @@ static int x_expect(Eng *E, Sc *s, const Instr *in) {
   if (!ok) return X_FAULT;
   if (in->op == I_EXPECT_VIEW) {
     EV ev;
-    if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, eng_race_open(E, s, in, false, false, -1, &ev)))
+    if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, race_open(E, s, in, false, false, -1, &ev)))
       return val_free(&got), X_FAULT;
   } else {
     Value *a = eng_rd(E, s, in, in->a, &ok);
@@ -1181,7 +1190,7 @@ static int x_log(Eng *E, Sc *s, const Instr *in) {
   Value got = {0};
   if (in->op == I_LOG_BUFFER) {
     EV ev;
-    if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, eng_race_open(E, s, in, false, false, -1, &ev)))
+    if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, race_open(E, s, in, false, false, -1, &ev)))
       return val_free(&got), X_FAULT;
   } else if (in->a >= 0) {
     Value *a = eng_rd(E, s, in, in->a, &ok);

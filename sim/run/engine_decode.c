@@ -110,6 +110,8 @@ static void compile_view(const VDesc *vd, CView *cv) {
   ev->n = 1;
   for (int d = 0; d < r; d++) ev->n *= ev->lvl[1][d];
   ev->affine = true;
+  ev->dense = -1;
+  ev->dense = eng_dense_block(ev);
 }
 
 bool eng_decode(Eng *E) {

@@ -130,6 +130,7 @@ typedef struct EV {
   bool affine;
   int arank;
   int64_t base, adim[MAX_RANK], bstride[MAX_RANK];
+  int64_t dense;       /* eng_dense_block, worked out with the shape (-1: not known) */
 } EV;
 
 typedef struct {

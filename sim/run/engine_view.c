@@ -145,6 +145,8 @@ static bool ev_resolve_full(Eng *E, Sc *s, const Instr *in, int view, EV *ev) {
   ev->n = 1;
   for (int d = 0; d < ev->rank[ev->top]; d++) ev->n *= ev->lvl[ev->top][d];
   ev_affine(ev);
+  ev->dense = -1;
+  if (ev->affine) ev->dense = eng_dense_block(ev);
   return true;
 }
 
@@ -177,6 +179,7 @@ static void ev_copy(EV *ev, const EV *c) {
   if (c->affine) { /* the fast path needs only these */
     ev->arank = c->arank;
     ev->base = c->base;
+    ev->dense = c->dense;
     memcpy(ev->adim, c->adim, sizeof ev->adim); /* whole arrays: fixed-size copies, no call */
     memcpy(ev->bstride, c->bstride, sizeof ev->bstride);
     ev->dt[ev->top] = c->dt[c->top];
@@ -447,6 +450,7 @@ int64_t eng_aff_off(const EV *ev, int64_t i) {
 /* How many trailing elements form a dense row-major block (a run of them
  * starting on a multiple of it sits at consecutive addresses). */
 int64_t eng_dense_block(const EV *ev) {
+  if (ev->dense >= 0) return ev->dense;
   int64_t want = dtype_size(ev->dt[ev->top]), n = 1;
   for (int d = ev->arank - 1; d >= 0; d--) {
     if (ev->adim[d] != 1 && ev->bstride[d] != want) break;
