@@ -521,7 +521,7 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
       if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
       eng_ev_write(&ev, pt, np, c);
     }
-    if (!eng_race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write: the detector compares the bytes */
+    if (tag && !eng_race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write: the detector compares the bytes */
   }
   Value *after = NULL; /* the stored elements as they now are, in the second scratch value */
   if ((in->log && !E->no_log) || E->trace) {
@@ -645,10 +645,10 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     }
     Part pt[MAX_PARTS];
     int np;
-    int64_t flat = eng_to_flat(ev.rank[ev.top], ev.lvl[ev.top], at);
+    int64_t flat = ev.rank[ev.top] == 1 ? at[0] : eng_to_flat(ev.rank[ev.top], ev.lvl[ev.top], at);
     if (hit) hit[nhit++] = (Hit){flat, k};
     if (!eng_ev_parts(&ev, flat, pt, &np)) return eng_ev_oob(E, s, in, &ev);
-    if (gather && !eng_race_parts(E, tag, ev.reg, pt, np)) return false;
+    if (gather && tag && !eng_race_parts(E, tag, ev.reg, pt, np)) return false;
     if (E->trace) span_add(E, pt, np);
     int64_t bank = (pt[0].off / (cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4)) % banks;
     if (!hits[bank]++) E->bank_used[E->nbank_used++] = (uint8_t)bank;
@@ -665,7 +665,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
       if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
       eng_ev_write(&ev, pt, np, c);
     }
-    if (!eng_race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write, as in x_store */
+    if (tag && !eng_race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write, as in x_store */
   }
   if (hit) dup_warn(E, s, in, hit, nhit, false, &ev);
   uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
