@@ -27,7 +27,7 @@
 static bool dense_all(const EV *ev) { return ev->affine && eng_dense_block(ev) >= ev->n; }
 
 static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_t tag) {
-  val_shape(out, ev->dt[ev->top], ev->rank[ev->top], ev->lvl[ev->top]);
+  eng_shape(out, ev->dt[ev->top], ev->rank[ev->top], ev->lvl[ev->top]);
   /* the fast path; a span that may race is left to the element walk, which reports as always */
   if (ev->n > 0 && dense_all(ev) && race_span(E->rd, tag, ev->reg, ev->base, ev->n * dtype_size(ev->dt[ev->top]))) {
     Dtype t = ev->dt[ev->top];
@@ -58,7 +58,7 @@ static const ChipParams *cp(const Eng *E) { return &E->p->params; }
 
 /* Issue slots of an n-element vector op: one per num_lanes 32-bit words. */
 static uint64_t groups(const Eng *E, int64_t n, Dtype t) {
-  int64_t words = (n * dtype_size(t) + 3) / 4, lanes = cp(E)->num_lanes > 0 ? cp(E)->num_lanes : 1;
+  int64_t words = (n * E->dsize[t] + 3) / 4, lanes = cp(E)->num_lanes > 0 ? cp(E)->num_lanes : 1;
   return words <= lanes ? 1 : (uint64_t)((words + lanes - 1) / lanes);
 }
 
@@ -144,9 +144,8 @@ static void view_spans(Eng *E, EV *ev) {
 
 /* indexed: a gather or scatter whose lanes' spans E->spans holds (listed
  * always); otherwise the view's, listed unless they are one dense run. */
-static void trace_access(Eng *E, Sc *s, const Instr *in, EV *ev, const Value *old, const Value *nw, uint64_t cost, bool indexed,
-                         int64_t lanes) {
-  if (!E->trace) return;
+static void trace_access_event(Eng *E, Sc *s, const Instr *in, EV *ev, const Value *old, const Value *nw, uint64_t cost, bool indexed,
+                               int64_t lanes) {
   if (s->waiting) wait_done(E, s, s->t);
   char o[400] = "", w[400] = "";
   if (old) val_text(old, o, sizeof o);
@@ -176,12 +175,111 @@ static void trace_access(Eng *E, Sc *s, const Instr *in, EV *ev, const Value *ol
   trace_event(E->trace, &te);
 }
 
+static inline void trace_access(Eng *E, Sc *s, const Instr *in, EV *ev, const Value *old, const Value *nw, uint64_t cost, bool indexed,
+                                int64_t lanes) {
+  if (E->trace) trace_access_event(E, s, in, ev, old, nw, cost, indexed, lanes);
+}
+
+/* The race detector's access tag (0, no access, when races are off). */
+static inline uint32_t race_open(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev) {
+  return E->rd ? eng_race_open(E, s, in, write, atomic, dma, ev) : 0;
+}
+
 /* Whether an arith.binary is int32 +, - or * on int32 (or weak int64
  * constant) operands: the low 32 bits of the 64-bit result are the answer. */
 static bool int32_wrap(const Instr *in, const Value *a, const Value *b) {
   bool op = in->sub == OP_ADD || in->sub == OP_SUB || in->sub == OP_MUL;
   bool ints = (a->dtype == DT_INT32 || a->dtype == DT_INT64) && (b->dtype == DT_INT32 || b->dtype == DT_INT64);
   return op && ints && in->uty == DT_INT32 && in->ty == DT_INT32;
+}
+
+/* t = a op b lane by lane in int32 (a or b may be one lane, broadcast). */
+#define LANES(IA, IB, E)                                                           \
+  for (int64_t i = 0; i < n; i++) {                                                \
+    uint64_t x = (uint64_t)av[IA].i, y = (uint64_t)bv[IB].i;                       \
+    tv[i].i = (int32_t)(uint32_t)(E);                                              \
+  }
+#define LANES_OP(IA, IB)                                                           \
+  if (op == OP_ADD) LANES(IA, IB, x + y)                                           \
+  else if (op == OP_SUB) LANES(IA, IB, x - y)                                      \
+  else LANES(IA, IB, x * y)
+static void int32_lanes(ExprOp op, const Value *a, const Value *b, Value *t) {
+  int64_t n = t->n;
+  const Cell *av = a->v, *bv = b->v;
+  const uint8_t *ad = a->def, *bd = b->def;
+  Cell *tv = t->v;
+  uint8_t *td = t->def;
+  if (a->n == 1 && b->n == 1) {
+    LANES_OP(0, 0)
+    td[0] = ad[0] && bd[0];
+  } else if (b->n == 1) {
+    LANES_OP(i, 0)
+    for (int64_t i = 0; i < n; i++) td[i] = ad[i] && bd[0];
+  } else if (a->n == 1) {
+    LANES_OP(0, i)
+    for (int64_t i = 0; i < n; i++) td[i] = ad[0] && bd[i];
+  } else {
+    LANES_OP(i, i)
+    for (int64_t i = 0; i < n; i++) td[i] = ad[i] && bd[i];
+  }
+}
+#undef LANES_OP
+#undef LANES
+
+static bool is_cmp(ExprOp op) { return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
+
+/* One lane of the other int32 operators, as alu_binary computes them on
+ * int32 operands (y != 0 for // and %). */
+static int64_t int32_op(ExprOp op, int64_t x, int64_t y) {
+  switch (op) {
+  case OP_FLOORDIV:
+  case OP_MOD: {
+    int64_t q = x / y, m = x % y; /* int32 operands: no int64 overflow */
+    if (m && ((m < 0) != (y < 0))) q--, m += y;
+    return op == OP_MOD ? m : q;
+  }
+  case OP_BAND: return x & y;
+  case OP_BOR: return x | y;
+  case OP_BXOR: return x ^ y;
+  case OP_AND: return (x != 0) & (y != 0);
+  case OP_OR: return (x != 0) | (y != 0);
+  case OP_EQ: return x == y;
+  case OP_NE: return x != y;
+  case OP_LT: return x < y;
+  case OP_LE: return x <= y;
+  case OP_GT: return x > y;
+  case OP_GE: return x >= y;
+  case OP_NONE: case OP_SHL: case OP_SHR: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+  case OP_NEG: case OP_POS: case OP_INVERT: case OP_NOT: break; /* not these (int32_other_fits) */
+  }
+  return 0;
+}
+
+/* Whether int32_other computes in: an int32 operator of int32 (or int64,
+ * converted) operands into int32, or a comparison into bool. */
+static bool int32_other_fits(const Instr *in, const Value *a, const Value *b) {
+  ExprOp op = in->sub;
+  bool ints = (a->dtype == DT_INT32 || a->dtype == DT_INT64) && (b->dtype == DT_INT32 || b->dtype == DT_INT64);
+  bool ops = op == OP_FLOORDIV || op == OP_MOD || op == OP_BAND || op == OP_BOR || op == OP_BXOR || op == OP_AND || op == OP_OR || is_cmp(op);
+  return ints && ops && in->uty == DT_INT32 && (in->ty == DT_INT32 || (in->ty == DT_BOOL && is_cmp(op)));
+}
+
+/* Those operators lane by lane (undefined lanes are left as the general
+ * loop leaves them); false, deciding nothing, when a defined lane divides
+ * by zero: the general loop then faults as it does. */
+static bool int32_other(const Instr *in, const Value *a, const Value *b, Value *t) {
+  ExprOp op = in->sub;
+  bool div = op == OP_FLOORDIV || op == OP_MOD;
+  for (int64_t i = 0; i < t->n; i++) {
+    int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
+    t->def[i] = a->def[ia] && b->def[ib];
+    if (!t->def[i]) continue;
+    int64_t x = (int32_t)a->v[ia].i, y = (int32_t)b->v[ib].i; /* alu_convert to int32 */
+    if (div && !y) return false;
+    int64_t v = int32_op(op, x, y);
+    t->v[i].i = in->ty == DT_BOOL ? v != 0 : (int32_t)v; /* dtype_fit */
+  }
+  return true;
 }
 
 static bool x_binary(Eng *E, Sc *s, const Instr *in) {
@@ -192,14 +290,13 @@ static bool x_binary(Eng *E, Sc *s, const Instr *in) {
   if (!eng_fits1(E, s, in, "operand a", a->n, "operand b", big->n) || !eng_fits1(E, s, in, "operand b", b->n, "operand a", big->n))
     return false;
   Value *t = &s->tmp;
-  val_shape(t, in->ty, big->rank, big->shape);
+  eng_shape(t, in->ty, big->rank, big->shape);
   if (int32_wrap(in, a, b)) { /* int32 +, -, *: the common case, without a per-lane dispatch */
-    for (int64_t i = 0; i < t->n; i++) {
-      int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
-      uint64_t x = (uint64_t)a->v[ia].i, y = (uint64_t)b->v[ib].i;
-      t->def[i] = a->def[ia] && b->def[ib];
-      t->v[i].i = (int32_t)(uint32_t)(in->sub == OP_ADD ? x + y : in->sub == OP_SUB ? x - y : x * y);
-    }
+    int32_lanes(in->sub, a, b, t);
+    eng_swap_in(s, in->d);
+    return true;
+  }
+  if (int32_other_fits(in, a, b) && int32_other(in, a, b, t)) {
     eng_swap_in(s, in->d);
     return true;
   }
@@ -222,7 +319,7 @@ static bool x_unary(Eng *E, Sc *s, const Instr *in) {
   Value *a = eng_rd(E, s, in, in->a, &ok);
   if (!ok) return false;
   Value *t = &s->tmp;
-  val_shape(t, in->ty, a->rank, a->shape);
+  eng_shape(t, in->ty, a->rank, a->shape);
   for (int64_t i = 0; i < a->n; i++) {
     t->def[i] = a->def[i];
     t->v[i] = in->sub == OP_NOT ? alu_unary(OP_NOT, a->dtype, a->v[i]) : alu_unary(in->sub, in->ty, alu_convert(a->dtype, in->ty, a->v[i]));
@@ -244,7 +341,7 @@ static bool x_select(Eng *E, Sc *s, const Instr *in) {
       (m && !eng_fits1(E, s, in, "condition", m->n, "the result", big->n)))
     return false;
   Value *t = &s->tmp;
-  val_shape(t, in->ty, big->rank, big->shape);
+  eng_shape(t, in->ty, big->rank, big->shape);
   for (int64_t i = 0; i < t->n; i++) {
     int64_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
     Cell x = alu_convert(a->dtype, in->uty, a->v[ia]), y = alu_convert(b->dtype, in->uty, b->v[ib]);
@@ -266,25 +363,26 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
   bool ok = true;
   Value *t = &s->tmp;
   if (in->op == I_CONST) {
-    val_scalar(t, in->ty, in->ty == DT_FLOAT64 ? (Cell){.f = in->fimm} : (Cell){.i = in->imm});
+    eng_scalar(t, in->ty, in->ty == DT_FLOAT64 ? (Cell){.f = in->fimm} : (Cell){.i = in->imm});
   } else if (in->op == I_COORD) {
-    val_scalar(t, DT_INT32, (Cell){.i = in->imm ? s->subcore : s->core});
+    eng_scalar(t, DT_INT32, (Cell){.i = in->imm ? s->subcore : s->core});
   } else if (in->op == I_IOTA) {
     int64_t n = in->imm;
-    val_shape(t, DT_INT32, 1, &n);
-    for (int64_t i = 0; i < n; i++) t->v[i].i = i, t->def[i] = 1;
+    eng_shape(t, DT_INT32, 1, &n);
+    for (int64_t i = 0; i < n; i++) t->v[i].i = i;
+    if (n > 0) memset(t->def, 1, (size_t)n);
   } else if (in->op != I_FROM_ELEMENTS) {
     Value *a = eng_rd(E, s, in, in->a, &ok);
     if (!ok) return false;
     if (in->op == I_MOV) {
-      val_copy(t, a);
+      eng_copy(t, a);
     } else if (in->op == I_CAST) {
-      val_shape(t, in->ty, a->rank, a->shape);
+      eng_shape(t, in->ty, a->rank, a->shape);
       Cell (*conv)(Dtype, Dtype, Cell) = in->flags & IF_TRUNCATE ? alu_convert_truncate : alu_convert;
       for (int64_t i = 0; i < a->n; i++) t->v[i] = conv(a->dtype, in->ty, a->v[i]), t->def[i] = a->def[i];
     } else if (in->op == I_BROADCAST) {
       if (!eng_fits(E, s, in, "operand", a->n, "a scalar", 1)) return false;
-      val_shape(t, in->ty, in->rank, in->shape);
+      eng_shape(t, in->ty, in->rank, in->shape);
       for (int64_t i = 0; i < t->n; i++) t->v[i] = alu_convert(a->dtype, in->ty, a->v[0]), t->def[i] = a->def[0];
     } else {
       int64_t off = 0;
@@ -297,7 +395,7 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
       }
       int64_t inner = 1;
       for (int k = in->rank; k < a->rank; k++) inner *= a->shape[k];
-      val_shape(t, a->dtype, a->rank - in->rank, a->shape + in->rank);
+      eng_shape(t, a->dtype, a->rank - in->rank, a->shape + in->rank);
       memcpy(t->v, a->v + off * inner, sizeof(Cell) * (size_t)inner);
       memcpy(t->def, a->def + off * inner, (size_t)inner);
     }
@@ -351,30 +449,32 @@ static bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
   return true;
 }
 
+/* Lane i of a mask is on (alu_truthy; a bool mask without the call). */
+static bool truthy(const Value *m, int64_t i) { return m->dtype == DT_BOOL ? m->v[i].i != 0 : alu_truthy(m->dtype, m->v[i]); }
+
 /* Masked loads expand (SPEC §5.3): lane p_k of the result is element k. */
 static bool x_load(Eng *E, Sc *s, const Instr *in) {
   EV ev;
-  Value *m, mem = {0};
+  Value *m, *mem = &s->tmp2;
   if (!mask_of(E, s, in, &m) || !eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
   if (m && !eng_fits(E, s, in, "mask", m->n, "the view", ev.n)) return false;
-  uint32_t tag = eng_race_open(E, s, in, false, false, -1, &ev);
+  uint32_t tag = race_open(E, s, in, false, false, -1, &ev);
   Value *d = &s->reg[in->d];
   if (!m) { /* straight into the scratch value, then swapped in: no allocation */
     if (!load_all(E, s, in, &ev, &s->tmp, tag)) return false;
     eng_swap_in(s, in->d);
   } else {
-    if (!load_all(E, s, in, &ev, &mem, tag)) return val_free(&mem), false;
-    Dtype t = in->op == I_VLOAD ? ev.vd->ref->dtype : mem.dtype;
-    val_shape(d, t, mem.rank, mem.shape);
+    if (!load_all(E, s, in, &ev, mem, tag)) return false;
+    Dtype t = in->op == I_VLOAD ? ev.vd->ref->dtype : mem->dtype;
+    val_shape(d, t, mem->rank, mem->shape);
     for (int64_t i = 0, k = 0; i < m->n; i++) {
-      if (!alu_truthy(m->dtype, m->v[i])) continue;
+      if (!truthy(m, i)) continue;
       int64_t src = in->flags & IF_ELEM_P ? i : k, dst = in->flags & IF_LANE_K ? k : i; /* isa.h ISA_FLAGS */
-      d->v[dst] = mem.v[src];
-      d->def[dst] = mem.def[src];
+      d->v[dst] = mem->v[src];
+      d->def[dst] = mem->def[src];
       k++;
     }
   }
-  val_free(&mem);
   set_reg(s, in->d);
   log_value(E, s, in, in->log, d);
   bool scalar = in->op == I_LOAD;
@@ -397,8 +497,9 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   Dtype t = ev.dt[ev.top];
   Part pt[MAX_PARTS];
   int np;
-  uint32_t tag = eng_race_open(E, s, in, true, false, -1, m ? NULL : &ev);
-  if (!m && !in->add && dense_all(&ev) && val_all_defined(x) && race_span_clean(E->rd, tag, ev.reg, ev.base, ev.n * dtype_size(t))) { /* the fast path */
+  uint32_t tag = race_open(E, s, in, true, false, -1, m ? NULL : &ev);
+  if (!m && !in->add && dense_all(&ev) && (x->n <= 0 || !memchr(x->def, 0, (size_t)x->n)) &&
+      race_span_clean(E->rd, tag, ev.reg, ev.base, ev.n * dtype_size(t))) { /* the fast path: every lane defined */
     int64_t es = dtype_size(t);
     uint8_t *b = ev.reg->bytes + ev.base;
     if (x->dtype == t && x->n == ev.n) dtype_store_n(t, x->v, ev.n, b); /* no conversion */
@@ -408,14 +509,15 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
     race_span_record(E->rd, tag, ev.reg, ev.base, ev.n * es); /* after the write, as below */
   } else
   for (int64_t i = 0, k = 0; i < (m ? m->n : ev.n); i++) {
-    if (m && !alu_truthy(m->dtype, m->v[i])) continue;
+    if (m && !truthy(m, i)) continue;
     int64_t lane = m && (in->flags & IF_LANE_K) ? k : i; /* isa.h ISA_FLAGS */
     int64_t elem = m && !(in->flags & IF_ELEM_P) ? k : i;
     k++;
     int64_t xi = x->n == 1 ? 0 : lane;
     if (!eng_ev_parts(&ev, elem, pt, &np)) return eng_ev_oob(E, s, in, &ev);
-    uint8_t cdef;
-    Cell cur = eng_ev_read(&ev, pt, np, &cdef);
+    uint8_t cdef = 1;
+    Cell cur = {0};
+    if (in->add) cur = eng_ev_read(&ev, pt, np, &cdef); /* the old element matters only to an add */
     eng_race_pre(E, tag, ev.reg, pt, np);
     if (!x->def[xi] || (in->add && !cdef)) eng_ev_undef(&ev, pt, np); /* SPEC §10.1: not a fault */
     else {
@@ -423,18 +525,18 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
       if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
       eng_ev_write(&ev, pt, np, c);
     }
-    if (!eng_race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write: the detector compares the bytes */
+    if (tag && !eng_race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write: the detector compares the bytes */
   }
-  Value after = {0};
+  Value *after = NULL; /* the stored elements as they now are, in the second scratch value */
   if ((in->log && !E->no_log) || E->trace) {
-    if (!load_all(E, s, in, &ev, &after, 0)) return val_free(&after), false;
-    log_value(E, s, in, in->log, &after);
+    if (!load_all(E, s, in, &ev, &s->tmp2, 0)) return false;
+    after = &s->tmp2;
+    log_value(E, s, in, in->log, after);
   }
   s->cost = in->op == I_STORE ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, ev.n, t) * (uint64_t)cp(E)->vector_issue_cycles;
   count_access(E, ev.vd->ref->space, ev.n * dtype_size(t), true);
   prof_bytes(E, ev.n * dtype_size(t));
-  trace_access(E, s, in, &ev, NULL, after.n ? &after : NULL, s->cost, false, ev.n);
-  val_free(&after);
+  trace_access(E, s, in, &ev, NULL, after && after->n ? after : NULL, s->cost, false, ev.n);
   return true;
 }
 
@@ -462,8 +564,16 @@ static Hit *dup_hits(Eng *E, const Instr *in, int64_t n) {
   return E->hits;
 }
 
+/* Offsets strictly increasing or strictly decreasing repeat none: the
+ * common scatter needs no sort. */
+static bool monotone(const Hit *h, int64_t n) {
+  bool up = true, down = true;
+  for (int64_t i = 1; i < n && (up || down); i++) up = up && h[i].at > h[i - 1].at, down = down && h[i].at < h[i - 1].at;
+  return up || down;
+}
+
 static void dup_warn(Eng *E, Sc *s, const Instr *in, Hit *h, int64_t n, bool rows, const EV *ev) {
-  if (n < 2) return;
+  if (n < 2 || monotone(h, n)) return;
   qsort(h, (size_t)n, sizeof *h, hit_cmp);
   int64_t dups = 0, first = -1;
   for (int64_t i = 1; i < n; i++)
@@ -512,10 +622,12 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   int64_t n = in->imm ? idx[0]->n : 0;
   if ((m && !eng_fits(E, s, in, "mask", m->n, "the indices", n)) || (x && !eng_fits(E, s, in, "value", x->n, "the indices", n))) return false;
   Dtype t = ev.dt[ev.top];
-  Value out = {0};
-  if (gather) val_shape(&out, t, 1, &n);
-  uint32_t tag = eng_race_open(E, s, in, !gather, false, -1, NULL);
-  int64_t hits[256] = {0}, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
+  Value *out = gather ? &s->tmp : NULL; /* a gather's result is built in the scratch value, then swapped in */
+  if (gather) val_shape(out, t, 1, &n);
+  uint32_t tag = race_open(E, s, in, !gather, false, -1, NULL);
+  int64_t *hits = E->bank_hits, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
+  for (int b = 0; b < E->nbank_used; b++) hits[E->bank_used[b]] = 0; /* the previous access's counts, cleared */
+  E->nbank_used = 0;
   bool first_wins = in->flags & IF_LOW_WINS;
   Hit *hit = gather ? NULL : dup_hits(E, in, n);
   int64_t nhit = 0;
@@ -525,30 +637,30 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     if (m && !alu_truthy(m->dtype, m->v[k])) continue;
     int64_t at[MAX_RANK];
     for (int d = 0; d < in->imm; d++) {
-      if (!idx[d]->def[k]) return val_free(&out), uninit_lane(E, s, in, "indices", idx[d], k);
+      if (!idx[d]->def[k]) return uninit_lane(E, s, in, "indices", idx[d], k);
       at[d] = idx[d]->v[k].i;
       if (at[d] < 0 || at[d] >= ev.lvl[ev.top][d]) {
         char msg[300];
         snprintf(msg, sizeof msg, "%slane %lld indexes %lld in dimension %d of size %lld of %s '%s'",
                  gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", (long long)k,
                  (long long)at[d], d, (long long)ev.lvl[ev.top][d], space_key(ev.vd->ref->space), ev.vd->ref->name);
-        val_free(&out);
         return eng_efault(E, s, in, FAULT_OOB, msg);
       }
     }
     Part pt[MAX_PARTS];
     int np;
-    int64_t flat = eng_to_flat(ev.rank[ev.top], ev.lvl[ev.top], at);
+    int64_t flat = ev.rank[ev.top] == 1 ? at[0] : eng_to_flat(ev.rank[ev.top], ev.lvl[ev.top], at);
     if (hit) hit[nhit++] = (Hit){flat, k};
-    if (!eng_ev_parts(&ev, flat, pt, &np)) return val_free(&out), eng_ev_oob(E, s, in, &ev);
-    if (gather && !eng_race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false;
+    if (!eng_ev_parts(&ev, flat, pt, &np)) return eng_ev_oob(E, s, in, &ev);
+    if (gather && tag && !eng_race_parts(E, tag, ev.reg, pt, np)) return false;
     if (E->trace) span_add(E, pt, np);
     int64_t bank = (pt[0].off / (cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4)) % banks;
-    if (++hits[bank] > maxhit) maxhit = hits[bank];
+    if (!hits[bank]++) E->bank_used[E->nbank_used++] = (uint8_t)bank;
+    if (hits[bank] > maxhit) maxhit = hits[bank];
     uint8_t cdef;
     Cell cur = eng_ev_read(&ev, pt, np, &cdef);
     if (gather) {
-      out.v[k] = cur, out.def[k] = cdef;
+      out->v[k] = cur, out->def[k] = cdef;
       continue;
     }
     eng_race_pre(E, tag, ev.reg, pt, np);
@@ -558,7 +670,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
       if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
       eng_ev_write(&ev, pt, np, c);
     }
-    if (!eng_race_parts(E, tag, ev.reg, pt, np)) return val_free(&out), false; /* after the write, as in x_store */
+    if (tag && !eng_race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write, as in x_store */
   }
   if (hit) dup_warn(E, s, in, hit, nhit, false, &ev);
   uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
@@ -567,13 +679,12 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   count_access(E, ev.vd->ref->space, n * dtype_size(t), !gather);
   prof_bytes(E, n * dtype_size(t));
   if (gather) {
-    val_copy(&s->reg[in->d], &out);
-    set_reg(s, in->d);
+    eng_swap_in(s, in->d);
+    out = &s->reg[in->d];
     s->ready[in->d] = s->t + (uint64_t)cp(E)->vmem_latency_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
-    log_value(E, s, in, in->log, &out);
+    log_value(E, s, in, in->log, out);
   }
-  trace_access(E, s, in, &ev, NULL, gather ? &out : NULL, s->cost, true, n);
-  val_free(&out);
+  trace_access(E, s, in, &ev, NULL, out, s->cost, true, n);
   return true;
 }
 
@@ -591,8 +702,19 @@ static bool sem_addr(Eng *E, Sc *s, const Instr *in, int view, int core, int sub
   return true;
 }
 
-static int64_t sem_read(Region *g, int64_t off) { return dtype_load(DT_INT32, g->bytes + off).i; }
-static void sem_write(Region *g, int64_t off, int64_t v) { dtype_store(DT_INT32, (Cell){.i = v}, g->bytes + off); }
+/* A semaphore's int32 word (dtype_load / dtype_store of an int32, as words
+ * on a little-endian host). */
+static int64_t sem_read(Region *g, int64_t off) {
+  if (!(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)) return dtype_load(DT_INT32, g->bytes + off).i;
+  int32_t w;
+  memcpy(&w, g->bytes + off, 4);
+  return w;
+}
+static void sem_write(Region *g, int64_t off, int64_t v) {
+  if (!(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)) return dtype_store(DT_INT32, (Cell){.i = v}, g->bytes + off);
+  int32_t w = (int32_t)v;
+  memcpy(g->bytes + off, &w, 4);
+}
 
 /* A plain copy of n elements from src element se to dst element de by
  * memcpy when both sides are dense there; false when it does not apply. */
@@ -636,7 +758,7 @@ static bool copy_elem(Eng *E, Sc *s, const Instr *in, EV *src, int64_t se, EV *d
 static bool dma_offsets(Eng *E, Sc *s, const Instr *in, Value *o) {
   if (in->view4 >= 0) {
     EV ev;
-    return eng_ev_resolve(E, s, in, in->view4, s->core, s->subcore, &ev) && load_all(E, s, in, &ev, o, eng_race_open(E, s, in, false, false, -1, &ev));
+    return eng_ev_resolve(E, s, in, in->view4, s->core, s->subcore, &ev) && load_all(E, s, in, &ev, o, race_open(E, s, in, false, false, -1, &ev));
   }
   if (in->a < 0) /* checked here, not when parsing: the verifier's rules come first */
     return eng_efault(E, s, in, FAULT_LOWERING, "tpu.enqueue_indirect_dma needs its offsets: a register (a=%3) or a view (offsets=v2)");
@@ -819,8 +941,8 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   int thr = race_dma_start(E->rd, s->idx);
   E->dma_thread = thr;
   bool ind = in->op == I_ENQUEUE_INDIRECT_DMA;
-  E->dma_read_tag = eng_race_open(E, s, in, false, false, thr, ind && in->imm ? NULL : &src);
-  E->dma_write_tag = eng_race_open(E, s, in, true, in->add, thr, ind && !in->imm ? NULL : &dst);
+  E->dma_read_tag = race_open(E, s, in, false, false, thr, ind && in->imm ? NULL : &src);
+  E->dma_write_tag = race_open(E, s, in, true, in->add, thr, ind && !in->imm ? NULL : &dst);
   if (in->op == I_ENQUEUE_INDIRECT_DMA) {
     int64_t rows, row_bytes;
     if (!dma_indirect(E, s, in, &src, &dst, &bytes, &rows, &row_bytes)) return X_FAULT;
@@ -957,7 +1079,7 @@ static int x_fetch_and_add(Eng *E, Sc *s, const Instr *in) {
   Part pt[MAX_PARTS];
   int np;
   if (!eng_ev_parts(&ev, 0, pt, &np)) return eng_ev_oob(E, s, in, &ev), X_FAULT;
-  uint32_t tag = eng_race_open(E, s, in, true, true, -1, NULL);
+  uint32_t tag = race_open(E, s, in, true, true, -1, NULL);
   uint8_t def;
   Cell old = eng_ev_read(&ev, pt, np, &def), c;
   eng_race_pre(E, tag, ev.reg, pt, np);
@@ -991,7 +1113,7 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
     if (!eng_int_reg(E, s, in, in->a, &a) || !eng_int_reg(E, s, in, in->b, &hi) || !eng_int_reg(E, s, in, in->c, &step)) return X_FAULT;
     if (step == 0) return eng_efault(E, s, in, FAULT_LIMIT, "loop step is zero"), X_FAULT;
     if (!loop_continues(a, hi, step)) return s->pc = in->target, X_BLOCKED + 1;
-    val_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = a}); /* full width: the counter must not wrap */
+    eng_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = a}); /* full width: the counter must not wrap */
     set_reg(s, in->d);
     return X_OK;
   }
@@ -999,7 +1121,7 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
     if (!eng_int_reg(E, s, in, in->d, &a) || !eng_int_reg(E, s, in, in->b, &hi) || !eng_int_reg(E, s, in, in->c, &step)) return X_FAULT;
     int64_t next;
     if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
-    val_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = next});
+    eng_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = next});
     return s->pc = in->target, X_BLOCKED + 1;
   }
   if (in->op == I_BRANCH_IF_FALSE) {
@@ -1040,7 +1162,7 @@ static int x_expect(Eng *E, Sc *s, const Instr *in) {
   if (!ok) return X_FAULT;
   if (in->op == I_EXPECT_VIEW) {
     EV ev;
-    if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, eng_race_open(E, s, in, false, false, -1, &ev)))
+    if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, race_open(E, s, in, false, false, -1, &ev)))
       return val_free(&got), X_FAULT;
   } else {
     Value *a = eng_rd(E, s, in, in->a, &ok);
@@ -1077,7 +1199,7 @@ static int x_log(Eng *E, Sc *s, const Instr *in) {
   Value got = {0};
   if (in->op == I_LOG_BUFFER) {
     EV ev;
-    if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, eng_race_open(E, s, in, false, false, -1, &ev)))
+    if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev) || !load_all(E, s, in, &ev, &got, race_open(E, s, in, false, false, -1, &ev)))
       return val_free(&got), X_FAULT;
   } else if (in->a >= 0) {
     Value *a = eng_rd(E, s, in, in->a, &ok);
@@ -1139,40 +1261,14 @@ static int execute(Eng *E, Sc *s, const Instr *in) {
 }
 
 /* ---- the scheduler --------------------------------------------------------- */
-/* The cycle every source of `in` is available: the source registers of its
- * form (isa.h: A B C M, and the run N) and the registers of its views. */
-/* Bit i: the form of op reads operand "ABCMN"[i] (isa_operand, tabulated once). */
-static unsigned operand_bits(Opcode op) {
-  static uint8_t bits[I_COUNT];
-  static bool made;
-  if (!made) {
-    for (int o = 0; o < I_COUNT; o++)
-      for (int i = 0; i < 5; i++)
-        if (isa_operand((Opcode)o, "ABCMN"[i])) bits[o] |= (uint8_t)(1u << i);
-    made = true;
-  }
-  return bits[op];
-}
-
-static uint64_t operands_ready(const Eng *E, const Sc *s, const Instr *in) {
+/* The cycle every source of the instruction at pc is available: the source
+ * registers of its form (isa.h: A B C M, and the run N) and the registers
+ * of its views, listed once by engine_decode.c. */
+static uint64_t operands_ready(const Eng *E, const Sc *s, int pc) {
   uint64_t t = s->t;
-  int regs[4] = {in->a, in->b, in->c, in->mask};
-  unsigned form = operand_bits(in->op);
-  for (int i = 0; i < 4; i++)
-    if (regs[i] >= 0 && (form >> i & 1) && s->ready[regs[i]] > t) t = s->ready[regs[i]];
-  if (form >> 4 & 1)
-    for (int64_t k = 0; k < in->imm; k++)
-      if (s->ready[in->a + k] > t) t = s->ready[in->a + k];
-  int views[4] = {in->view, in->view2, in->view3, in->view4};
-  for (int v = 0; v < 4; v++) {
-    if (views[v] < 0) continue;
-    const VDesc *vd = &E->c->views[views[v]];
-    for (int k = 0; k < vd->nlev; k++)
-      for (int d = 0; d < vd->lev[k].n; d++) {
-        int r1 = vd->lev[k].start[d].reg, r2 = vd->lev[k].size[d].reg;
-        if (r1 >= 0 && s->ready[r1] > t) t = s->ready[r1];
-        if (r2 >= 0 && s->ready[r2] > t) t = s->ready[r2];
-      }
+  for (int i = E->src_at[pc], end = E->src_at[pc + 1]; i < end; i++) {
+    uint64_t r = s->ready[E->srcs[i]];
+    if (r > t) t = r;
   }
   return t;
 }
@@ -1213,6 +1309,7 @@ static void unblock_all(Eng *E, uint64_t t) {
     if (s->t < t) s->t = t;
     charge_stall(E, s, s->t - s->block_start);
     s->blocked = BLOCK_NONE;
+    E->woken[E->nwoken++] = i; /* joins the runnable ring once the running subcore has settled */
   }
 }
 
@@ -1231,23 +1328,6 @@ static void dma_events(Eng *E, uint64_t t) {
       trace_counter(E, TE_INFLIGHT, c, 0, "vmem_shared", (int64_t)dma_inflight_shared(E->dm, c), t);
   }
   if (any) unblock_all(E, t);
-}
-
-/* The runnable subcore with the earliest cycle (the lowest index on a tie)
- * and, in *second, the earliest cycle of the other runnable ones
- * (UINT64_MAX when none): one scan finds both. */
-static Sc *next_runnable(Eng *E, uint64_t *second) {
-  Sc *best = NULL;
-  *second = UINT64_MAX;
-  for (int i = 0; i < E->nsub; i++) {
-    Sc *s = &E->sc[i];
-    if (s->done || s->blocked) continue;
-    if (!best || s->t < best->t) {
-      if (best) *second = best->t;
-      best = s;
-    } else if (s->t < *second) *second = s->t;
-  }
-  return best;
 }
 
 static void engine_deadlock(Eng *E) {
@@ -1319,7 +1399,7 @@ static bool is_load(Opcode op) { return op == I_LOAD || op == I_VLOAD || op == I
 static bool issue(Eng *E, Sc *s) {
   const Instr *in = &E->c->code[s->pc];
   uint64_t t0 = s->t;
-  s->t = operands_ready(E, s, in); /* only a load's result is ready after its instruction ends */
+  s->t = operands_ready(E, s, s->pc); /* only a load's result is ready after its instruction ends */
   E->cur = s->pc;
   if (s->t > t0) {
     E->r->stats.sub[s->idx].stall_load += s->t - t0;
@@ -1327,7 +1407,7 @@ static bool issue(Eng *E, Sc *s) {
   }
   s->cost = 0;
   int st = execute(E, s, in);
-  race_done(E->rd);
+  if (E->rd) race_done(E->rd);
   if (st == X_FAULT) return false;
   if (st == X_BLOCKED) {
     s->blocked = block_kind(in->op);
@@ -1350,7 +1430,7 @@ static bool issue(Eng *E, Sc *s) {
     limit_fault(E, s, in, "the run executed more than %llu operations (--max-ops)", E->max_ops);
   if (E->max_cycles && s->t > E->max_cycles) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
   if (E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
-  if (race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
+  if (E->rd && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
   return !E->r->faulted;
 }
 
@@ -1359,9 +1439,10 @@ static bool issue(Eng *E, Sc *s) {
  * a program is identical. */
 static void engine_schedule(Eng *E) {
   int n = E->c->n;
+  eng_ring_fill(E);
   for (;;) {
     uint64_t second;
-    Sc *s = next_runnable(E, &second);
+    Sc *s = eng_ring_top(E, &second);
     uint64_t te = dma_next_event(E->dm);
     if (!s && te == DMA_NEVER) {
       for (int i = 0; i < E->nsub; i++)
@@ -1370,6 +1451,7 @@ static void engine_schedule(Eng *E) {
     }
     if (!s || te <= s->t) {
       dma_events(E, te);
+      eng_ring_settle(E, false);
       continue;
     }
     /* s may run on alone while it stays strictly earliest */
@@ -1383,6 +1465,7 @@ static void engine_schedule(Eng *E) {
       }
       if (!issue(E, s)) return;
     } while (!s->blocked && s->t < limit && !s->done && !any_unblocked(E));
+    eng_ring_settle(E, true);
   }
 }
 
@@ -1468,6 +1551,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   out->stats.sub = calloc((size_t)E->nsub, sizeof *out->stats.sub);
   out->stats.dma = calloc((size_t)E->nsub, sizeof *out->stats.dma);
   E->sc = calloc((size_t)E->nsub, sizeof *E->sc);
+  for (int t = 0; t < DT_COUNT; t++) E->dsize[t] = (uint8_t)dtype_size((Dtype)t);
   const ChipParams *q = &p->params;
   double clock = q->clock_hz > 0 ? (double)q->clock_hz : 1e9;
   E->dm = dma_new(E->nsub, (int)p->mesh_cores, (double)q->dma_bytes_per_cycle, (double)q->hbm_bytes_per_second / clock,
@@ -1477,6 +1561,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
   if (E->track_origins && !eng_origin_init(E)) return false;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
+  if (!eng_decode(E) || !eng_ring_init(E)) return false;
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
   bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->warned &&
@@ -1574,6 +1659,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
     free(E.sc[i].written);
     free(E.sc[i].ready);
     val_free(&E.sc[i].tmp);
+    val_free(&E.sc[i].tmp2);
   }
   free(E.sc);
   free(E.dmas);
@@ -1581,6 +1667,8 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.semslots);
   free(E.cache);
   free(E.cache_state);
+  eng_decode_free(&E);
+  eng_ring_free(&E);
   free(E.warned);
   free(E.hits);
   free(E.spans);

@@ -14,6 +14,8 @@
 #include "../../memory/race.h"
 #include "../../traces/trace.h"
 
+#include <string.h>
+
 #define MAX_PARTS 16
 
 typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
@@ -38,6 +40,7 @@ typedef struct {
   BlockKind wait_kind;
   uint64_t wait_start;
   Value tmp;           /* scratch: results are built here, then swapped in */
+  Value tmp2;          /* scratch of engine.c: a masked load's elements, a store's logged contents */
 } Sc;
 
 /* What a DMA does when its last byte lands.  Records are recycled: a
@@ -83,7 +86,17 @@ typedef struct {
   uint32_t dma_read_tag, dma_write_tag; /* the DMA being enqueued */
   int dma_thread;    /* its race-detector thread */
   struct EV *cache;  /* per view: its resolution, when it has no register operands */
-  uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached */
+  uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached, 4 dynamic with its last resolution kept */
+  int *src_at, *srcs; /* engine_decode.c: instruction i waits for registers srcs[src_at[i] .. src_at[i + 1]) */
+  int *vkey_at;       /* per view: where its register operands' last values start in vkey */
+  int64_t *vkey;
+  struct CView *cview; /* per view: its compiled form (engine_decode.c) */
+  uint8_t dsize[DT_COUNT]; /* dtype_size, tabulated */
+  int *ring, nring, head; /* engine_sched.c: the runnable subcores sorted by (cycle, index) */
+  int *woken, nwoken; /* subcores released from a block, to join the ring */
+  int64_t bank_hits[256]; /* an indexed access's lanes per VMEM bank (zero but for the banks in bank_used) */
+  uint8_t bank_used[256];
+  int nbank_used;
   bool no_log, no_races, strict_races, profile;
   bool woke;         /* a blocked subcore was released: rescan */
   uint8_t *warned;   /* per operation id: its duplicate-scatter warning was given */
@@ -117,12 +130,28 @@ typedef struct EV {
   bool affine;
   int arank;
   int64_t base, adim[MAX_RANK], bstride[MAX_RANK];
+  int64_t dense;       /* eng_dense_block, worked out with the shape (-1: not known) */
 } EV;
 
 typedef struct {
   int64_t off;
   int n;
 } Part;
+
+/* A view of one integer/slice level straight on its ref, every size
+ * static (the common `x[pl.ds(i * 16, 16)]`, `x.at[i]`), compiled once:
+ * its affine form is base = sum(start_d * rstride_d) and a fixed shape, so
+ * resolving it reads the start registers, checks each start against its
+ * dimension and does one multiply-add per dimension. */
+typedef struct CView {
+  bool on;
+  int nd;                   /* the level's entries (the ref's rank) */
+  bool slice[MAX_RANK];
+  Operand start[MAX_RANK];
+  int64_t size[MAX_RANK], stride[MAX_RANK]; /* slices: the static size and step */
+  int64_t dim[MAX_RANK], rstride[MAX_RANK]; /* the ref's dims and byte strides */
+  EV shape;                 /* the affine fields that do not depend on the starts */
+} CView;
 
 /* The DMAs one subcore issued onto one semaphore element and has not yet
  * retired, in issue order.  One engine per subcore serves its transfers in
@@ -136,6 +165,19 @@ typedef struct DmaQueue {
   int last_id, last_line, last_col; /* the last DMA ever queued here */
 } DmaQueue;
 
+/* ---- engine_decode.c ---- */
+bool eng_decode(Eng *E);
+void eng_decode_free(Eng *E);
+
+/* ---- engine_sched.c ---- */
+bool eng_ring_init(Eng *E);
+void eng_ring_fill(Eng *E);
+/* The earliest runnable subcore (NULL when none) and, in *second, the
+ * earliest cycle of the other runnable ones (UINT64_MAX when none). */
+Sc *eng_ring_top(const Eng *E, uint64_t *second);
+void eng_ring_settle(Eng *E, bool ran);
+void eng_ring_free(Eng *E);
+
 /* ---- engine_scan.c ---- */
 bool eng_scan(Eng *E, Sc *s, const Instr *in);
 bool eng_sort(Eng *E, Sc *s, const Instr *in);
@@ -146,20 +188,79 @@ bool eng_all_reduce(Eng *E, Sc *s, const Instr *in);
 
 /* ---- engine_view.c ---- */
 bool eng_efault(Eng *E, Sc *s, const Instr *in, FaultKind k, const char *msg);
-bool eng_fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);
-bool eng_fits1(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);
-Value *eng_rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok);
+/* The register reads and lane-count checks every instruction makes are
+ * inline; only their faults are calls. */
+bool eng_fits_fault(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want);
+static inline bool eng_fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
+  return have == want || eng_fits_fault(E, s, in, what, have, of, want);
+}
+/* Operands that broadcast: n lanes or one. */
+static inline bool eng_fits1(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
+  return have == 1 || have == want || eng_fits_fault(E, s, in, what, have, of, want);
+}
+Value *eng_rd_unbound(Eng *E, Sc *s, const Instr *in, bool *ok);
+static inline Value *eng_rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok) {
+  return s->written[r] ? &s->reg[r] : eng_rd_unbound(E, s, in, ok);
+}
 /* The scratch value s->tmp becomes register r (no copy, no allocation);
  * inline: every instruction with a vector result ends here. */
 static inline void eng_swap_in(Sc *s, int r) {
-  Value v = s->reg[r];
-  s->reg[r] = s->tmp;
-  s->tmp = v;
+  Value *d = &s->reg[r], *t = &s->tmp; /* the buffers trade places; the shape is the result's (every user of tmp shapes it first) */
+  Cell *v = d->v;
+  uint8_t *def = d->def;
+  int64_t cap = d->cap;
+  d->v = t->v, d->def = t->def, d->cap = t->cap;
+  t->v = v, t->def = def, t->cap = cap;
+  d->dtype = t->dtype, d->rank = t->rank, d->n = t->n;
+  memcpy(d->shape, t->shape, sizeof d->shape);
   s->written[r] = 1;
+}
+/* val_shape for a result whose every lane the caller then writes (value
+ * and defined flag): the flags are not cleared first. */
+static inline void eng_shape(Value *v, Dtype t, int rank, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= shape[i];
+  if (n > v->cap) {
+    val_shape(v, t, rank, shape);
+    return;
+  }
+  v->dtype = t;
+  v->rank = rank;
+  if (rank > 0) memcpy(v->shape, shape, sizeof(int64_t) * (size_t)rank);
+  v->n = n;
+}
+/* val_scalar without its general shape handling. */
+static inline void eng_scalar(Value *v, Dtype t, Cell c) {
+  if (v->cap < 1) {
+    val_scalar(v, t, c);
+    return;
+  }
+  v->dtype = t;
+  v->rank = 0;
+  v->n = 1;
+  v->v[0] = t == DT_INT64 ? c : dtype_fit(t, c); /* int64 fits as it is */
+  v->def[0] = 1;
+}
+/* val_copy through eng_shape. */
+static inline void eng_copy(Value *dst, const Value *src) {
+  if (dst == src) return;
+  eng_shape(dst, src->dtype, src->rank, src->shape);
+  if (!src->n) return;
+  memcpy(dst->v, src->v, sizeof(Cell) * (size_t)src->n);
+  memcpy(dst->def, src->def, (size_t)src->n);
 }
 /* The value instructions of lowering/lower_valops.c (engine_valops.c). */
 bool eng_x_valops(Eng *E, Sc *s, const Instr *in);
-bool eng_int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out);
+bool eng_int_reg_slow(Eng *E, Sc *s, const Instr *in, int r, int64_t *out);
+/* A scalar integer operand (an index, bound or count). */
+static inline bool eng_int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out) {
+  const Value *w = &s->reg[r];
+  if (s->written[r] && w->n == 1 && w->def[0] && (w->dtype == DT_INT32 || w->dtype == DT_INT64)) { /* the common case */
+    *out = w->v[0].i;
+    return true;
+  }
+  return eng_int_reg_slow(E, s, in, r, out);
+}
 bool eng_ev_resolve(Eng *E, Sc *s, const Instr *in, int view, int core, int subcore, EV *ev);
 int64_t eng_to_flat(int rank, const int64_t *shape, const int64_t *idx);
 bool eng_ev_parts(EV *ev, int64_t elem, Part *parts, int *np);

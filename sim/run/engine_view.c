@@ -17,7 +17,7 @@ bool eng_efault(Eng *E, Sc *s, const Instr *in, FaultKind k, const char *msg) {
 /* A lowering written by hand can pair operands of different lane counts;
  * the engine's loops trust them, so a mismatch stops the run as a
  * malformed lowering (exit 2), never a read past a register. */
-bool eng_fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
+bool eng_fits_fault(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
   if (have == want) return true;
   char msg[300];
   snprintf(msg, sizeof msg, "%s: the %s has %lld lanes, but %s has %lld %s", isa_mnemonic(in->op), what, (long long)have, of,
@@ -25,22 +25,15 @@ bool eng_fits(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, co
   return eng_efault(E, s, in, FAULT_LOWERING, msg);
 }
 
-/* Operands that broadcast: n lanes or one. */
-bool eng_fits1(Eng *E, Sc *s, const Instr *in, const char *what, int64_t have, const char *of, int64_t want) {
-  return have == 1 || eng_fits(E, s, in, what, have, of, want);
-}
-
-Value *eng_rd(Eng *E, Sc *s, const Instr *in, int r, bool *ok) {
-  if (!s->written[r]) {
-    *ok = eng_efault(E, s, in, FAULT_UNINIT, "a name is read that was bound only on a branch that did not run");
-    return NULL;
-  }
-  return &s->reg[r];
+/* A register read that was bound only on a branch that did not run. */
+Value *eng_rd_unbound(Eng *E, Sc *s, const Instr *in, bool *ok) {
+  *ok = eng_efault(E, s, in, FAULT_UNINIT, "a name is read that was bound only on a branch that did not run");
+  return NULL;
 }
 
 static int64_t scalar_of(const Value *v) { return dtype_is_float(v->dtype) ? (int64_t)v->v[0].f : v->v[0].i; }
 
-bool eng_int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *out) {
+bool eng_int_reg_slow(Eng *E, Sc *s, const Instr *in, int r, int64_t *out) {
   bool ok = true;
   Value *v = eng_rd(E, s, in, r, &ok);
   if (!ok || !eng_fits(E, s, in, "scalar operand", v->n, "a scalar", 1)) return false;
@@ -152,6 +145,8 @@ static bool ev_resolve_full(Eng *E, Sc *s, const Instr *in, int view, EV *ev) {
   ev->n = 1;
   for (int d = 0; d < ev->rank[ev->top]; d++) ev->n *= ev->lvl[ev->top][d];
   ev_affine(ev);
+  ev->dense = -1;
+  if (ev->affine) ev->dense = eng_dense_block(ev);
   return true;
 }
 
@@ -159,6 +154,83 @@ static bool static_view(const VDesc *vd) {
   for (int k = 0; k < vd->nlev; k++)
     for (int d = 0; d < vd->lev[k].n; d++)
       if (vd->lev[k].start[d].reg >= 0 || vd->lev[k].size[d].reg >= 0) return false;
+  return true;
+}
+
+/* A dynamic view's register operands, read in the order ev_resolve_full
+ * reads them (so a fault is the same fault), into key; false on a fault. */
+static bool view_key(Eng *E, Sc *s, const Instr *in, const VDesc *vd, int64_t *key) {
+  int n = 0;
+  for (int k = 0; k < vd->nlev; k++) {
+    const Level *lv = &vd->lev[k];
+    if (lv->kind != TR_INDEX) continue;
+    for (int d = 0; d < lv->n; d++) {
+      if (lv->start[d].reg >= 0 && !eng_int_reg(E, s, in, lv->start[d].reg, &key[n++])) return false;
+      if (lv->ek[d] == IX_SLICE && lv->size[d].reg >= 0 && !eng_int_reg(E, s, in, lv->size[d].reg, &key[n++])) return false;
+    }
+  }
+  return true;
+}
+
+static void ev_copy(EV *ev, const EV *c) {
+  ev->top = c->top;
+  ev->n = c->n;
+  ev->affine = c->affine;
+  if (c->affine) { /* the fast path needs only these */
+    ev->arank = c->arank;
+    ev->base = c->base;
+    ev->dense = c->dense;
+    memcpy(ev->adim, c->adim, sizeof ev->adim); /* whole arrays: fixed-size copies, no call */
+    memcpy(ev->bstride, c->bstride, sizeof ev->bstride);
+    ev->dt[ev->top] = c->dt[c->top];
+    ev->rank[ev->top] = c->rank[c->top];
+    memcpy(ev->lvl[ev->top], c->lvl[c->top], sizeof ev->lvl[0]);
+  } else {
+    *ev = *c;
+  }
+}
+
+/* A dynamic view: its resolution depends only on its operands' values, so
+ * the last one is kept and reused while they are unchanged. */
+static bool ev_resolve_dynamic(Eng *E, Sc *s, const Instr *in, int view, EV *ev) {
+  int64_t key[2 * MAX_TRANSFORMS * MAX_RANK], *kept = E->vkey + E->vkey_at[view];
+  int nk = E->vkey_at[view + 1] - E->vkey_at[view];
+  if (!view_key(E, s, in, &E->c->views[view], key)) return false;
+  if (E->cache_state[view] != 4 || memcmp(key, kept, sizeof *key * (size_t)nk)) {
+    if (!ev_resolve_full(E, s, in, view, &E->cache[view])) return false;
+    memcpy(kept, key, sizeof *key * (size_t)nk);
+    E->cache_state[view] = 4;
+  }
+  ev_copy(ev, &E->cache[view]);
+  return true;
+}
+
+/* Whether a start keeps its entry of a compiled view inside the ref (as
+ * affine_index checks it). */
+static bool cview_fits(const CView *cv, int d, int64_t start) {
+  if (!cv->slice[d]) return start >= 0 && start < cv->dim[d];
+  int64_t last;
+  return cv->size[d] <= 0 || !(start < 0 || __builtin_mul_overflow(cv->size[d] - 1, cv->stride[d], &last) ||
+                               __builtin_add_overflow(start, last, &last) || last < 0 || last >= cv->dim[d]);
+}
+
+/* A compiled view: its starts read (every one, in ev_resolve_full's order,
+ * so a fault is the same fault) and checked; a start outside its dimension
+ * leaves the view to the full walk, which names the index. */
+static bool ev_resolve_compiled(Eng *E, Sc *s, const Instr *in, int view, EV *ev) {
+  const CView *cv = &E->cview[view];
+  int64_t base = 0;
+  bool aff = true;
+  for (int d = 0; d < cv->nd; d++) {
+    int64_t start = cv->start[d].imm, r = 0;
+    if (cv->start[d].reg >= 0 && !eng_int_reg(E, s, in, cv->start[d].reg, &r)) return false;
+    start += r;
+    aff = aff && cview_fits(cv, d, start);
+    if (aff) base += start * cv->rstride[d];
+  }
+  if (!aff) return ev_resolve_full(E, s, in, view, ev);
+  ev_copy(ev, &cv->shape);
+  ev->base = base;
   return true;
 }
 
@@ -172,24 +244,12 @@ bool eng_ev_resolve(Eng *E, Sc *s, const Instr *in, int view, int core, int subc
     if (!ev_resolve_full(E, s, in, view, &E->cache[view])) return false;
     E->cache_state[view] = 3;
   }
+  ev->vd = vd;
   if (E->cache_state[view] == 3) {
-    const EV *c = &E->cache[view];
-    ev->vd = vd;
-    ev->top = c->top;
-    ev->n = c->n;
-    ev->affine = c->affine;
-    if (c->affine) { /* the fast path needs only these */
-      ev->arank = c->arank;
-      ev->base = c->base;
-      memcpy(ev->adim, c->adim, sizeof(int64_t) * (size_t)c->arank);
-      memcpy(ev->bstride, c->bstride, sizeof(int64_t) * (size_t)c->arank);
-      ev->dt[ev->top] = c->dt[c->top];
-      ev->rank[ev->top] = c->rank[c->top];
-      memcpy(ev->lvl[ev->top], c->lvl[c->top], sizeof ev->lvl[0]);
-    } else {
-      *ev = *c;
-    }
-  } else if (!ev_resolve_full(E, s, in, view, ev)) {
+    ev_copy(ev, &E->cache[view]);
+  } else if (E->cview[view].on) {
+    if (!ev_resolve_compiled(E, s, in, view, ev)) return false;
+  } else if (!ev_resolve_dynamic(E, s, in, view, ev)) {
     return false;
   }
   ev->reg = mem_region(&E->r->mem, vd->ref->index, core, subcore);
@@ -246,6 +306,11 @@ int64_t eng_to_flat(int rank, const int64_t *shape, const int64_t *idx) {
 }
 
 bool eng_ev_parts(EV *ev, int64_t elem, Part *parts, int *np) {
+  if (ev->affine && ev->arank == 1 && elem >= 0 && elem < ev->adim[0]) { /* a row: no division */
+    parts[0] = (Part){ev->base + elem * ev->bstride[0], dtype_size(ev->dt[ev->top])};
+    *np = 1;
+    return true;
+  }
   if (ev->affine) {
     int64_t off = ev->base;
     for (int d = ev->arank - 1; d >= 0; d--) {
@@ -303,7 +368,33 @@ bool eng_ev_parts(EV *ev, int64_t elem, Part *parts, int *np) {
   return true;
 }
 
+/* Whether the n bytes from off are all defined (n <= 8). */
+static bool bytes_defined(const Region *g, int64_t off, int n) {
+  if ((off & 7) + n <= 8) { /* within one shadow byte */
+    unsigned m = ((1u << n) - 1) << (off & 7);
+    return (g->defined[off >> 3] & m) == m;
+  }
+  bool d = true;
+  for (int j = 0; j < n; j++) d = d && mem_defined(g, off + j);
+  return d;
+}
+
+/* One part holding the whole element: no assembly of its bytes. */
+static bool whole(const EV *ev, const Part *pt, int np) { return np == 1 && pt[0].n == dtype_size(ev->dt[ev->top]) && pt[0].n <= 8; }
+
+#define HOST_LE (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+
 Cell eng_ev_read(EV *ev, const Part *pt, int np, uint8_t *def) {
+  if (HOST_LE && ev->dt[ev->top] == DT_INT32 && np == 1 && pt[0].n == 4) { /* dtype_load of an int32: its 4 bytes, sign-extended */
+    int32_t w;
+    memcpy(&w, ev->reg->bytes + pt[0].off, 4);
+    *def = bytes_defined(ev->reg, pt[0].off, 4);
+    return (Cell){.i = w};
+  }
+  if (whole(ev, pt, np)) {
+    *def = bytes_defined(ev->reg, pt[0].off, pt[0].n);
+    return dtype_load(ev->dt[ev->top], ev->reg->bytes + pt[0].off);
+  }
   uint8_t b[16];
   int k = 0;
   *def = 1;
@@ -316,6 +407,18 @@ Cell eng_ev_read(EV *ev, const Part *pt, int np, uint8_t *def) {
 }
 
 void eng_ev_write(EV *ev, const Part *pt, int np, Cell c) {
+  if (HOST_LE && ev->dt[ev->top] == DT_INT32 && np == 1 && pt[0].n == 4 && (pt[0].off & 7) <= 4) { /* dtype_store of an int32: its low 4 bytes */
+    int64_t off = pt[0].off;
+    int32_t w = (int32_t)c.i;
+    memcpy(ev->reg->bytes + off, &w, 4);
+    ev->reg->defined[off >> 3] |= (uint8_t)(0xfu << (off & 7));
+    return;
+  }
+  if (whole(ev, pt, np)) {
+    mem_set_defined(ev->reg, pt[0].off, pt[0].n, true);
+    dtype_store(ev->dt[ev->top], c, ev->reg->bytes + pt[0].off);
+    return;
+  }
   uint8_t b[16];
   for (int i = 0; i < np; i++) mem_set_defined(ev->reg, pt[i].off, pt[i].n, true);
   dtype_store(ev->dt[ev->top], c, b);
@@ -347,6 +450,7 @@ int64_t eng_aff_off(const EV *ev, int64_t i) {
 /* How many trailing elements form a dense row-major block (a run of them
  * starting on a multiple of it sits at consecutive addresses). */
 int64_t eng_dense_block(const EV *ev) {
+  if (ev->dense >= 0) return ev->dense;
   int64_t want = dtype_size(ev->dt[ev->top]), n = 1;
   for (int d = ev->arank - 1; d >= 0; d--) {
     if (ev->adim[d] != 1 && ev->bstride[d] != want) break;

@@ -1359,7 +1359,7 @@ static bool do_sort_operands(Ref_ *R, Sub *s, const Op *op, const Expr *e, Value
   bool ok = true;
   for (int i = 0; ok && i < le->nargs && i < 3; i++) ok = ev(R, s, op, le->args[i], &x[i]);
   if (ok) ref_sort_operands(x, le->nargs, out);
-  for (int i = 0; ok && i < op->ncarry && i < 3; i++) env_set(s, op->carry[i], &out[i]);
+  for (int i = 0; ok && i < op->ncarry && i < 3; i++) env_set(R, s, op->carry[i], &out[i]);
   for (int i = 0; i < 3; i++) val_free(&x[i]), val_free(&out[i]);
   val_free(list), val_free(unused);
   return ok;
@@ -1377,7 +1377,7 @@ static int do_tuple_let(Ref_ *R, Sub *s, const Op *op) {
   if (ok && e->builtin == BI_UNPACK) ref_unpack(&k, e->dtype, out);
   else if (ok && count) ref_scan_count(&k, me ? &m : NULL, out);
   else if (ok) ref_sort_key_val(&k, &v, me ? &m : NULL, de && d.v[0].i != 0, out);
-  for (int i = 0; ok && i < op->ncarry; i++) env_set(s, op->carry[i], &out[i]);
+  for (int i = 0; ok && i < op->ncarry; i++) env_set(R, s, op->carry[i], &out[i]);
   val_free(&k), val_free(&v), val_free(&m), val_free(&d);
   for (int i = 0; i < 3; i++) val_free(&out[i]);
   return ok ? ST_OK : ST_FAULT;

@@ -1,0 +1,145 @@
+/* sim/run/engine_decode.c -- what the engine works out once per program
+ * rather than once per executed instruction:
+ *   - per instruction, the registers its issue waits for (the source
+ *     registers of its form, isa.h A B C M and the run N, and those of its
+ *     views), deduplicated, so that the readiness check is one short loop;
+ *   - per view with register operands, where the operand values of its
+ *     last resolution are kept (engine_view.c reuses that resolution while
+ *     they are unchanged: a load and a store of the same view in a row);
+ *   - per view of one integer/slice level with static sizes, its compiled
+ *     affine form (CView, engine_priv.h). */
+#include "engine_priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Bit i: the form of op reads operand "ABCMN"[i] (isa_operand, tabulated once). */
+static unsigned operand_bits(Opcode op) {
+  static uint8_t bits[I_COUNT];
+  static bool made;
+  if (!made) {
+    for (int o = 0; o < I_COUNT; o++)
+      for (int i = 0; i < 5; i++)
+        if (isa_operand((Opcode)o, "ABCMN"[i])) bits[o] |= (uint8_t)(1u << i);
+    made = true;
+  }
+  return bits[op];
+}
+
+typedef struct {
+  int *v;
+  int n, cap;
+} IntList;
+
+static bool push(IntList *l, int x) {
+  if (l->n == l->cap) {
+    int c = l->cap ? 2 * l->cap : 64;
+    int *q = realloc(l->v, sizeof *q * (size_t)c);
+    if (!q) return false;
+    l->v = q, l->cap = c;
+  }
+  l->v[l->n++] = x;
+  return true;
+}
+
+/* r joins the sources from `from` on unless it is there already. */
+static bool push_src(IntList *l, int from, int r) {
+  if (r < 0) return true;
+  for (int i = from; i < l->n; i++)
+    if (l->v[i] == r) return true;
+  return push(l, r);
+}
+
+static bool view_srcs(const VDesc *vd, IntList *l, int from) {
+  bool ok = true;
+  for (int k = 0; k < vd->nlev; k++)
+    for (int d = 0; d < vd->lev[k].n; d++)
+      ok = ok && push_src(l, from, vd->lev[k].start[d].reg) && push_src(l, from, vd->lev[k].size[d].reg);
+  return ok;
+}
+
+static bool instr_srcs(const Eng *E, const Instr *in, IntList *l) {
+  int from = l->n, regs[4] = {in->a, in->b, in->c, in->mask}, views[4] = {in->view, in->view2, in->view3, in->view4};
+  unsigned form = operand_bits(in->op);
+  bool ok = true;
+  for (int i = 0; i < 4; i++)
+    if (form >> i & 1) ok = ok && push_src(l, from, regs[i]);
+  if (form >> 4 & 1)
+    for (int64_t k = 0; k < in->imm; k++) ok = ok && push_src(l, from, in->a + (int)k);
+  for (int v = 0; v < 4; v++)
+    if (views[v] >= 0) ok = ok && view_srcs(&E->c->views[views[v]], l, from);
+  return ok;
+}
+
+/* The number of register operands a view's resolution reads (its memo
+ * key's length; engine_view.c's view_key reads them). */
+static int view_nkeys(const VDesc *vd) {
+  int n = 0;
+  for (int k = 0; k < vd->nlev; k++) {
+    const Level *lv = &vd->lev[k];
+    for (int d = 0; lv->kind == TR_INDEX && d < lv->n; d++) n += (lv->start[d].reg >= 0) + (lv->ek[d] == IX_SLICE && lv->size[d].reg >= 0);
+  }
+  return n;
+}
+
+/* The compiled form of a view, when it has one (CView.on). */
+static void compile_view(const VDesc *vd, CView *cv) {
+  const Level *lv = &vd->lev[0];
+  cv->on = vd->nlev == 1 && lv->kind == TR_INDEX && !lv->int_rank && lv->n == vd->ref->rank;
+  if (!cv->on) return;
+  EV *ev = &cv->shape;
+  cv->nd = lv->n;
+  int64_t b = dtype_size(vd->ref->dtype);
+  for (int d = lv->n - 1; d >= 0; d--) cv->dim[d] = vd->ref->shape[d], cv->rstride[d] = b, b *= vd->ref->shape[d];
+  ev->vd = vd;
+  ev->top = 1;
+  ev->dt[1] = lv->dtype;
+  memcpy(ev->lvl[1], lv->shape, sizeof ev->lvl[1]);
+  int r = 0;
+  for (int d = 0; d < lv->n; d++) {
+    cv->slice[d] = lv->ek[d] == IX_SLICE;
+    cv->start[d] = lv->start[d];
+    if (!cv->slice[d]) continue;
+    if (lv->size[d].reg >= 0) cv->on = false;
+    cv->size[d] = lv->size[d].imm, cv->stride[d] = lv->stride[d];
+    ev->lvl[1][r] = cv->size[d];
+    ev->adim[r] = cv->size[d];
+    ev->bstride[r++] = cv->rstride[d] * lv->stride[d];
+  }
+  ev->rank[1] = ev->arank = r;
+  ev->n = 1;
+  for (int d = 0; d < r; d++) ev->n *= ev->lvl[1][d];
+  ev->affine = true;
+  ev->dense = -1;
+  ev->dense = eng_dense_block(ev);
+}
+
+bool eng_decode(Eng *E) {
+  const Code *c = E->c;
+  IntList l = {0};
+  E->src_at = malloc(sizeof *E->src_at * (size_t)(c->n + 1));
+  bool ok = E->src_at != NULL;
+  for (int i = 0; ok && i < c->n; i++) {
+    E->src_at[i] = l.n;
+    ok = instr_srcs(E, &c->code[i], &l);
+  }
+  if (ok) E->src_at[c->n] = l.n, E->srcs = l.v;
+  else free(l.v);
+  E->vkey_at = malloc(sizeof *E->vkey_at * (size_t)(c->nviews + 1));
+  ok = ok && E->vkey_at;
+  int nk = 0;
+  for (int v = 0; ok && v < c->nviews; v++) E->vkey_at[v] = nk, nk += view_nkeys(&c->views[v]);
+  if (ok) E->vkey_at[c->nviews] = nk;
+  E->vkey = calloc((size_t)(nk ? nk : 1), sizeof *E->vkey);
+  E->cview = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cview);
+  for (int v = 0; E->cview && v < c->nviews; v++) compile_view(&c->views[v], &E->cview[v]);
+  return ok && E->vkey && E->cview;
+}
+
+void eng_decode_free(Eng *E) {
+  free(E->src_at);
+  free(E->srcs);
+  free(E->vkey_at);
+  free(E->vkey);
+  free(E->cview);
+}

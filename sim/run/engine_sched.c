@@ -1,0 +1,67 @@
+/* sim/run/engine_sched.c -- the runnable subcores (neither done nor
+ * blocked) kept sorted by (cycle, index) in a ring: the earliest subcore,
+ * the lowest index on a tie, is the head and the earliest cycle of the
+ * others is the next one, so the scheduler finds both without a scan of
+ * the mesh.  Only the head runs, so only its key changes while it is in
+ * the ring; it then goes back in from the tail, where a subcore that just
+ * ran almost always belongs (subcores in step: each ran the same
+ * instruction), so a turn costs a comparison or two rather than a scan.
+ * Subcores released from a block are queued by unblock_all (E->woken) and
+ * join the same way after the head has settled. */
+#include "engine_priv.h"
+
+#include <stdlib.h>
+
+static bool before(const Eng *E, int a, int b) {
+  const Sc *x = &E->sc[a], *y = &E->sc[b];
+  return x->t < y->t || (x->t == y->t && x->idx < y->idx);
+}
+
+static int slot(const Eng *E, int k) { return (E->head + k) % E->nsub; }
+static int at(const Eng *E, int k) { return E->ring[slot(E, k)]; }
+
+/* sub joins the ring at its place, searched from the tail. */
+static void insert(Eng *E, int sub) {
+  int k = E->nring++;
+  while (k > 0 && before(E, sub, at(E, k - 1))) {
+    E->ring[slot(E, k)] = at(E, k - 1);
+    k--;
+  }
+  E->ring[slot(E, k)] = sub;
+}
+
+bool eng_ring_init(Eng *E) {
+  E->ring = malloc(sizeof *E->ring * (size_t)(E->nsub ? E->nsub : 1));
+  E->woken = malloc(sizeof *E->woken * (size_t)(E->nsub ? E->nsub : 1));
+  E->nring = E->head = E->nwoken = 0;
+  return E->ring && E->woken;
+}
+
+/* The ring of the subcores as they stand when the schedule starts. */
+void eng_ring_fill(Eng *E) {
+  E->nring = E->head = E->nwoken = 0;
+  for (int i = 0; i < E->nsub; i++)
+    if (!E->sc[i].done && !E->sc[i].blocked) insert(E, i);
+}
+
+Sc *eng_ring_top(const Eng *E, uint64_t *second) {
+  *second = E->nring > 1 ? E->sc[at(E, 1)].t : UINT64_MAX;
+  return E->nring ? &E->sc[at(E, 0)] : NULL;
+}
+
+/* After the head ran (ran: true) or a DMA event: the head leaves, and goes
+ * back in at its new cycle unless it is done or blocked; the released join. */
+void eng_ring_settle(Eng *E, bool ran) {
+  if (ran && E->nring) {
+    int sub = at(E, 0);
+    E->head = slot(E, 1), E->nring--;
+    if (!E->sc[sub].done && !E->sc[sub].blocked) insert(E, sub);
+  }
+  for (int i = 0; i < E->nwoken; i++) insert(E, E->woken[i]);
+  E->nwoken = 0;
+}
+
+void eng_ring_free(Eng *E) {
+  free(E->ring);
+  free(E->woken);
+}
