@@ -190,6 +190,28 @@ def program_ops(program: str, lowered_text: str) -> dict[int, ProgOp]:
     return ops
 
 
+_BITCAST = re.compile(r"\b([A-Za-z_]\w*)\.bitcast\((\w+)\)")
+
+
+def program_bitcasts(program: str) -> tuple[dict[tuple[int, int], set[str]], dict[str, set[str]]]:
+    """The dtypes the program's views bitcast to, per Python location and
+    per ref: MLIR integers are signless, so a memref_bitcast to i8 is an
+    int8 or a uint8 view, which only the program tells."""
+    at: dict[tuple[int, int], set[str]] = {}
+    by_ref: dict[str, set[str]] = {}
+    with open(program) as f:
+        for ln in f:
+            casts = _BITCAST.findall(ln)
+            if not casts:
+                continue
+            src = re.search(r"#\s*\S*?:(\d+):(\d+)\s*$", ln)
+            for ref, dt in casts:
+                by_ref.setdefault(ref, set()).add(dt)
+                if src:
+                    at.setdefault((int(src.group(1)), int(src.group(2))), set()).add(dt)
+    return at, by_ref
+
+
 # ---------------------------------------------------------------------------
 # Program refs (the top-level `refs:` of a program written by sc-sim).
 
@@ -227,7 +249,9 @@ def program_refs(program: str) -> list[dict[str, Any]]:
 @dataclasses.dataclass
 class Mem:
     ref: str
-    levels: list[list[tuple[str, str, int]]]  # per level: (kind, start, size)
+    # per level: [(kind, start, size)] entries, or the text of a transform
+    # level (".bitcast(int16)", ".reshape(2, 8)")
+    levels: list[Any]
 
 
 def _mtype(t: Any) -> tuple[list[int], str, str]:
@@ -314,8 +338,10 @@ class Reader:
     # -- translation state --------------------------------------------------
 
     def translate(self, refs: list[dict[str, Any]], ops: dict[int, ProgOp],
-                  kernel: str) -> str:
+                  kernel: str, bitcasts: tuple[dict[tuple[int, int], set[str]],
+                                               dict[str, set[str]]] = ({}, {})) -> str:
         self.refs = refs
+        self.bitcasts = bitcasts
         self.ops = ops
         self.regs: dict[Any, int] = {}
         self.simshape: dict[Any, list[int]] = {}
@@ -408,6 +434,9 @@ class Reader:
         levels = list(mem.levels) + ([extra] if extra else [])
         text = mem.ref
         for lv in levels:
+            if isinstance(lv, str):
+                text += lv
+                continue
             ents = []
             for kind, start, size in lv:
                 ents.append(start if kind == "int" else f"{start}:{size}")
@@ -585,13 +614,23 @@ class Reader:
                     raise self.fail(op, f"tpu.memref_squeeze: {sshape} to {dshape} is not a squeeze")
             if j != len(dshape):
                 raise self.fail(op, f"tpu.memref_squeeze: {sshape} to {dshape} is not a squeeze")
-            if src.levels and all(k == "slice" for k, _, _ in src.levels[-1]) and \
+            if src.levels and not isinstance(src.levels[-1], str) and \
+                    all(k == "slice" for k, _, _ in src.levels[-1]) and \
                     len(src.levels[-1]) == len(sshape):
                 last = [(e if k else ("int", e[1], 1)) for e, k in zip(src.levels[-1], keep)]
                 self.mems[res[0]] = Mem(src.ref, src.levels[:-1] + [last])
             else:
                 lv = [("slice", "0", s) if k else ("int", "0", 1) for s, k in zip(sshape, keep)]
                 self.mems[res[0]] = Mem(src.ref, src.levels + [lv])
+            return
+        if name in ("tpu.memref_bitcast", "tpu.memref_reshape"):
+            self.known_attrs(op, set())
+            src = self.mem(op.operands[0], op)
+            shape, dtype, _ = _mtype(res[0].type)
+            lv = f".bitcast({self.bitcast_dtype(op, src.ref, dtype)})" \
+                if name == "tpu.memref_bitcast" else \
+                f".reshape({', '.join(map(str, shape))})"
+            self.mems[res[0]] = Mem(src.ref, src.levels + [lv])
             return
         if name in ("tpu.vector_load", "tpu.vector_store"):
             seg = self.segments(op)
@@ -779,6 +818,20 @@ class Reader:
                 self.emit(f"%{d} = vector.extract a=%{a} shape=({','.join(map(str, pos))})", op)
             return
         raise self.fail(op, f"operation {name} is outside the subset sc-sim reads")
+
+    def bitcast_dtype(self, op: Any, ref: str, dtype: str) -> str:
+        """dtype (signless: intN), or uintN when the program's bitcast at
+        the op's Python location (else of the same ref) is to uintN only."""
+        u = _UTYPE.get(dtype)
+        if u is None:
+            return dtype
+        loc = py_loc(op.location)
+        for cands in (self.bitcasts[0].get(loc) if loc else None, self.bitcasts[1].get(ref)):
+            if cands and u in cands and dtype not in cands:
+                return u
+            if cands and dtype in cands:
+                return dtype
+        return dtype
 
     def pair(self, ks: list[int], slots: list[tuple[int, str, str]]
              ) -> dict[int, tuple[int, str]]:
@@ -995,7 +1048,7 @@ def lowered_text(mlir_text: str, program: str, mlir_name: str = "kernel.mlir") -
     reader = Reader(mlir_text, mlir_name)
     with reader.ctx:
         return reader.translate(program_refs(program), program_ops(program, own.stdout),
-                                _kernel_kind(program))
+                                _kernel_kind(program), program_bitcasts(program))
 
 
 def with_lowered(program: str, text: str, out: str) -> None:
