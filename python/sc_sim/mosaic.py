@@ -46,6 +46,7 @@ _CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">="}   # eq ne slt sle s
 _CMPU = {6: "<", 7: "<=", 8: ">", 9: ">="}                       # ult ule ugt uge
 _CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=",   # oeq ogt oge olt ole
          13: "!="}                                     # une (NaN: true, as Python's !=)
+_CMPF_ONE = 6  # one: what jax 0.10.2 lowers lax.ne of floats to (docs/mosaic.md)
 _CONVERT = {"arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp",
             "arith.fptosi", "arith.extf", "arith.truncf", "arith.index_cast",
             "arith.uitofp"}
@@ -531,6 +532,12 @@ class Reader:
                         sym = _CMPI[p]
                 elif name == "arith.cmpf":
                     p = int(str(op.attributes["predicate"]).split(":")[0])
+                    if p == _CMPF_ONE:  # ordered and unequal: a < b or a > b (NaN: false)
+                        lt, gt = self.new_reg(), self.new_reg()
+                        self.emit(f'%{lt} = arith.binary a=%{a} b=%{b} op="<" ty=bool uty={uty}', op)
+                        self.emit(f'%{gt} = arith.binary a=%{a} b=%{b} op=">" ty=bool uty={uty}', op)
+                        self.emit(f'%{d} = arith.binary a=%{lt} b=%{gt} op="|" ty=bool uty=bool', op)
+                        return
                     if p not in _CMPF:
                         raise self.fail(op, f"arith.cmpf: predicate {p} is outside the subset")
                     sym = _CMPF[p]
@@ -584,11 +591,7 @@ class Reader:
             self.emit(f"%{d} = vector.broadcast a=%{a} ty={ty} shape=({','.join(map(str, shape))})", op)
             return
         if name == "tpu.iota":
-            shape, _ = _vtype(res[0].type)
-            if len(shape) != 1:
-                raise self.fail(op, f"tpu.iota: a result of shape {shape} is outside the subset (1-D only)")
-            d = self.new_reg(res[0])
-            self.emit(f"%{d} = tpu.iota imm={shape[0]}", op)
+            self.iota(op)
             return
         if name == "tpu.memref_slice":
             base, idx = op.operands[0], list(op.operands)[1:]
@@ -818,6 +821,45 @@ class Reader:
                 self.emit(f"%{d} = vector.extract a=%{a} shape=({','.join(map(str, pos))})", op)
             return
         raise self.fail(op, f"operation {name} is outside the subset sc-sim reads")
+
+    def iota(self, op: Any) -> None:
+        """tpu.iota along dimensions [k]: 1-D is tpu.iota; on a shape of
+        rank r it is (flat iota // stride_k) % shape[k], shape-cast to the
+        shape (strides row-major)."""
+        self.known_attrs(op, {"dimensions"})
+        res = op.results[0]
+        shape, _ = _vtype(res.type)
+        ty = self.dtype_of(res.type, op)
+        dims = _ints(op.attributes["dimensions"]) if "dimensions" in op.attributes else [0]
+        if len(dims) != 1 or not 0 <= dims[0] < len(shape) or ty.startswith(("float", "bfloat")):
+            raise self.fail(op, f"tpu.iota: dimensions {dims} of {res.type} are outside the subset "
+                                f"(one dimension of an integer vector)")
+        n, k = 1, dims[0]
+        for m in shape:
+            n *= m
+        stride = 1
+        for m in shape[k + 1:]:
+            stride *= m
+        flat = self.new_reg()
+        self.emit(f"%{flat} = tpu.iota imm={n}", op)
+        val = flat
+        for sym, c in (("//", stride), ("%", shape[k])):
+            if len(shape) == 1:
+                break
+            cr, cv, q = self.new_reg(), self.new_reg(), self.new_reg()
+            self.emit(f"%{cr} = arith.constant imm={c} ty=int32", op)
+            self.emit(f"%{cv} = vector.broadcast a=%{cr} ty=int32 shape=({n})", op)
+            self.emit(f'%{q} = arith.binary a=%{val} b=%{cv} op="{sym}" ty=int32 uty=int32', op)
+            val = q
+        if len(shape) > 1:
+            q = self.new_reg()
+            self.emit(f"%{q} = vector.shape_cast a=%{val} ty=int32 shape=({','.join(map(str, shape))})", op)
+            val = q
+        if ty != "int32":
+            q = self.new_reg()
+            self.emit(f"%{q} = arith.convert a=%{val} ty={ty}", op)
+            val = q
+        self.regs[res] = val
 
     def bitcast_dtype(self, op: Any, ref: str, dtype: str) -> str:
         """dtype (signless: intN), or uintN when the program's bitcast at
