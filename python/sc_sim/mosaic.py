@@ -52,6 +52,10 @@ _CONVERT = {"arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp",
             "arith.uitofp"}
 _MOVES = {"vector.shape_cast"}
 _SKIP = {"func.return", "tpu.yield", "scf.yield"}
+_VALUE_OPS = {"vector.bitcast", "math.exp", "math.absi", "math.absf", "arith.fptoui",
+              "tpu.dynamic_gather", "tpu.concatenate", "tpu.scan", "tpu.all_reduce", "tpu.log"}
+_SCAN = {"sum": 0, "max": 1, "min": 2}
+_ALL_REDUCE = {"sum": 0, "find_first_set": 1}
 
 
 class MosaicInputError(Exception):
@@ -165,6 +169,23 @@ class ProgOp:
     at: str
     logs: list[tuple[str, str]]  # (log kind, mnemonic) in order
     py: tuple[int, int] | None
+    block: tuple[int, int] = (0, 0)  # the program lines of the op and its body (inclusive)
+
+
+def _block(lines: list[str], yl: int) -> tuple[int, int]:
+    """Lines yl.. of the program op at line yl and of the body under it
+    (the lines indented deeper, up to the next op at its level)."""
+    if not 0 < yl <= len(lines):
+        return (yl, yl)
+    ind = len(lines[yl - 1]) - len(lines[yl - 1].lstrip().lstrip("- "))
+    end = yl
+    while end < len(lines):
+        ln = lines[end]
+        if ln.strip() and not ln.lstrip().startswith("#") and \
+                len(ln) - len(ln.lstrip().lstrip("- ")) <= ind:
+            break
+        end += 1
+    return (yl, end)
 
 
 def program_ops(program: str, lowered_text: str) -> dict[int, ProgOp]:
@@ -183,7 +204,8 @@ def program_ops(program: str, lowered_text: str) -> dict[int, ProgOp]:
             yl = int(m.group(1))
             src = re.search(r"#\s*\S*?:(\d+):(\d+)\s*$", lines[yl - 1]) if yl <= len(lines) else None
             op = ops[i] = ProgOp(i, f"{m.group(1)}:{m.group(2)}", [],
-                                 (int(src.group(1)), int(src.group(2))) if src else None)
+                                 (int(src.group(1)), int(src.group(2))) if src else None,
+                                 _block(lines, yl))
         g = re.search(r" log=([LON])", ln)
         if g:
             mn = re.match(r"^\d+: (?:%\d+ = )?(\S+)", ln)
@@ -797,9 +819,15 @@ class Reader:
         if name == "vector.extract_strided_slice":
             shape, _ = _vtype(op.operands[0].type)
             nums = {k: _ints(op.attributes[k]) for k in ("offsets", "sizes", "strides")}
-            if len(shape) != 1 or nums["sizes"] != [1]:
-                raise self.fail(op, "vector.extract_strided_slice: only one element of a 1-D "
+            if len(shape) != 1 or nums["strides"] != [1]:
+                raise self.fail(op, "vector.extract_strided_slice: only a unit-stride slice of a 1-D "
                                     "vector is inside the subset")
+            if nums["sizes"] != [1]:  # a run of lanes: the ISA's slice along dimension 0
+                a = self.flat(op.operands[0], op)
+                d = self.new_reg(res[0])
+                self.emit(f"%{d} = vector.extract_strided_slice a=%{a} imm={nums['offsets'][0]} "
+                          f"shape=({nums['sizes'][0]})", op)
+                return
             d = self.new_reg(res[0])
             idx, flat = [], nums["offsets"][0]  # the element in the register's own shape
             for n in reversed(self.shape_of(op.operands[0])):
@@ -820,7 +848,76 @@ class Reader:
             else:
                 self.emit(f"%{d} = vector.extract a=%{a} shape=({','.join(map(str, pos))})", op)
             return
+        if name in _VALUE_OPS:
+            self.value_op(op)
+            return
         raise self.fail(op, f"operation {name} is outside the subset sc-sim reads")
+
+    def value_op(self, op: Any) -> None:
+        """The register ops sc-sim's ISA has under another name or form:
+        vector.bitcast, math.*, arith.fptoui, tpu.dynamic_gather,
+        tpu.concatenate, tpu.scan, tpu.all_reduce, tpu.log."""
+        name = op.name
+        res = list(op.results)
+        ops = list(op.operands)
+        if name == "tpu.log":
+            self.known_attrs(op, {"formatted", "tag"})
+            if len(ops) > 1:
+                raise self.fail(op, "tpu.log: more than one input is outside the subset")
+            a = f" a=%{self.reg(ops[0], op)}" if ops else ""
+            self.emit(f"tpu.log{a}", op, True)
+            return
+        ty = self.dtype_of(res[0].type, op)
+        d = self.new_reg()
+        if name in ("vector.bitcast", "math.exp", "math.absi", "math.absf", "arith.fptoui"):
+            self.known_attrs(op, {"fastmath"})
+            mn = {"vector.bitcast": "tpu.bitcast", "arith.fptoui": "arith.convert"}.get(name, name)
+            if name == "arith.fptoui":  # to uintN: the value is the unsigned integer
+                ty = _UTYPE.get(ty, ty)
+            self.emit(f"%{d} = {mn} a=%{self.reg(ops[0], op)} ty={ty}", op)
+        elif name == "tpu.dynamic_gather":
+            self.known_attrs(op, {"dimensions"})
+            if _ints(op.attributes["dimensions"]) != [0] or len(_vtype(res[0].type)[0]) != 1:
+                raise self.fail(op, "tpu.dynamic_gather: only dimension 0 of a 1-D vector is inside the subset")
+            a, b = (self.flat(v, op) for v in ops)
+            self.emit(f"%{d} = tpu.dynamic_gather a=%{a} b=%{b} ty={ty}", op)
+        elif name == "tpu.concatenate":
+            self.known_attrs(op, {"dimension"})
+            if int(str(op.attributes["dimension"]).split(":")[0]) != 0 or len(_vtype(res[0].type)[0]) != 1:
+                raise self.fail(op, "tpu.concatenate: only dimension 0 of 1-D vectors is inside the subset")
+            srcs = [self.flat(v, op) for v in ops]
+            first = self.nreg
+            for r in srcs:  # the operands, a run a..a+imm-1
+                self.emit(f"%{self.new_reg()} = sc.mov a=%{r}", op)
+            self.emit(f"%{d} = tpu.concatenate a=%{first} imm={len(srcs)} ty={ty}", op)
+        elif name == "tpu.scan":
+            self.known_attrs(op, {"kind"})
+            kind = re.search(r"<(\w+)>", str(op.attributes["kind"])).group(1)
+            if kind not in _SCAN or len(ops) != 2:
+                raise self.fail(op, f"tpu.scan: kind {kind} is outside the subset")
+            self.emit(f"%{d} = tpu.scan a=%{self.reg(ops[0], op)} mask=%{self.reg(ops[1], op)} "
+                      f"imm={_SCAN[kind]} ty={ty}", op)
+        else:  # tpu.all_reduce
+            self.known_attrs(op, {"dim", "kind"})
+            kind = re.search(r"<(\w+)>", str(op.attributes["kind"])).group(1)
+            if kind not in _ALL_REDUCE or int(str(op.attributes["dim"]).split(":")[0]) != 0:
+                raise self.fail(op, f"tpu.all_reduce: kind {kind} is outside the subset")
+            shape, _ = _vtype(res[0].type)
+            self.emit(f"%{d} = tpu.all_reduce a=%{self.flat(ops[0], op)} imm={_ALL_REDUCE[kind]} "
+                      f"shape=({','.join(map(str, shape))})", op)
+        self.regs[res[0]] = d
+
+    def flat(self, value: Any, op: Any) -> int:
+        """The register of a 1-D value, shape-cast to its MLIR shape when
+        sc-sim's register kept another (vector.shape_cast is a move)."""
+        r = self.reg(value, op)
+        shape = _vtype(value.type)[0]
+        if self.shape_of(value) == shape:
+            return r
+        f = self.new_reg()
+        self.emit(f"%{f} = vector.shape_cast a=%{r} ty={self.dtype_of(value.type, op)} "
+                  f"shape=({','.join(map(str, shape))})", op)
+        return f
 
     def iota(self, op: Any) -> None:
         """tpu.iota along dimensions [k]: 1-D is tpu.iota; on a shape of
@@ -861,6 +958,13 @@ class Reader:
             val = q
         self.regs[res] = val
 
+    def _optional(self, slot: tuple[int, str, str], lines: set[int],
+                  mem_at: dict[tuple[int, int], list[int]]) -> bool:
+        """A result that may go unpaired: its Python line has no code in the
+        module, or its location has no memory instruction."""
+        py = self.ops[slot[0]].py
+        return py is not None and (py[0] not in lines or (bool(mem_at) and py not in mem_at))
+
     def bitcast_dtype(self, op: Any, ref: str, dtype: str) -> str:
         """dtype (signless: intN), or uintN when the program's bitcast at
         the op's Python location (else of the same ref) is to uintN only."""
@@ -875,19 +979,24 @@ class Reader:
                 return dtype
         return dtype
 
-    def pair(self, ks: list[int], slots: list[tuple[int, str, str]]
-             ) -> dict[int, tuple[int, str]]:
+    def pair(self, ks: list[int], slots: list[tuple[int, str, str]],
+             optional: list[bool] | None = None) -> dict[int, tuple[int, str]] | None:
         """Memory instructions (code order) paired with the program's logged
         results (in order) of the same mnemonic; an instruction whose
-        mnemonic is not the next slot's logs nothing.  Empty unless every
-        slot is paired."""
-        out, j = {}, 0
+        mnemonic is not the next slot's logs nothing, an optional slot may
+        go unpaired.  None unless every other slot is paired."""
+        out: dict[int, tuple[int, str]] = {}
+        j = 0
+        opt = optional or [False] * len(slots)
         for k in ks:
             mn = self.mnemonic(k)
-            if j < len(slots) and slots[j][2] == mn:
-                out[k] = (slots[j][0], slots[j][1])
-                j += 1
-        return out if j == len(slots) else {}
+            i = j  # the next slot of this mnemonic, past optional slots only
+            while i < len(slots) and slots[i][2] != mn and opt[i]:
+                i += 1
+            if i < len(slots) and slots[i][2] == mn:
+                out[k] = (slots[i][0], slots[i][1])
+                j = i + 1
+        return out if all(opt[j:]) else None
 
     def shape_of(self, value: Any) -> list[int]:
         """The shape sc-sim's register of value has (shape casts keep it)."""
@@ -1027,28 +1136,51 @@ class Reader:
             if memory and loc:
                 mem_at.setdefault(loc, []).append(k)
         logs: dict[int, tuple[int, str]] = {}
-        want = sum(len(p.logs) for p in self.ops.values())
-        # a location with no memory instruction is code JAX left out (a
-        # branch it resolved statically): its results are not wanted
         loggable = {mn for p in self.ops.values() for _, mn in p.logs}
-        self.matched = all(c[1] for c in self.code if c[2])
+        # a result at a location with no memory instruction is of code JAX
+        # left out (a branch it resolved statically): it is not wanted
+        lines = {c[1][0] for c in self.code if c[1]}
+        rest_ks = [k for k, c in enumerate(self.code) if c[2] and not c[1]]
+        used: set[tuple[int, str, str]] = set()
         for loc, ks in mem_at.items():
             slots = [(p.id, g, mn) for p in by_loc.get(loc, []) for g, mn in p.logs]
-            if not slots:  # memory instructions where the program logs nothing
+            got = self.pair(ks, slots) if slots else None
+            if got is None:
+                rest_ks += ks
+                continue
+            logs.update(got)
+            used.update(slots)
+        self.matched = True
+        # memory instructions at the location of a program op with a body
+        # (JAX puts a plsc.parallel_loop's body at the loop's location) pair
+        # in order with the results of that body left unpaired
+        groups: dict[tuple[int, int], list[int]] = {}
+        for k in rest_ks:
+            groups.setdefault(self.code[k][1], []).append(k)
+        for loc, ks in groups.items():
+            heads = [p for p in by_loc.get(loc, []) if p.block[1] > p.block[0]] if loc else []
+            inner = [(q.id, g, mn) for q in sorted(self.ops.values(), key=lambda q: q.id)
+                     if any(h.block[0] < int(q.at.split(":")[0]) <= h.block[1] for h in heads)
+                     for g, mn in q.logs if (q.id, g, mn) not in used]
+            got = self.pair(ks, inner) if inner else None
+            if got is None:
                 if any(self.mnemonic(k) in loggable for k in ks):
                     self.matched = False
                 continue
-            got = self.pair(ks, slots)
-            self.matched = self.matched and bool(got)
             logs.update(got)
-        if not mem_at and want:
-            self.matched = False
+            used.update(inner)
         if not self.matched:  # by order: memory ops in code order, logs in program order
             ks = [k for k, c in enumerate(self.code) if c[2]]
             slots = [(p.id, g, mn) for p in sorted(self.ops.values(), key=lambda p: p.id)
                      for g, mn in p.logs]
-            logs = self.pair(ks, slots)
-            self.matched = len(logs) == want
+            optional = [self._optional(sl, lines, {}) for sl in slots]
+            got = self.pair(ks, slots)
+            if got is None:
+                got = self.pair(ks, slots, optional)
+            if got is None:  # without the results of lines the module has no code of
+                got = self.pair(ks, [sl for sl, o in zip(slots, optional) if not o])
+            self.matched = got is not None
+            logs = got or {}
         first = min(self.ops) if self.ops else 0
         out = [f"# sc-sim lowered code read from the Mosaic module {os.path.basename(self.name)}"
                + ("" if self.matched else " (values unmatched: final memory only)")]
