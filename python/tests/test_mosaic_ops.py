@@ -199,3 +199,31 @@ def test_sc_sim_diff_shows_a_seeded_wrong_lowering(tmp_path, capfd):
     assert re.search(r"^ +35 +set new +0 +lane 0 +-33 +-8 *$", r.stdout, re.M), r.stdout
     assert "seeded.jax.yaml:35:5: error: mismatch: memory after the store of 'set' on subcore " \
            "0.0, lane 0: reference -33, lowering -8" in r.stderr
+
+
+def test_jax_ne_of_nan_is_false(lanes):
+    """jax 0.10.2 lowers lax.ne of floats to arith.cmpf one (ordered and
+    unequal, `_cmpf_lowering_types`), so NaN != NaN is false in JAX's
+    module, where lax.ne (numpy's not_equal, IEEE 754) gives true."""
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    import sc_sim
+    from helpers import sds, vmesh
+    x = np.where(np.arange(lanes) % 2 == 0, np.nan, 1.5).astype(np.float32)
+
+    def fn(a):
+        @pl.kernel(out_type=sds((lanes,)), mesh=vmesh(1, 1),
+                   scratch_types=[pltpu.VMEM((lanes,), jnp.float32), pltpu.VMEM((lanes,), jnp.int32)])
+        def ne(x_hbm, o_hbm, xv, o):
+            pltpu.sync_copy(x_hbm, xv)
+            v = xv[...]
+            o[...] = jnp.where(v != v, 1, 0)
+            pltpu.sync_copy(o, o_hbm)
+        return ne(a)
+    out, _ = sc_sim.run(fn, jnp.asarray(x), chip="tpu7x", jax_check=False)
+    np.testing.assert_array_equal(np.asarray(out), (x != x).astype(np.int32))  # 1 at the NaNs
+    with pytest.raises(sc_sim.VerificationError, match=r"lane 0: reference 1, lowering 0"):
+        sc_sim.run(fn, jnp.asarray(x), chip="tpu7x", jax_check=False, lowering="jax")
