@@ -292,7 +292,7 @@ def _mtype(t: Any) -> tuple[list[int], str, str]:
         return shape, "semaphore", "semaphore"
     first = body.split(",")[0]
     parts = first.split("x")
-    return [int(p) for p in parts[:-1]], _DTYPES.get(parts[-1], parts[-1]), sp
+    return [-1 if p == "?" else int(p) for p in parts[:-1]], _DTYPES.get(parts[-1], parts[-1]), sp  # ?: dynamic
 
 
 def _ints(attr: Any) -> list[int]:
@@ -619,7 +619,7 @@ class Reader:
             base, idx = op.operands[0], list(op.operands)[1:]
             src = self.mem(base, op)
             shape, _, _ = _mtype(res[0].type)
-            if len(idx) != len(shape):
+            if len(idx) != len(shape) or -1 in shape:
                 raise self.fail(op, "tpu.memref_slice: dynamic sizes are outside the subset")
             lv = [("slice", f"%{self.reg(v, op)}", s) for v, s in zip(idx, shape)]
             self.mems[res[0]] = Mem(src.ref, src.levels + [lv])

@@ -227,3 +227,132 @@ def test_jax_ne_of_nan_is_false(lanes):
     np.testing.assert_array_equal(np.asarray(out), (x != x).astype(np.int32))  # 1 at the NaNs
     with pytest.raises(sc_sim.VerificationError, match=r"lane 0: reference 1, lowering 0"):
         sc_sim.run(fn, jnp.asarray(x), chip="tpu7x", jax_check=False, lowering="jax")
+
+
+# ---------------------------------------------------------------------------
+# Bad input: each error the reader gives (exit 2), on an edit of a real module (or
+# of its program), compared whole: FILE:LINE:COL: error: MESSAGE, where
+# LINE:COL is that of the op the edit made (found in the edited text, the
+# column of its first character) or 0:0 for the module as a whole.
+
+def _after(anchor, line):
+    """Insert `line` after the first line matching anchor, at its indent."""
+    def f(src):
+        m = re.search(r"^( *)" + anchor + r".*$", src, re.M)
+        assert m, anchor
+        return src[:m.end()] + "\n" + m.group(1) + line + src[m.end():]
+    return f
+
+
+def _yaml_edit(pattern, repl):
+    def f(src):
+        new, n = re.subn(pattern, repl, src, count=1, flags=re.M)
+        assert n == 1, pattern
+        return new
+    return f
+
+
+IOTA = r"%23 = tpu\.iota"
+VEC = "vector<16xi32>"
+SEM = "memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>"
+# (name, fixture, .mlir edit, program edit, the edited op's text (None: 0:0), message)
+BAD_INPUT = [
+    ("not MLIR", "seeded", _sub(r"arith\.muli %10, %11 :", "arith.muli %10, :"), None,
+     ("arith.muli %10, :", " :"), "not a valid MLIR module: Unable to parse module assembly:"),
+    ("two functions", "seeded", _after(r"module attributes", "func.func private @other()"), None,
+     None, "the module holds 2 func.func ops, not one"),
+    ("core type", "seeded", _sub("sc_vector_subcore", "sc_scalar_subcore"), None, "func.func @seeded",
+     "attribute tpu.core_type is #tpu.core_type<sc_scalar_subcore>, the program's kernel "
+     "vector_subcore wants #tpu.core_type<sc_vector_subcore>"),
+    ("no iteration bounds", "seeded", _sub(r"iteration_bounds = array<i64: 1, 4>, ", ""), None,
+     "func.func @seeded", "attribute iteration_bounds is missing"),
+    ("function attribute", "seeded", _sub(r"scalar_prefetch = 0 : i64, ", "foo = 1 : i64, scalar_prefetch = 0 : i64, "),
+     None, "func.func @seeded", "attribute foo of func.func is outside the subset"),
+    ("scalar prefetch", "seeded", _sub(r"scalar_prefetch = 0 : i64", "scalar_prefetch = 1 : i64"), None,
+     "func.func @seeded", "attribute scalar_prefetch = 1 : i64 is outside the subset (0 only)"),
+    ("no ref left", "seeded", _after(r"%\w+ = tpu\.sem_alloc", f"%extra = tpu.sem_alloc : {SEM}"), None,
+     "%extra = tpu.sem_alloc", f"tpu.sem_alloc result of type {SEM} has no ref of the program left to bind to"),
+    ("argument mismatch", "seeded", None, _yaml_edit(r"^(  buf2:.*\n)(  sem:.*\n)", r"\2\1"), "func.func @seeded",
+     "argument %arg5 of type memref<16xi32, #tpu.memory_space<vmem>> does not match the program's ref "
+     "'sem' (semaphore, shape [], int32)"),
+    ("refs left unbound", "seeded", None,
+     _yaml_edit(r"^(  scoped5:.*\n)", r'\1  extra: {space: "vmem", shape: [16], dtype: "int32"}\n'), None,
+     "the program's refs extra are bound to no argument or allocation of the module"),
+    ("type", "seeded", _after(IOTA, "%c3_i4 = arith.constant 3 : i4"), None, "%c3_i4 = arith.constant",
+     "arith.constant: type i4 is outside the subset"),
+    ("non-splat constant", "seeded", _after(IOTA, f"%cv = arith.constant dense<[0, 1]> : vector<2xi32>"), None,
+     "%cv = arith.constant", "arith.constant: a non-splat vector dense<[0, 1]> : vector<2xi32> is outside the subset"),
+    ("cmpf predicate", "floats", _sub(r"arith\.cmpf olt,", "arith.cmpf ord,"), None, "arith.cmpf ord",
+     "arith.cmpf: predicate 7 is outside the subset"),
+    ("broadcast of a vector", "int_arith", _after(r"%102 = vector\.extract", f"%bv = vector.broadcast %101 : vector<1xi32> to {VEC}"),
+     None, "%bv = vector.broadcast", "vector.broadcast: a vector source of another shape is outside the subset"),
+    ("unknown op", "seeded", _sub(r"arith\.muli %10, %11 : vector<8xi32>", "arith.ceildivsi %10, %11 : vector<8xi32>"),
+     None, "%12 = arith.ceildivsi", "operation arith.ceildivsi is outside the subset sc-sim reads"),
+    ("unknown attribute", "seeded", _sub(r"(%26 = tpu\.vector_load %arg4\[%c0_10\]) \{strides = array<i32>\}",
+                                         r"\1 {strides = array<i32>, foo = 1 : i32}"), None, "%26 = tpu.vector_load",
+     "tpu.vector_load: attribute foo is outside the subset"),
+    ("iota of two dimensions", "seeded", _after(IOTA, "%q = tpu.iota {dimensions = array<i32: 0, 1>} : vector<2x8xi32>"),
+     None, "%q = tpu.iota", "tpu.iota: dimensions [0, 1] of vector<2x8xi32> are outside the subset (one dimension "
+     "of an integer vector)"),
+    ("sparse constant", "seeded", _after(IOTA, "%q = arith.constant sparse<[[0]], [1]> : vector<8xi32>"), None,
+     "%q = arith.constant sparse", "arith.constant: value sparse<0, 1> : vector<8xi32> is outside the subset"),
+    ("dynamic extract", "seeded", _after(IOTA, "%cq = arith.constant 0 : index\n      %q = vector.extract %23[%cq] : i32 from vector<16xi32>"), None,
+     "%q = vector.extract", "vector.extract: a dynamic position is outside the subset"),
+    ("2-D gather", "seeded", _after(IOTA, "%q2 = vector.shape_cast %23 : vector<16xi32> to vector<2x8xi32>\n"
+                                          "      %q = tpu.dynamic_gather %q2[%q2] in [0] : vector<2x8xi32>, "
+                                          "vector<2x8xi32> -> vector<2x8xi32>"), None,
+     "%q = tpu.dynamic_gather", "tpu.dynamic_gather: only dimension 0 of a 1-D vector is inside the subset"),
+    ("2-D concatenate", "seeded", _after(IOTA, "%q2 = vector.shape_cast %23 : vector<16xi32> to vector<2x8xi32>\n"
+                                               "      %q = tpu.concatenate %q2, %q2 in 0 : vector<2x8xi32>, "
+                                               "vector<2x8xi32> -> vector<4x8xi32>"), None,
+     "%q = tpu.concatenate", "tpu.concatenate: only dimension 0 of 1-D vectors is inside the subset"),
+    ("vector above the memref's rank", "seeded",
+     _after(IOTA, "%cq = arith.constant 0 : index\n      %q = tpu.vector_load %arg4[%cq] {strides = array<i32>} : memref<16xi32, "
+                  "#tpu.memory_space<vmem>>, vector<2x8xi32>,"), None,
+     "%q = tpu.vector_load", "tpu.vector_load: a vector of rank above the memref's is outside the subset"),
+    ("dynamic slice size", "seeded",
+     _after(IOTA, "%q = tpu.memref_slice %arg4[%22] <%22> : memref<16xi32, #tpu.memory_space<vmem>> -> "
+                  "memref<?xi32, #tpu.memory_space<vmem>>"), None,
+     "%q = tpu.memref_slice", "tpu.memref_slice: dynamic sizes are outside the subset"),
+]
+# Not reachable from a module jaxlib's parser accepts (its verifiers reject
+# the input first, as "not a valid MLIR module"): a cmpi predicate beyond
+# the ten, non-unit load strides, a strided extract_strided_slice, a scan
+# kind other than sum/max/min, an all_reduce kind other than
+# sum/find_first_set, a tpu.log of two inputs, a squeeze that changes the
+# element count, an scf.while without scf.condition, an operand or memref
+# defined by no op the reader translated.
+
+
+def _position(text, what):
+    if what is None:
+        return 0, 0
+    if isinstance(what, tuple):  # a parse error: MLIR's column of the token
+        for i, line in enumerate(text.splitlines(), 1):
+            k = line.find(what[0])
+            if k >= 0:
+                return i, k + what[0].index(what[1]) + 1
+    for i, line in enumerate(text.splitlines(), 1):
+        k = line.find(what)
+        if k >= 0:
+            return i, len(line) - len(line.lstrip()) + 1
+    raise AssertionError(what)
+
+
+@pytest.mark.parametrize("name,fixture,edit,yedit,what,msg", BAD_INPUT, ids=[b[0] for b in BAD_INPUT])
+def test_bad_input_error_line(tmp_path, capfd, name, fixture, edit, yedit, what, msg):
+    if fixture == "seeded":
+        d = tmp_path / "seeded"
+        shutil.copytree(HERE, d, ignore=shutil.ignore_patterns(*FIXTURES, "*.py"))
+        k, y = d / "seeded.mlir", d / "seeded.yaml"
+    else:
+        d = _copy(tmp_path, fixture)
+        k, y = d / "kernel.mlir", d / "program.yaml"
+    if edit is not None:
+        k.write_text(edit(k.read_text()))
+    if yedit is not None:
+        y.write_text(yedit(y.read_text()))
+    assert mosaic.main([str(k), str(y)]) == 2
+    err = capfd.readouterr().err.splitlines()
+    line, col = _position(k.read_text(), what)
+    assert err[0] == f"{k}:{line}:{col}: error: {msg}", err
