@@ -229,6 +229,29 @@ def test_jax_ne_of_nan_is_false(lanes):
         sc_sim.run(fn, jnp.asarray(x), chip="tpu7x", jax_check=False, lowering="jax")
 
 
+# Seeded wrong edits of the ops the seeded kernel (test_mosaic.py) lacks,
+# each caught: exit 3 (verification) or 4 (a fault)
+SEEDED_OPS = [
+    ("bitcast view of the wrong ref", "views",
+     _sub(r"%40 = tpu\.memref_bitcast %arg4 :", "%40 = tpu.memref_bitcast %arg5 :")),
+    ("reshape view of the wrong ref", "views",
+     _sub(r"%26 = tpu\.memref_reshape %arg5 :", "%26 = tpu.memref_reshape %arg4 :")),
+    ("wrong scan kind", "valops", _sub(r"%66 = tpu\.scan <sum>", "%66 = tpu.scan <max>")),
+    ("wrong all_reduce kind", "valops", _sub(r"kind = #tpu\.reduction_kind<sum>", "kind = #tpu.reduction_kind<find_first_set>")),
+    ("gather by the values", "valops", _sub(r"tpu\.dynamic_gather %1\[%52\]", "tpu.dynamic_gather %1[%1]")),
+    ("a conversion for a bitcast", "valops",
+     _sub(r"%12 = vector\.bitcast %11 : vector<16xf32> to vector<16xi32>",
+          "%12 = arith.fptosi %11 : vector<16xf32> to vector<16xi32>")),
+]
+
+
+@pytest.mark.parametrize("name,fixture,edit", SEEDED_OPS, ids=[e[0] for e in SEEDED_OPS])
+def test_seeded_wrong_op_is_caught(tmp_path, capfd, name, fixture, edit):
+    d = _copy(tmp_path, fixture, edit)
+    rc = mosaic.main([str(d / "kernel.mlir"), str(d / "program.yaml")])
+    assert rc in (3, 4), (rc, capfd.readouterr().err)
+
+
 # ---------------------------------------------------------------------------
 # Bad input: each error the reader gives (exit 2), on an edit of a real module (or
 # of its program), compared whole: FILE:LINE:COL: error: MESSAGE, where
