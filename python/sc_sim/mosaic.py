@@ -365,6 +365,7 @@ class Reader:
                                                dict[str, set[str]]] = ({}, {})) -> str:
         self.refs = refs
         self.bitcasts = bitcasts
+        self.allocs: dict[tuple[str, str], Mem] = {}
         self.ops = ops
         self.regs: dict[Any, int] = {}
         self.simshape: dict[Any, list[int]] = {}
@@ -802,7 +803,14 @@ class Reader:
                       f"b=%{self.reg(who, op)} v={vw}", op, True)
             return
         if name in ("tpu.sem_alloc", "memref.alloca"):
+            # the same allocation lowered twice (the branches of a cond) is
+            # the one ref the program has for it
+            key = (str(op.location), str(res[0].type))
+            if key in self.allocs:
+                self.mems[res[0]] = self.allocs[key]
+                return
             self.bind(res[0], op, f"{name} result")
+            self.allocs[key] = self.mems[res[0]]
             return
         if name == "tpu.region":
             self.block(op.regions[0].blocks[0])
@@ -1120,6 +1128,9 @@ class Reader:
     # -- matching and printing ----------------------------------------------
 
     def finish(self) -> str:
+        # run_scoped allocations of code JAX left out (a branch it resolved
+        # statically) have no allocation in the module
+        self.unbound = [r for r in self.unbound if not re.fullmatch(r"scoped\d+", r["name"])]
         if self.unbound:
             names = ", ".join(r["name"] for r in self.unbound)
             raise MosaicInputError(f"the program's refs {names} are bound to no argument "
