@@ -53,7 +53,8 @@ _CONVERT = {"arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp",
 _MOVES = {"vector.shape_cast"}
 _SKIP = {"func.return", "tpu.yield", "scf.yield"}
 _VALUE_OPS = {"vector.bitcast", "math.exp", "math.absi", "math.absf", "arith.fptoui",
-              "tpu.dynamic_gather", "tpu.concatenate", "tpu.scan", "tpu.all_reduce", "tpu.log"}
+              "tpu.dynamic_gather", "tpu.concatenate", "tpu.scan", "tpu.all_reduce", "tpu.log",
+              "tpu.sort"}
 _SCAN = {"sum": 0, "max": 1, "min": 2}
 _ALL_REDUCE = {"sum": 0, "find_first_set": 1}
 
@@ -874,6 +875,16 @@ class Reader:
                 raise self.fail(op, "tpu.log: more than one input is outside the subset")
             a = f" a=%{self.reg(ops[0], op)}" if ops else ""
             self.emit(f"tpu.log{a}", op, True)
+            return
+        if name == "tpu.sort":  # keys, values, mask -> out mask, sorted keys, sorted values
+            self.known_attrs(op, {"descending"})
+            if len(ops) != 3 or ops[1] != ops[0]:
+                raise self.fail(op, "tpu.sort: values other than the keys are outside the subset")
+            d = self.new_reg()
+            imm = " imm=1" if self.flag(op, "descending") else ""
+            self.emit(f"%{d} = tpu.sort a=%{self.reg(ops[0], op)} mask=%{self.reg(ops[2], op)}{imm} "
+                      f"ty={self.dtype_of(res[1].type, op)}", op)
+            self.regs[res[1]] = self.regs[res[2]] = d  # the output mask: not read
             return
         ty = self.dtype_of(res[0].type, op)
         d = self.new_reg()

@@ -239,6 +239,7 @@ SEEDED_OPS = [
     ("wrong scan kind", "valops", _sub(r"%66 = tpu\.scan <sum>", "%66 = tpu.scan <max>")),
     ("wrong all_reduce kind", "valops", _sub(r"kind = #tpu\.reduction_kind<sum>", "kind = #tpu.reduction_kind<find_first_set>")),
     ("gather by the values", "valops", _sub(r"tpu\.dynamic_gather %1\[%52\]", "tpu.dynamic_gather %1[%1]")),
+    ("sort descending", "sort", _sub(r"= tpu\.sort %2, %2 masked %cst :", "= tpu.sort %2, %2 masked %cst {descending = true} :")),
     ("a conversion for a bitcast", "valops",
      _sub(r"%12 = vector\.bitcast %11 : vector<16xf32> to vector<16xi32>",
           "%12 = arith.fptosi %11 : vector<16xf32> to vector<16xi32>")),

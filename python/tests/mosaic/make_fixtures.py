@@ -339,6 +339,27 @@ def valops():
     return fn, (x, f), want
 
 
+@kernel
+def sort():
+    x = np.array([5, -3, 12, 0, 7, -3, 9, 1, 44, -20, 3, 8, 2, 6, -1, 10], np.int32)
+
+    def fn(a):
+        @pl.kernel(out_type=sds((2, L), jnp.float32), mesh=vmesh(1, 1),
+                   scratch_types=[pltpu.VMEM((L,), jnp.int32), pltpu.VMEM((2, L), jnp.float32)])
+        def k(x_hbm, o_hbm, xv, o):
+            pltpu.sync_copy(x_hbm, xv)
+            w = xv[...].astype(jnp.float32)
+            o[0] = lax.sort(w, dimension=0)
+            o[1] = -lax.sort(-w, dimension=0)
+            pltpu.sync_copy(o, o_hbm)
+        return k(a)
+
+    def want(a):
+        w = np.sort(a.astype(np.float32))
+        return np.stack([w, w[::-1]])
+    return fn, (x,), want
+
+
 def make(name):
     fn, args, want = KERNELS[name]()
     jargs = [jnp.asarray(a) for a in args]
