@@ -46,11 +46,17 @@ _CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">="}   # eq ne slt sle s
 _CMPU = {6: "<", 7: "<=", 8: ">", 9: ">="}                       # ult ule ugt uge
 _CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=",   # oeq ogt oge olt ole
          13: "!="}                                     # une (NaN: true, as Python's !=)
+_CMPF_ONE = 6  # one: what jax 0.10.2 lowers lax.ne of floats to (docs/mosaic.md)
 _CONVERT = {"arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp",
             "arith.fptosi", "arith.extf", "arith.truncf", "arith.index_cast",
             "arith.uitofp"}
 _MOVES = {"vector.shape_cast"}
 _SKIP = {"func.return", "tpu.yield", "scf.yield"}
+_VALUE_OPS = {"vector.bitcast", "math.exp", "math.absi", "math.absf", "arith.fptoui",
+              "tpu.dynamic_gather", "tpu.concatenate", "tpu.scan", "tpu.all_reduce", "tpu.log",
+              "tpu.sort"}
+_SCAN = {"sum": 0, "max": 1, "min": 2}
+_ALL_REDUCE = {"sum": 0, "find_first_set": 1}
 
 
 class MosaicInputError(Exception):
@@ -164,6 +170,23 @@ class ProgOp:
     at: str
     logs: list[tuple[str, str]]  # (log kind, mnemonic) in order
     py: tuple[int, int] | None
+    block: tuple[int, int] = (0, 0)  # the program lines of the op and its body (inclusive)
+
+
+def _block(lines: list[str], yl: int) -> tuple[int, int]:
+    """Lines yl.. of the program op at line yl and of the body under it
+    (the lines indented deeper, up to the next op at its level)."""
+    if not 0 < yl <= len(lines):
+        return (yl, yl)
+    ind = len(lines[yl - 1]) - len(lines[yl - 1].lstrip().lstrip("- "))
+    end = yl
+    while end < len(lines):
+        ln = lines[end]
+        if ln.strip() and not ln.lstrip().startswith("#") and \
+                len(ln) - len(ln.lstrip().lstrip("- ")) <= ind:
+            break
+        end += 1
+    return (yl, end)
 
 
 def program_ops(program: str, lowered_text: str) -> dict[int, ProgOp]:
@@ -182,12 +205,35 @@ def program_ops(program: str, lowered_text: str) -> dict[int, ProgOp]:
             yl = int(m.group(1))
             src = re.search(r"#\s*\S*?:(\d+):(\d+)\s*$", lines[yl - 1]) if yl <= len(lines) else None
             op = ops[i] = ProgOp(i, f"{m.group(1)}:{m.group(2)}", [],
-                                 (int(src.group(1)), int(src.group(2))) if src else None)
+                                 (int(src.group(1)), int(src.group(2))) if src else None,
+                                 _block(lines, yl))
         g = re.search(r" log=([LON])", ln)
         if g:
             mn = re.match(r"^\d+: (?:%\d+ = )?(\S+)", ln)
             op.logs.append((g.group(1), mn.group(1) if mn else ""))
     return ops
+
+
+_BITCAST = re.compile(r"\b([A-Za-z_]\w*)\.bitcast\((\w+)\)")
+
+
+def program_bitcasts(program: str) -> tuple[dict[tuple[int, int], set[str]], dict[str, set[str]]]:
+    """The dtypes the program's views bitcast to, per Python location and
+    per ref: MLIR integers are signless, so a memref_bitcast to i8 is an
+    int8 or a uint8 view, which only the program tells."""
+    at: dict[tuple[int, int], set[str]] = {}
+    by_ref: dict[str, set[str]] = {}
+    with open(program) as f:
+        for ln in f:
+            casts = _BITCAST.findall(ln)
+            if not casts:
+                continue
+            src = re.search(r"#\s*\S*?:(\d+):(\d+)\s*$", ln)
+            for ref, dt in casts:
+                by_ref.setdefault(ref, set()).add(dt)
+                if src:
+                    at.setdefault((int(src.group(1)), int(src.group(2))), set()).add(dt)
+    return at, by_ref
 
 
 # ---------------------------------------------------------------------------
@@ -227,7 +273,9 @@ def program_refs(program: str) -> list[dict[str, Any]]:
 @dataclasses.dataclass
 class Mem:
     ref: str
-    levels: list[list[tuple[str, str, int]]]  # per level: (kind, start, size)
+    # per level: [(kind, start, size)] entries, or the text of a transform
+    # level (".bitcast(int16)", ".reshape(2, 8)")
+    levels: list[Any]
 
 
 def _mtype(t: Any) -> tuple[list[int], str, str]:
@@ -245,7 +293,7 @@ def _mtype(t: Any) -> tuple[list[int], str, str]:
         return shape, "semaphore", "semaphore"
     first = body.split(",")[0]
     parts = first.split("x")
-    return [int(p) for p in parts[:-1]], _DTYPES.get(parts[-1], parts[-1]), sp
+    return [-1 if p == "?" else int(p) for p in parts[:-1]], _DTYPES.get(parts[-1], parts[-1]), sp  # ?: dynamic
 
 
 def _ints(attr: Any) -> list[int]:
@@ -314,8 +362,11 @@ class Reader:
     # -- translation state --------------------------------------------------
 
     def translate(self, refs: list[dict[str, Any]], ops: dict[int, ProgOp],
-                  kernel: str) -> str:
+                  kernel: str, bitcasts: tuple[dict[tuple[int, int], set[str]],
+                                               dict[str, set[str]]] = ({}, {})) -> str:
         self.refs = refs
+        self.bitcasts = bitcasts
+        self.allocs: dict[tuple[str, str], Mem] = {}
         self.ops = ops
         self.regs: dict[Any, int] = {}
         self.simshape: dict[Any, list[int]] = {}
@@ -408,6 +459,9 @@ class Reader:
         levels = list(mem.levels) + ([extra] if extra else [])
         text = mem.ref
         for lv in levels:
+            if isinstance(lv, str):
+                text += lv
+                continue
             ents = []
             for kind, start, size in lv:
                 ents.append(start if kind == "int" else f"{start}:{size}")
@@ -502,6 +556,12 @@ class Reader:
                         sym = _CMPI[p]
                 elif name == "arith.cmpf":
                     p = int(str(op.attributes["predicate"]).split(":")[0])
+                    if p == _CMPF_ONE:  # ordered and unequal: a < b or a > b (NaN: false)
+                        lt, gt = self.new_reg(), self.new_reg()
+                        self.emit(f'%{lt} = arith.binary a=%{a} b=%{b} op="<" ty=bool uty={uty}', op)
+                        self.emit(f'%{gt} = arith.binary a=%{a} b=%{b} op=">" ty=bool uty={uty}', op)
+                        self.emit(f'%{d} = arith.binary a=%{lt} b=%{gt} op="|" ty=bool uty=bool', op)
+                        return
                     if p not in _CMPF:
                         raise self.fail(op, f"arith.cmpf: predicate {p} is outside the subset")
                     sym = _CMPF[p]
@@ -555,17 +615,13 @@ class Reader:
             self.emit(f"%{d} = vector.broadcast a=%{a} ty={ty} shape=({','.join(map(str, shape))})", op)
             return
         if name == "tpu.iota":
-            shape, _ = _vtype(res[0].type)
-            if len(shape) != 1:
-                raise self.fail(op, f"tpu.iota: a result of shape {shape} is outside the subset (1-D only)")
-            d = self.new_reg(res[0])
-            self.emit(f"%{d} = tpu.iota imm={shape[0]}", op)
+            self.iota(op)
             return
         if name == "tpu.memref_slice":
             base, idx = op.operands[0], list(op.operands)[1:]
             src = self.mem(base, op)
             shape, _, _ = _mtype(res[0].type)
-            if len(idx) != len(shape):
+            if len(idx) != len(shape) or -1 in shape:
                 raise self.fail(op, "tpu.memref_slice: dynamic sizes are outside the subset")
             lv = [("slice", f"%{self.reg(v, op)}", s) for v, s in zip(idx, shape)]
             self.mems[res[0]] = Mem(src.ref, src.levels + [lv])
@@ -585,13 +641,23 @@ class Reader:
                     raise self.fail(op, f"tpu.memref_squeeze: {sshape} to {dshape} is not a squeeze")
             if j != len(dshape):
                 raise self.fail(op, f"tpu.memref_squeeze: {sshape} to {dshape} is not a squeeze")
-            if src.levels and all(k == "slice" for k, _, _ in src.levels[-1]) and \
+            if src.levels and not isinstance(src.levels[-1], str) and \
+                    all(k == "slice" for k, _, _ in src.levels[-1]) and \
                     len(src.levels[-1]) == len(sshape):
                 last = [(e if k else ("int", e[1], 1)) for e, k in zip(src.levels[-1], keep)]
                 self.mems[res[0]] = Mem(src.ref, src.levels[:-1] + [last])
             else:
                 lv = [("slice", "0", s) if k else ("int", "0", 1) for s, k in zip(sshape, keep)]
                 self.mems[res[0]] = Mem(src.ref, src.levels + [lv])
+            return
+        if name in ("tpu.memref_bitcast", "tpu.memref_reshape"):
+            self.known_attrs(op, set())
+            src = self.mem(op.operands[0], op)
+            shape, dtype, _ = _mtype(res[0].type)
+            lv = f".bitcast({self.bitcast_dtype(op, src.ref, dtype)})" \
+                if name == "tpu.memref_bitcast" else \
+                f".reshape({', '.join(map(str, shape))})"
+            self.mems[res[0]] = Mem(src.ref, src.levels + [lv])
             return
         if name in ("tpu.vector_load", "tpu.vector_store"):
             seg = self.segments(op)
@@ -738,7 +804,14 @@ class Reader:
                       f"b=%{self.reg(who, op)} v={vw}", op, True)
             return
         if name in ("tpu.sem_alloc", "memref.alloca"):
+            # the same allocation lowered twice (the branches of a cond) is
+            # the one ref the program has for it
+            key = (str(op.location), str(res[0].type))
+            if key in self.allocs:
+                self.mems[res[0]] = self.allocs[key]
+                return
             self.bind(res[0], op, f"{name} result")
+            self.allocs[key] = self.mems[res[0]]
             return
         if name == "tpu.region":
             self.block(op.regions[0].blocks[0])
@@ -755,9 +828,15 @@ class Reader:
         if name == "vector.extract_strided_slice":
             shape, _ = _vtype(op.operands[0].type)
             nums = {k: _ints(op.attributes[k]) for k in ("offsets", "sizes", "strides")}
-            if len(shape) != 1 or nums["sizes"] != [1]:
-                raise self.fail(op, "vector.extract_strided_slice: only one element of a 1-D "
+            if len(shape) != 1 or nums["strides"] != [1]:
+                raise self.fail(op, "vector.extract_strided_slice: only a unit-stride slice of a 1-D "
                                     "vector is inside the subset")
+            if nums["sizes"] != [1]:  # a run of lanes: the ISA's slice along dimension 0
+                a = self.flat(op.operands[0], op)
+                d = self.new_reg(res[0])
+                self.emit(f"%{d} = vector.extract_strided_slice a=%{a} imm={nums['offsets'][0]} "
+                          f"shape=({nums['sizes'][0]})", op)
+                return
             d = self.new_reg(res[0])
             idx, flat = [], nums["offsets"][0]  # the element in the register's own shape
             for n in reversed(self.shape_of(op.operands[0])):
@@ -778,21 +857,165 @@ class Reader:
             else:
                 self.emit(f"%{d} = vector.extract a=%{a} shape=({','.join(map(str, pos))})", op)
             return
+        if name in _VALUE_OPS:
+            self.value_op(op)
+            return
         raise self.fail(op, f"operation {name} is outside the subset sc-sim reads")
 
-    def pair(self, ks: list[int], slots: list[tuple[int, str, str]]
-             ) -> dict[int, tuple[int, str]]:
+    def value_op(self, op: Any) -> None:
+        """The register ops sc-sim's ISA has under another name or form:
+        vector.bitcast, math.*, arith.fptoui, tpu.dynamic_gather,
+        tpu.concatenate, tpu.scan, tpu.all_reduce, tpu.log."""
+        name = op.name
+        res = list(op.results)
+        ops = list(op.operands)
+        if name == "tpu.log":
+            self.known_attrs(op, {"formatted", "tag"})
+            if len(ops) > 1:
+                raise self.fail(op, "tpu.log: more than one input is outside the subset")
+            a = f" a=%{self.reg(ops[0], op)}" if ops else ""
+            self.emit(f"tpu.log{a}", op, True)
+            return
+        if name == "tpu.sort":  # keys, values, mask -> out mask, sorted keys, sorted values
+            self.known_attrs(op, {"descending"})
+            if len(ops) != 3 or ops[1] != ops[0]:
+                raise self.fail(op, "tpu.sort: values other than the keys are outside the subset")
+            d = self.new_reg()
+            imm = " imm=1" if self.flag(op, "descending") else ""
+            self.emit(f"%{d} = tpu.sort a=%{self.reg(ops[0], op)} mask=%{self.reg(ops[2], op)}{imm} "
+                      f"ty={self.dtype_of(res[1].type, op)}", op)
+            self.regs[res[1]] = self.regs[res[2]] = d  # the output mask: not read
+            return
+        ty = self.dtype_of(res[0].type, op)
+        d = self.new_reg()
+        if name in ("vector.bitcast", "math.exp", "math.absi", "math.absf", "arith.fptoui"):
+            self.known_attrs(op, {"fastmath"})
+            mn = {"vector.bitcast": "tpu.bitcast", "arith.fptoui": "arith.convert"}.get(name, name)
+            if name == "arith.fptoui":  # to uintN: the value is the unsigned integer
+                ty = _UTYPE.get(ty, ty)
+            self.emit(f"%{d} = {mn} a=%{self.reg(ops[0], op)} ty={ty}", op)
+        elif name == "tpu.dynamic_gather":
+            self.known_attrs(op, {"dimensions"})
+            if _ints(op.attributes["dimensions"]) != [0] or len(_vtype(res[0].type)[0]) != 1:
+                raise self.fail(op, "tpu.dynamic_gather: only dimension 0 of a 1-D vector is inside the subset")
+            a, b = (self.flat(v, op) for v in ops)
+            self.emit(f"%{d} = tpu.dynamic_gather a=%{a} b=%{b} ty={ty}", op)
+        elif name == "tpu.concatenate":
+            self.known_attrs(op, {"dimension"})
+            if int(str(op.attributes["dimension"]).split(":")[0]) != 0 or len(_vtype(res[0].type)[0]) != 1:
+                raise self.fail(op, "tpu.concatenate: only dimension 0 of 1-D vectors is inside the subset")
+            srcs = [self.flat(v, op) for v in ops]
+            first = self.nreg
+            for r in srcs:  # the operands, a run a..a+imm-1
+                self.emit(f"%{self.new_reg()} = sc.mov a=%{r}", op)
+            self.emit(f"%{d} = tpu.concatenate a=%{first} imm={len(srcs)} ty={ty}", op)
+        elif name == "tpu.scan":
+            self.known_attrs(op, {"kind"})
+            kind = re.search(r"<(\w+)>", str(op.attributes["kind"])).group(1)
+            if kind not in _SCAN or len(ops) != 2:
+                raise self.fail(op, f"tpu.scan: kind {kind} is outside the subset")
+            self.emit(f"%{d} = tpu.scan a=%{self.reg(ops[0], op)} mask=%{self.reg(ops[1], op)} "
+                      f"imm={_SCAN[kind]} ty={ty}", op)
+        else:  # tpu.all_reduce
+            self.known_attrs(op, {"dim", "kind"})
+            kind = re.search(r"<(\w+)>", str(op.attributes["kind"])).group(1)
+            if kind not in _ALL_REDUCE or int(str(op.attributes["dim"]).split(":")[0]) != 0:
+                raise self.fail(op, f"tpu.all_reduce: kind {kind} is outside the subset")
+            shape, _ = _vtype(res[0].type)
+            self.emit(f"%{d} = tpu.all_reduce a=%{self.flat(ops[0], op)} imm={_ALL_REDUCE[kind]} "
+                      f"shape=({','.join(map(str, shape))})", op)
+        self.regs[res[0]] = d
+
+    def flat(self, value: Any, op: Any) -> int:
+        """The register of a 1-D value, shape-cast to its MLIR shape when
+        sc-sim's register kept another (vector.shape_cast is a move)."""
+        r = self.reg(value, op)
+        shape = _vtype(value.type)[0]
+        if self.shape_of(value) == shape:
+            return r
+        f = self.new_reg()
+        self.emit(f"%{f} = vector.shape_cast a=%{r} ty={self.dtype_of(value.type, op)} "
+                  f"shape=({','.join(map(str, shape))})", op)
+        return f
+
+    def iota(self, op: Any) -> None:
+        """tpu.iota along dimensions [k]: 1-D is tpu.iota; on a shape of
+        rank r it is (flat iota // stride_k) % shape[k], shape-cast to the
+        shape (strides row-major)."""
+        self.known_attrs(op, {"dimensions"})
+        res = op.results[0]
+        shape, _ = _vtype(res.type)
+        ty = self.dtype_of(res.type, op)
+        dims = _ints(op.attributes["dimensions"]) if "dimensions" in op.attributes else [0]
+        if len(dims) != 1 or not 0 <= dims[0] < len(shape) or ty.startswith(("float", "bfloat")):
+            raise self.fail(op, f"tpu.iota: dimensions {dims} of {res.type} are outside the subset "
+                                f"(one dimension of an integer vector)")
+        n, k = 1, dims[0]
+        for m in shape:
+            n *= m
+        stride = 1
+        for m in shape[k + 1:]:
+            stride *= m
+        flat = self.new_reg()
+        self.emit(f"%{flat} = tpu.iota imm={n}", op)
+        val = flat
+        for sym, c in (("//", stride), ("%", shape[k])):
+            if len(shape) == 1:
+                break
+            cr, cv, q = self.new_reg(), self.new_reg(), self.new_reg()
+            self.emit(f"%{cr} = arith.constant imm={c} ty=int32", op)
+            self.emit(f"%{cv} = vector.broadcast a=%{cr} ty=int32 shape=({n})", op)
+            self.emit(f'%{q} = arith.binary a=%{val} b=%{cv} op="{sym}" ty=int32 uty=int32', op)
+            val = q
+        if len(shape) > 1:
+            q = self.new_reg()
+            self.emit(f"%{q} = vector.shape_cast a=%{val} ty=int32 shape=({','.join(map(str, shape))})", op)
+            val = q
+        if ty != "int32":
+            q = self.new_reg()
+            self.emit(f"%{q} = arith.convert a=%{val} ty={ty}", op)
+            val = q
+        self.regs[res] = val
+
+    def _optional(self, slot: tuple[int, str, str], lines: set[int],
+                  mem_at: dict[tuple[int, int], list[int]]) -> bool:
+        """A result that may go unpaired: its Python line has no code in the
+        module, or its location has no memory instruction."""
+        py = self.ops[slot[0]].py
+        return py is not None and (py[0] not in lines or (bool(mem_at) and py not in mem_at))
+
+    def bitcast_dtype(self, op: Any, ref: str, dtype: str) -> str:
+        """dtype (signless: intN), or uintN when the program's bitcast at
+        the op's Python location (else of the same ref) is to uintN only."""
+        u = _UTYPE.get(dtype)
+        if u is None:
+            return dtype
+        loc = py_loc(op.location)
+        for cands in (self.bitcasts[0].get(loc) if loc else None, self.bitcasts[1].get(ref)):
+            if cands and u in cands and dtype not in cands:
+                return u
+            if cands and dtype in cands:
+                return dtype
+        return dtype
+
+    def pair(self, ks: list[int], slots: list[tuple[int, str, str]],
+             optional: list[bool] | None = None) -> dict[int, tuple[int, str]] | None:
         """Memory instructions (code order) paired with the program's logged
         results (in order) of the same mnemonic; an instruction whose
-        mnemonic is not the next slot's logs nothing.  Empty unless every
-        slot is paired."""
-        out, j = {}, 0
+        mnemonic is not the next slot's logs nothing, an optional slot may
+        go unpaired.  None unless every other slot is paired."""
+        out: dict[int, tuple[int, str]] = {}
+        j = 0
+        opt = optional or [False] * len(slots)
         for k in ks:
             mn = self.mnemonic(k)
-            if j < len(slots) and slots[j][2] == mn:
-                out[k] = (slots[j][0], slots[j][1])
-                j += 1
-        return out if j == len(slots) else {}
+            i = j  # the next slot of this mnemonic, past optional slots only
+            while i < len(slots) and slots[i][2] != mn and opt[i]:
+                i += 1
+            if i < len(slots) and slots[i][2] == mn:
+                out[k] = (slots[i][0], slots[i][1])
+                j = i + 1
+        return out if all(opt[j:]) else None
 
     def shape_of(self, value: Any) -> list[int]:
         """The shape sc-sim's register of value has (shape casts keep it)."""
@@ -916,6 +1139,9 @@ class Reader:
     # -- matching and printing ----------------------------------------------
 
     def finish(self) -> str:
+        # run_scoped allocations of code JAX left out (a branch it resolved
+        # statically) have no allocation in the module
+        self.unbound = [r for r in self.unbound if not re.fullmatch(r"scoped\d+", r["name"])]
         if self.unbound:
             names = ", ".join(r["name"] for r in self.unbound)
             raise MosaicInputError(f"the program's refs {names} are bound to no argument "
@@ -932,28 +1158,51 @@ class Reader:
             if memory and loc:
                 mem_at.setdefault(loc, []).append(k)
         logs: dict[int, tuple[int, str]] = {}
-        want = sum(len(p.logs) for p in self.ops.values())
-        # a location with no memory instruction is code JAX left out (a
-        # branch it resolved statically): its results are not wanted
         loggable = {mn for p in self.ops.values() for _, mn in p.logs}
-        self.matched = all(c[1] for c in self.code if c[2])
+        # a result at a location with no memory instruction is of code JAX
+        # left out (a branch it resolved statically): it is not wanted
+        lines = {c[1][0] for c in self.code if c[1]}
+        rest_ks = [k for k, c in enumerate(self.code) if c[2] and not c[1]]
+        used: set[tuple[int, str, str]] = set()
         for loc, ks in mem_at.items():
             slots = [(p.id, g, mn) for p in by_loc.get(loc, []) for g, mn in p.logs]
-            if not slots:  # memory instructions where the program logs nothing
+            got = self.pair(ks, slots) if slots else None
+            if got is None:
+                rest_ks += ks
+                continue
+            logs.update(got)
+            used.update(slots)
+        self.matched = True
+        # memory instructions at the location of a program op with a body
+        # (JAX puts a plsc.parallel_loop's body at the loop's location) pair
+        # in order with the results of that body left unpaired
+        groups: dict[tuple[int, int], list[int]] = {}
+        for k in rest_ks:
+            groups.setdefault(self.code[k][1], []).append(k)
+        for loc, ks in groups.items():
+            heads = [p for p in by_loc.get(loc, []) if p.block[1] > p.block[0]] if loc else []
+            inner = [(q.id, g, mn) for q in sorted(self.ops.values(), key=lambda q: q.id)
+                     if any(h.block[0] < int(q.at.split(":")[0]) <= h.block[1] for h in heads)
+                     for g, mn in q.logs if (q.id, g, mn) not in used]
+            got = self.pair(ks, inner) if inner else None
+            if got is None:
                 if any(self.mnemonic(k) in loggable for k in ks):
                     self.matched = False
                 continue
-            got = self.pair(ks, slots)
-            self.matched = self.matched and bool(got)
             logs.update(got)
-        if not mem_at and want:
-            self.matched = False
+            used.update(inner)
         if not self.matched:  # by order: memory ops in code order, logs in program order
             ks = [k for k, c in enumerate(self.code) if c[2]]
             slots = [(p.id, g, mn) for p in sorted(self.ops.values(), key=lambda p: p.id)
                      for g, mn in p.logs]
-            logs = self.pair(ks, slots)
-            self.matched = len(logs) == want
+            optional = [self._optional(sl, lines, {}) for sl in slots]
+            got = self.pair(ks, slots)
+            if got is None:
+                got = self.pair(ks, slots, optional)
+            if got is None:  # without the results of lines the module has no code of
+                got = self.pair(ks, [sl for sl, o in zip(slots, optional) if not o])
+            self.matched = got is not None
+            logs = got or {}
         first = min(self.ops) if self.ops else 0
         out = [f"# sc-sim lowered code read from the Mosaic module {os.path.basename(self.name)}"
                + ("" if self.matched else " (values unmatched: final memory only)")]
@@ -995,7 +1244,7 @@ def lowered_text(mlir_text: str, program: str, mlir_name: str = "kernel.mlir") -
     reader = Reader(mlir_text, mlir_name)
     with reader.ctx:
         return reader.translate(program_refs(program), program_ops(program, own.stdout),
-                                _kernel_kind(program))
+                                _kernel_kind(program), program_bitcasts(program))
 
 
 def with_lowered(program: str, text: str, out: str) -> None:

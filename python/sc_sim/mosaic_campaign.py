@@ -85,6 +85,8 @@ def one(seed: int, count: int, k: int, folder: str) -> tuple[str, str]:
             mtext = mosaic.kernel_module(fn, *args, chip=scope["CHIP"])
         except Exception as exc:  # noqa: BLE001 -- JAX's verdict
             return "rejected", f"JAX: {type(exc).__name__}"
+    with open(os.path.join(out, "kernel.mlir"), "w") as f:
+        f.write(mtext)
     try:
         low = mosaic.lowered_text(mtext, path, "kernel.mlir")
     except mosaic.MosaicInputError as exc:
@@ -93,8 +95,6 @@ def one(seed: int, count: int, k: int, folder: str) -> tuple[str, str]:
         return "mismatch", f"the reader raised {type(exc).__name__}: {str(exc)[:120]}"
     jpath = path[:-5] + ".jax.yaml"
     mosaic.with_lowered(path, low, jpath)
-    with open(os.path.join(out, "kernel.mlir"), "w") as f:
-        f.write(mtext)
     b = _exit(jpath)
     if a[0] != b[0] and re.search(r"semaphore_signal: \{[^}]*\b(subcore|core):", text):
         return "jax-device", f"sc-sim lowering exit {a[0]}; JAX's module exit {b[0]}"
@@ -111,13 +111,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--out", help="save mismatching programs here")
+    ap.add_argument("--keep", default="mismatch",
+                    help="the classes --out saves, comma-separated (default: mismatch)")
+    ap.add_argument("--first", type=int, default=0,
+                    help="start at program FIRST of the seed's COUNT")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
     table: collections.Counter = collections.Counter()
     details: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     t0 = time.time()
     with tempfile.TemporaryDirectory() as folder:
-        for k in range(a.count):
+        for k in range(a.first, a.count):
             try:
                 cls, detail = one(a.seed, a.count, k, folder)
             except Exception as exc:  # noqa: BLE001 -- keep the campaign going
@@ -127,11 +131,11 @@ def main(argv: list[str] | None = None) -> int:
             if cls == "mismatch":
                 if not a.quiet:
                     print(f"program {k}: {detail}", flush=True)
-                if a.out:
-                    os.makedirs(a.out, exist_ok=True)
-                    shutil.copy(os.path.join(folder, f"fuzz{k}.yaml"), a.out)
-                    shutil.copytree(os.path.join(folder, f"k{k}"), os.path.join(a.out, f"k{k}"),
-                                    dirs_exist_ok=True)
+            if a.out and cls in a.keep.split(",") and os.path.isdir(os.path.join(folder, f"k{k}")):
+                os.makedirs(a.out, exist_ok=True)
+                shutil.copy(os.path.join(folder, f"fuzz{k}.yaml"), a.out)
+                shutil.copytree(os.path.join(folder, f"k{k}"), os.path.join(a.out, f"k{k}"),
+                                dirs_exist_ok=True)
             shutil.rmtree(os.path.join(folder, f"k{k}"), ignore_errors=True)
     print(f"mosaic campaign: seed {a.seed}, {a.count} programs, {time.time() - t0:.0f} s")
     for cls in ("match", "jax-device", "jax-neg0", "mismatch", "unsupported", "rejected", "cannot"):
