@@ -24,6 +24,11 @@ typedef struct {
   int nenv, capenv;
   NameIndex latest; /* name -> its latest binding in env */
   int64_t work;     /* operations checked, all passes: bounds re-traced loop bodies */
+  /* GG3 / GSC4: a rule of Mosaic's verifier found while checking (phase V,
+   * after every phase-L rule); D_COUNT when none */
+  DiagId vpend;
+  Loc vpend_at;
+  char vpend_arg[3][32];
 } Checker;
 
 /* A loop whose weakly typed carries change type is traced twice, as JAX
@@ -38,6 +43,38 @@ static const char *S5_SMEM_ARRAY = "Trying to swap an array of shape {out_aval.s
 static const char *MSG_STRIDED = "Strided slices of references are unsupported.";
 static const char *MSG_BITCAST_1D = "Bitcast 1D ref with bitwidth change is not supported.";
 static const char *MSG_RESHAPE_1D = "Reshape 1D ref is not supported.";
+
+/* MLIR's element type of a dtype (signless integers), as the verifier prints it. */
+static const char *mlir_elem(Dtype t) {
+  switch (t) {
+  case DT_INT32: case DT_UINT32: return "i32";
+  case DT_FLOAT32: return "f32";
+  case DT_BFLOAT16: return "bf16";
+  case DT_FLOAT16: return "f16";
+  case DT_INT16: case DT_UINT16: return "i16";
+  case DT_INT8: case DT_UINT8: return "i8";
+  case DT_BOOL: return "i1";
+  case DT_INT64: case DT_UINT64: return "i64";
+  case DT_FLOAT64: return "f64";
+  case DT_FLOAT8_E4M3FN: return "f8E4M3FN";
+  case DT_FLOAT8_E5M2: return "f8E5M2";
+  case DT_COUNT: break;
+  }
+  return "?";
+}
+
+/* GG3 / GSC4 in jax 0.10.2: the gather/scatter abstract evals take any mask
+ * dtype (sc_primitives.py:256-259, 330-333) and Mosaic's verifier rejects
+ * the tpu.vector_load_idx / vector_store_idx mask operand (after the base
+ * and the indices; a store's value comes first).  Kept for after phase L. */
+static void pend_mask(Checker *c, bool gather, Loc at, int nidx, int64_t n, Dtype t) {
+  if (c->ix.phase != 'L' || c->vpend != D_COUNT) return;
+  c->vpend = gather ? D_GG3 : D_GSC4;
+  c->vpend_at = at;
+  snprintf(c->vpend_arg[0], sizeof c->vpend_arg[0], "%d", nidx + (gather ? 1 : 2));
+  snprintf(c->vpend_arg[1], sizeof c->vpend_arg[1], "%lld", (long long)n);
+  snprintf(c->vpend_arg[2], sizeof c->vpend_arg[2], "%s", mlir_elem(t));
+}
 
 static bool fire(Checker *c, DiagId id, Loc at, ...) {
   char ph = diag_phase(id);
@@ -949,14 +986,14 @@ static bool check_gather_scatter(Checker *c, Op *op) {
     if (!shape_supported(c, D_GG1, op->loc, v->dtype, 1, &n)) return false;
     if (has_mask && !same_shape(m.rank, m.shape, 1, &n) && fire(c, D_GG2, op->loc, shape_str(c, m.rank, m.shape), num(c, n)))
       return false;
-    if (has_mask && m.dtype != DT_BOOL && fire(c, D_GG3, op->loc, dtype_name(m.dtype))) return false;
+    if (has_mask && m.dtype != DT_BOOL) pend_mask(c, true, op->loc, op->nlist[FLD_INDICES], n, m.dtype);
   } else {
     if (!same_shape(x.rank, x.shape, 1, &n) && fire(c, D_GSC1, op->loc, shape_str(c, x.rank, x.shape), num(c, n))) return false;
     Dtype xt = x.weak ? (dtype_is_float(x.dtype) ? DT_FLOAT32 : DT_INT32) : x.dtype;
     if (xt != v->dtype && fire(c, D_GSC2, op->loc, dtype_name(xt), dtype_name(v->dtype))) return false;
     if (has_mask && !same_shape(m.rank, m.shape, 1, &n) && fire(c, D_GSC3, op->loc, shape_str(c, m.rank, m.shape), num(c, n)))
       return false;
-    if (has_mask && m.dtype != DT_BOOL && fire(c, D_GSC4, op->loc, dtype_name(m.dtype))) return false;
+    if (has_mask && m.dtype != DT_BOOL) pend_mask(c, false, op->loc, op->nlist[FLD_INDICES], n, m.dtype);
   }
   if (!(v->ref->annotated && v->ref->space == SP_VMEM) && fire(c, gather ? D_GL1 : D_SL2, op->loc, raw_str(v->ref)))
     return false;
@@ -1439,7 +1476,7 @@ static void carry_diff(char *buf, size_t n, const Op *op, int k, const AVal *in,
   else if (op->ncarry == 1) snprintf(path, sizeof path, "the input carry");
   else snprintf(path, sizeof path, "the input carry at path [%d]", k);
   snprintf(buf, n, "%s has type %s but the corresponding output carry component has type %s%s%s%s%s", path, a, b,
-           dt || sh ? ", so " : "", dt ? "the dtypes do not match" : "", dt && sh ? " and also " : "", sh ? "the shapes do not match" : "");
+           dt || sh ? ", so " : "", dt ? "the dtypes do not match" : "", dt && sh ? ", and " : "", sh ? "the shapes do not match" : "");
 }
 
 /* CF1 when a next value's type differs from its carry's. */
@@ -1713,6 +1750,16 @@ static bool verify_lowering(const Program *p, Diag *d) {
   return ok;
 }
 
+static bool loc_before(Loc a, Loc b) { return a.line < b.line || (a.line == b.line && a.col < b.col); }
+
+/* Phase V with a pending GG3 / GSC4: the verifier's first error in program
+ * order, the lowered code's or the pending one. */
+static bool verify_with_pending(Checker *c, Diag *d) {
+  if (!verify_lowering(c->p, d) && loc_before(d->loc, c->vpend_at)) return false;
+  diag_set(d, c->vpend, c->vpend_at, c->vpend_arg[0], c->vpend_arg[1], c->vpend_arg[2]);
+  return false;
+}
+
 bool check_program(Program *p, Diag *d) {
   static const char phases[] = "TL";
   Checker c;
@@ -1722,6 +1769,7 @@ bool check_program(Program *p, Diag *d) {
   c.ix.eval = eval;
   c.ix.core_type = p->kernel == KERNEL_SCALAR ? "sc_scalar_subcore" : "sc_vector_subcore";
   c.p = p;
+  c.vpend = D_COUNT;
   c.ix.phase = 'T';
   bool ok = check_mesh(&c);
   for (int i = 0; ok && phases[i]; i++) {
@@ -1731,5 +1779,7 @@ bool check_program(Program *p, Diag *d) {
     ok = check_body(&c, &p->body);
   }
   names_free(&c.latest);
-  return ok && !c.ix.failed && verify_lowering(p, d);
+  if (!ok || c.ix.failed) return false;
+  if (c.vpend == D_COUNT) return verify_lowering(p, d);
+  return verify_with_pending(&c, d);
 }

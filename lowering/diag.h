@@ -68,11 +68,11 @@ typedef enum {
   X(GS5, "GS5", DC_RULE, 'T', "ValueError", "Indices must have the same size, got {prev_idx.size} and {idx.size}")  \
   X(GG1, "GG1", DC_RULE, 'T', "NotImplementedError", "Gather only supports %s arrays of shapes [%s], got %s") \
   X(GG2, "GG2", DC_RULE, 'T', "ValueError", "mask.shape=%s does not match the expected shape (%s,)") \
-  X(GG3, "GG3", DC_RULE, 'T', "TypeError", "Mask must be a boolean array, got %s")             \
+  X(GG3, "GG3", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.vector_load_idx' op operand #%s must be vector of 1-bit signless integer values, but got 'vector<%sx%s>'") \
   X(GSC1, "GSC1", DC_RULE, 'T', "ValueError", "x.shape=%s does not match expected shape (%s,)") \
   X(GSC2, "GSC2", DC_RULE, 'T', "TypeError", "val.dtype=%s != ref.dtype=%s")                   \
   X(GSC3, "GSC3", DC_RULE, 'T', "ValueError", "mask.shape=%s does not match expected shape (%s,)") \
-  X(GSC4, "GSC4", DC_RULE, 'T', "TypeError", "Mask must be a boolean array, got %s")           \
+  X(GSC4, "GSC4", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.vector_store_idx' op operand #%s must be vector of 1-bit signless integer values, but got 'vector<%sx%s>'") \
   X(FA1, "FA1", DC_RULE, 'T', "ValueError", "Expected a scalar ref, but got x_ref.shape=%s.")  \
   X(FA2, "FA2", DC_RULE, 'T', "ValueError", "fetch_and_add only supports refs indexed with non-slice indices, but got %s") \
   X(FA3, "FA3", DC_RULE, 'T', "ValueError", "fetch_and_add requires a scalar ref with a single non-slice indexer, but got %s") \
@@ -122,7 +122,7 @@ typedef enum {
   X(M_IND3, "M-IND3", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op Offsets memref must be in VMEM") \
   X(M_IND4, "M-IND4", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op Offsets shape must be 1D or (1, N), got (%s)") \
   X(M_IND5, "M-IND5", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op Offsets shape (%s) must match the majormost dimensions of the target (gather result) shape (%s)") \
-  X(M_IND6, "M-IND6", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op %s minormost dimension(s) of the source (gather operand) shape (%s) must match the minormost dimension(s) of the target (gather result) shape (%s)") \
+  X(M_IND6, "M-IND6", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op %s minormost dimension%s of the source (gather operand) shape (%s) must match the minormost dimension%s of the target (gather result) shape (%s)") \
   X(M_IND7, "M-IND7", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op %s") \
   X(M_IND8, "M-IND8", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op The transfer must be between HBM and VMEM, VMEM_SHARED and VMEM, or TC VMEM and VMEM") \
   X(M_VL1, "M-VL1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.%s' op Expected base memref to be in VMEM.") \
@@ -141,7 +141,7 @@ typedef enum {
   X(VS1, "VS1", DC_RULE, 'T', "TypeError", "slice limit_indices must be less than or equal to operand shape, got limit_indices %s for operand shape %s.") \
   X(VS2, "VS2", DC_RULE, 'T', "TypeError", "slice limit_indices must be greater than or equal to start_indices, got start_indices %s and limit_indices %s.") \
   X(TA1, "TA1", DC_RULE, 'T', "ValueError", "indices and arr must have the same number of dimensions; %s vs. %s") \
-  X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types (e.g. shapes and dtypes of arrays), but they differ:\n\n%s\nRevise the function so that all output types (e.g. shapes and dtypes) match the corresponding input types.") \
+  X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types, but they differ:\n\n%s\nRevise the function so that all output types match the corresponding input types.") \
   X(CF2, "CF2", DC_RULE, 'T', "TypeError", "cond_fun must return a boolean scalar, but got output type(s) [%s].") \
   X(SR1, "SR1", DC_RULE, 'T', "ValueError", "At least two refs are required for pl.select_ref.") \
   X(DP0, "DP0", DC_RULE, 'T', "ValueError", "Single '%s' encountered in format string") \

@@ -19,6 +19,20 @@ static MemType mem_type(const Code *c, int view) {
   return (MemType){v->ref->space, lv->dtype, lv->rank, lv->shape};
 }
 
+/* The memref's element type as Mosaic compares it: MLIR integers are
+ * signless (uint32 is i32) and a bool memref is i32 (jax 0.10.2). */
+static Dtype signless(Dtype t) {
+  switch (t) {
+  case DT_BOOL: case DT_UINT32: return DT_INT32;
+  case DT_UINT16: return DT_INT16;
+  case DT_UINT8: return DT_INT8;
+  case DT_UINT64: return DT_INT64;
+  case DT_INT32: case DT_FLOAT32: case DT_BFLOAT16: case DT_FLOAT16: case DT_INT16: case DT_INT8: case DT_INT64:
+  case DT_FLOAT64: case DT_FLOAT8_E4M3FN: case DT_FLOAT8_E5M2: case DT_COUNT: break;
+  }
+  return t;
+}
+
 static bool same_shape(int ra, const int64_t *a, int rb, const int64_t *b) {
   return ra == rb && !memcmp(a, b, sizeof(int64_t) * (size_t)ra);
 }
@@ -93,7 +107,7 @@ static bool bool_store(const Code *c, int at, Diag *d) {
 static bool enqueue_dma(const Code *c, const Instr *in, Diag *d) {
   MemType src = mem_type(c, in->view), dst = mem_type(c, in->view2);
   char a[256], b[256];
-  if (src.dtype != dst.dtype) {
+  if (signless(src.dtype) != signless(dst.dtype)) {
     fire(d, D_M_DMA1, in);
     diag_note(d, "the source has dtype %s and the destination %s", dtype_name(src.dtype), dtype_name(dst.dtype));
     return false;
@@ -147,13 +161,15 @@ static bool indirect_shapes(const Code *c, const Instr *in, Diag *d) {
   if (big.rank == tgt.rank && !memcmp(big.shape + 1, tgt.shape + 1, sizeof(int64_t) * (size_t)(tgt.rank - 1))) return true;
   char bigs[256];
   fmt_dims(bigs, sizeof bigs, big.rank, big.shape);
+  /* the verifier's "%d minormost dimension%s": plural past one */
+  const char *pl = (gather ? big.rank : tgt.rank) - 1 == 1 ? "" : "s";
   if (gather) {
     snprintf(a, sizeof a, "%d", big.rank - 1);
-    return fire(d, D_M_IND6, in, a, bigs, b);
+    return fire(d, D_M_IND6, in, a, pl, bigs, pl, b);
   }
   snprintf(msg, sizeof msg,
-           "%d minormost dimension(s) of the source (scatter updates) shape (%s) must match the minormost dimension(s) of the target (scatter operand) shape (%s)",
-           tgt.rank - 1, b, bigs);
+           "%d minormost dimension%s of the source (scatter updates) shape (%s) must match the minormost dimension%s of the target (scatter operand) shape (%s)",
+           tgt.rank - 1, pl, b, pl, bigs);
   return fire(d, D_M_IND7, in, msg);
 }
 
@@ -162,7 +178,7 @@ static bool far_side(Space s) { return s == SP_HBM || s == SP_VMEM_SHARED; }
 static bool enqueue_indirect(const Code *c, const Instr *in, Diag *d) {
   if (c->p->kernel == KERNEL_SCALAR) return fire(d, D_M_IND1, in, "enqueue", "Enqueue");
   MemType src = mem_type(c, in->view), dst = mem_type(c, in->view2);
-  if (src.dtype != dst.dtype) return fire(d, D_M_IND2, in);
+  if (signless(src.dtype) != signless(dst.dtype)) return fire(d, D_M_IND2, in);
   if (in->view4 >= 0 && mem_type(c, in->view4).space != SP_VMEM) return fire(d, D_M_IND3, in);
   if (!indirect_shapes(c, in, d)) return false;
   if (!((src.space == SP_VMEM && far_side(dst.space)) || (dst.space == SP_VMEM && far_side(src.space))))

@@ -9,6 +9,10 @@ compared), translated to an sc-sim program, then judged by JAX's lowering
 means the same accept/reject, exception type and message.  Disagreements
 are saved under DIR with the program and the kernel's description.
 
+With --rules the programs are varied from the goldens of each rule id of
+the catalogue (sc_sim.jaxdiff_rules): the table is by rule id, with the
+coverage of the reachable ids.
+
 With --fuzz the kernels are the C fuzz generator's programs
 (`sc-sim fuzz --seed S --count N --show I`), emitted as Pallas by
 `sc-sim emit-pallas --legality` (inits dropped: no rule reads them) and
@@ -373,6 +377,9 @@ def merge_main(paths: list[str]) -> int:
         return 3
     if first["mode"] == "fuzz":
         return fuzz_report(first["seed"], first["count"], records)
+    if first["mode"] == "rules":
+        from . import jaxdiff_rules
+        return jaxdiff_rules.rules_report(first["seed"], first["count"], records)
     return kernels_report(first["seed"], first["count"], first["chip"], records)
 
 
@@ -388,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
                     "(Mosaic verifier rules sc-sim does not model yet)")
     ap.add_argument("--fuzz", action="store_true",
                     help="the C fuzz generator's programs, emitted by sc-sim emit-pallas")
+    ap.add_argument("--rules", action="store_true",
+                    help="programs varied from the golden of each rule id of the catalogue "
+                    "(sc_sim.jaxdiff_rules): table by rule id and coverage of the reachable ids")
+    ap.add_argument("--ids", default=None, metavar="ID,...", help="with --rules: only these rule ids")
     ap.add_argument("--shard", default=None, metavar="K/N",
                     help="judge only the kernels i with i %% N == K (0 <= K < N); --merge combines the shards")
     ap.add_argument("--jsonl", default=None, metavar="FILE", help="one JSON line per kernel judged")
@@ -400,6 +411,10 @@ def main(argv: list[str] | None = None) -> int:
         shard = _shard.parse_shard(args.shard)
     except ValueError as exc:
         ap.error(str(exc))
+    if args.rules:
+        from . import jaxdiff_rules
+        return jaxdiff_rules.rules_main(args.seed, args.count, args.out, shard, args.jsonl,
+                                        args.ids.split(",") if args.ids else None)
     if args.fuzz:
         return fuzz_main(args.seed, args.count, args.out, shard, args.jsonl)
     lanes = {"tpu_v5p": 8, "tpu_v6e": 8, "tpu7x": 16}[chips.resolve(args.chip).preset]
