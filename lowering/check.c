@@ -319,7 +319,10 @@ static bool eval_full(Checker *c, Expr *e, AVal *out) {
   AVal v;
   if (!eval_value(c, e->args[1], &v)) return false;
   if (v.rank) return input_error(c, e->args[1]->loc, "full's value must be a scalar");
-  *out = scalar_av(v.weak ? (dtype_is_float(v.dtype) ? DT_FLOAT32 : v.dtype == DT_BOOL ? DT_BOOL : DT_INT32) : v.dtype, false);
+  /* jnp.full(shape, x) is lax.full: weakly typed when x is (jax 0.10.2,
+   * lax.py full: weak_type = dtype is None and is_weakly_typed(fill_value)) */
+  *out = scalar_av(v.weak ? (dtype_is_float(v.dtype) ? DT_FLOAT32 : v.dtype == DT_BOOL ? DT_BOOL : DT_INT32) : v.dtype,
+                   v.weak && v.dtype != DT_BOOL);
   if (sh->kind == EX_LIST) {
     if (sh->nargs > MAX_RANK) return input_error(c, sh->loc, "full's shape has more than 8 dimensions");
     out->rank = sh->nargs;

@@ -304,9 +304,19 @@ static bool rebinds_loop_var(const Em *m, const char *name) {
   return false;
 }
 
+static bool literal(const Expr *e) {
+  if (e && e->kind == EX_UNARY) e = e->a;
+  return e && (e->kind == EX_INT || e->kind == EX_FLOAT || e->kind == EX_BOOL);
+}
+
+/* A let binds a traced value (docs/format.md): a literal is written as
+ * jnp.asarray(literal), a weakly typed tracer in the kernel, not a static
+ * Python number (which pl.ds and the ref transforms would take as static). */
 static void e_let(Em *m, const Op *op) {
   if (rebinds_loop_var(m, op->name[FLD_NAME])) return fail(m, op->loc, "a let that rebinds a loop's variable inside its body");
-  fprintf(m->f, "%*s%s = ", 4 * m->depth, "", op->name[FLD_NAME]), ex(m, op->e[FLD_VALUE]), end(m);
+  bool lit = literal(op->e[FLD_VALUE]);
+  fprintf(m->f, "%*s%s = %s", 4 * m->depth, "", op->name[FLD_NAME], lit ? "jnp.asarray(" : ""), ex(m, op->e[FLD_VALUE]);
+  fputs(lit ? ")" : "", m->f), end(m);
 }
 
 /* "(a, b, )" of the carries' names, or of the expressions in list[f]; with
