@@ -44,25 +44,6 @@ static const char *MSG_STRIDED = "Strided slices of references are unsupported."
 static const char *MSG_BITCAST_1D = "Bitcast 1D ref with bitwidth change is not supported.";
 static const char *MSG_RESHAPE_1D = "Reshape 1D ref is not supported.";
 
-/* MLIR's element type of a dtype (signless integers), as the verifier prints it. */
-static const char *mlir_elem(Dtype t) {
-  switch (t) {
-  case DT_INT32: case DT_UINT32: return "i32";
-  case DT_FLOAT32: return "f32";
-  case DT_BFLOAT16: return "bf16";
-  case DT_FLOAT16: return "f16";
-  case DT_INT16: case DT_UINT16: return "i16";
-  case DT_INT8: case DT_UINT8: return "i8";
-  case DT_BOOL: return "i1";
-  case DT_INT64: case DT_UINT64: return "i64";
-  case DT_FLOAT64: return "f64";
-  case DT_FLOAT8_E4M3FN: return "f8E4M3FN";
-  case DT_FLOAT8_E5M2: return "f8E5M2";
-  case DT_COUNT: break;
-  }
-  return "?";
-}
-
 /* GG3 / GSC4 in jax 0.10.2: the gather/scatter abstract evals take any mask
  * dtype (sc_primitives.py:256-259, 330-333) and Mosaic's verifier rejects
  * the tpu.vector_load_idx / vector_store_idx mask operand (after the base
@@ -73,7 +54,7 @@ static void pend_mask(Checker *c, bool gather, Loc at, int nidx, int64_t n, Dtyp
   c->vpend_at = at;
   snprintf(c->vpend_arg[0], sizeof c->vpend_arg[0], "%d", nidx + (gather ? 1 : 2));
   snprintf(c->vpend_arg[1], sizeof c->vpend_arg[1], "%lld", (long long)n);
-  snprintf(c->vpend_arg[2], sizeof c->vpend_arg[2], "%s", mlir_elem(t));
+  snprintf(c->vpend_arg[2], sizeof c->vpend_arg[2], "%s", mosaic_elem_name(t));
 }
 
 static bool fire(Checker *c, DiagId id, Loc at, ...) {
@@ -1412,11 +1393,17 @@ static bool parallel_tree_ok(Checker *c, Op *op) {
 }
 
 /* ---- carries (lax.fori_loop / scan / while_loop) ------------------------ */
-static bool carry_inits(Checker *c, Op *op, AVal *init) {
+/* A parallel loop's whole-ref carry (*ref_carry) is traced through the body
+ * first: jax 0.10.2 raises PL1 in parallel_loop_p's abstract eval, when the
+ * traced body is bound (sc_primitives.py:766-769). */
+static bool carry_inits(Checker *c, Op *op, AVal *init, bool *ref_carry) {
   for (int k = 0; k < op->ncarry; k++) {
     AVal a;
     if (!eval(&c->ix, op->list[FLD_CARRY][k], &a)) return false;
-    if (a.kind == AV_REF && op_parallel(op) && a.view->ntr == 0) return parallel_ref_carry(c, op);
+    if (a.kind == AV_REF && op_parallel(op) && a.view->ntr == 0) {
+      init[k] = a, *ref_carry = true;
+      continue;
+    }
     if (a.kind != AV_VALUE) {
       char msg[200];
       snprintf(msg, sizeof msg, "the carry '%.60s' must be a value, not a %s (a loop reads refs directly)", op->carry[k],
@@ -1537,8 +1524,10 @@ static bool trace_loop(Checker *c, Op *op, const AVal *var, AVal *init, AVal *ou
 static bool check_carried(Checker *c, Op *op, const AVal *var, bool scan) {
   AVal *init = arena_alloc(c->ix.arena, sizeof *init * (size_t)(op->ncarry + 1));
   AVal *out = arena_alloc(c->ix.arena, sizeof *out * (size_t)(op->ncarry + 1));
-  if (!carry_inits(c, op, init)) return false;
+  bool ref_carry = false;
+  if (!carry_inits(c, op, init, &ref_carry)) return false;
   if (!trace_loop(c, op, var, init, out)) return false;
+  if (ref_carry) return parallel_ref_carry(c, op);
   if (promote_weak(c, op, init, out)) {
     if (c->ix.failed) return false;
     if (c->work > CHECK_MAX_WORK)

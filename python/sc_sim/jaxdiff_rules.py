@@ -39,6 +39,10 @@ UNREACHABLE = {
     "M-IND1": "phase V of a lowered: text only: a scalar-subcore program has no VMEM side and D3 rejects the copy",
     "M-IND3": "phase V of a lowered: text only: X4 rejects offsets outside VMEM first",
     "M-IND8": "phase V of a lowered: text only: D3 rejects the memory-space pair first",
+    "M-VL1": "a Pallas kernel reaches it only by a vector load of a semaphore ref, where jax 0.10.2 "
+             "fails earlier, building the vector type: MLIRError 'Invalid type:' whose text prints the "
+             "kernel's Python source location (docs/jax-versions.md); the rule stays for lowered: text",
+    "SR1": "emit-pallas cannot express it: the loader desugars pl.select_ref and raises SR1 itself",
 }
 
 # chip: (JAX device kind, TensorCores per chip, lanes, SC cores, SC subcores)
@@ -410,12 +414,12 @@ def reachable_ids(temps: dict) -> tuple[list[str], dict[str, str]]:
     return [i for i in ids if i not in why], why
 
 
-def rules_main(seed: int, count: int, out: str | None, shard: tuple[int, int],
-               jsonl: str | None, only: list[str] | None = None) -> int:
+def run(seed: int, count: int, shard: tuple[int, int] = (0, 1), only: list[str] | None = None,
+        out: str | None = None, temps: dict | None = None) -> list[dict]:
+    """The records of the campaign's programs (those of the shard)."""
     from . import shard as _shard
-    from .jaxdiff import _write_jsonl
     warnings.simplefilter("ignore")
-    temps = templates()
+    temps = templates() if temps is None else temps
     ids, _ = reachable_ids(temps)
     if only:
         ids = [i for i in ids if i in only]
@@ -433,13 +437,27 @@ def rules_main(seed: int, count: int, out: str | None, shard: tuple[int, int],
                             "chip": None, "index": k, "target": target, "template": path,
                             "mutations": done, **r})
             if r["outcome"] == "disagree" and out:
-                os.makedirs(out, exist_ok=True)
-                small, kept = shrink(template, done, f"{seed}:{k}", folder)
-                with open(os.path.join(out, f"rules{k}.yaml"), "w", encoding="utf-8") as f:
-                    f.write(f"# from {path} with {kept}\n# sc-sim: {r['ours'] or 'accepted'}\n"
-                            f"# JAX:    {r['theirs'] or 'accepted'}\n{small}")
-                if os.path.exists(os.path.join(folder, "shrink.py")):
-                    shutil.copy(os.path.join(folder, "shrink.py"), os.path.join(out, f"rules{k}.py"))
+                _save(out, k, template, done, f"{seed}:{k}", folder, path, r)
+    return records
+
+
+def _save(out: str, k: int, template: str, done: list[str], seed: str, folder: str,
+          path: str, r: dict) -> None:
+    """A disagreement's shrunk reproducer: program and emitted kernel."""
+    os.makedirs(out, exist_ok=True)
+    small, kept = shrink(template, done, seed, folder)
+    with open(os.path.join(out, f"rules{k}.yaml"), "w", encoding="utf-8") as f:
+        f.write(f"# from {path} with {kept}\n# sc-sim: {r['ours'] or 'accepted'}\n"
+                f"# JAX:    {r['theirs'] or 'accepted'}\n{small}")
+    if os.path.exists(os.path.join(folder, "shrink.py")):
+        shutil.copy(os.path.join(folder, "shrink.py"), os.path.join(out, f"rules{k}.py"))
+
+
+def rules_main(seed: int, count: int, out: str | None, shard: tuple[int, int],
+               jsonl: str | None, only: list[str] | None = None) -> int:
+    from .jaxdiff import _write_jsonl
+    temps = templates()
+    records = run(seed, count, shard, only, out, temps)
     _write_jsonl(jsonl, records)
     return rules_report(seed, count, records, temps, only)
 
