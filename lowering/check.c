@@ -393,7 +393,9 @@ static bool eval_scan(Checker *c, Expr *e, AVal *out) {
     fmt_shape(b, sizeof b, x.rank, x.shape);
     if (lax_spelling && axis >= x.rank && fire(c, D_CR2, e->loc, num(c, axis), str(c, b))) return false;
     if (axis < 0) axis += x.rank;
-    fmt_aval_str(a, sizeof a, &x);
+    AVal xs = x;
+    if (!lax_spelling && xs.dtype == DT_BOOL) xs.dtype = DT_INT32; /* jnp.cumsum sums bools as int32 */
+    fmt_aval_str(a, sizeof a, &xs);
     if (axis != 0 && fire(c, D_CS1, e->loc, num(c, axis))) return false;
     if (x.rank != 1 && fire(c, D_CS2, e->loc, str(c, a))) return false;
     if (rev && fire(c, D_CS3, e->loc)) return false;
@@ -856,11 +858,27 @@ static bool check_get(Checker *c, Op *op) {
 }
 
 /* B1-B3 with _maybe_implicit_cast (SPEC §4.B). */
+/* A swap of `ref[...]` is `ref.at[...].swap(v)`: `.at[...]` makes JAX's
+ * indexer of the ellipsis, one full slice per dimension (as the abstract
+ * eval prints it), where sc-sim's view has none; `ref[...] = v` binds no
+ * transforms (SPEC §4.B). */
+static void whole_ref_indexer(char *b, size_t n, const View *v) {
+  size_t o = (size_t)snprintf(b, n, "(NDIndexer(indices=(");
+  for (int k = 0; k < v->rank && o + 64 < n; k++)
+    o += (size_t)snprintf(b + o, n - o, "%sSlice(start=0, size=%lld, stride=1)", k ? ", " : "", (long long)v->shape[k]);
+  o += (size_t)snprintf(b + o, n - o, "%s), shape=", v->rank == 1 ? "," : "");
+  fmt_shape(b + o, n - o, v->rank, v->shape);
+  o = strlen(b);
+  snprintf(b + o, n - o, ", int_indexer_shape=(), validate=False),)");
+}
+
 static bool swap_abstract_eval(Checker *c, Op *op, const View *v, const AVal *x) {
   if (x->kind == AV_REF) return !fire(c, D_B1, op->loc);
   if (!same_shape(v->rank, v->shape, x->rank, x->shape)) {
     char tr[900];
-    fmt_transforms(tr, sizeof tr, v, 0, v->ntr, true); /* swap's abstract eval */
+    bool ellipsis = op->kind == OPK_SWAP && op->e[FLD_REF] && op->e[FLD_REF]->kind == EX_SUBSCRIPT;
+    if (ellipsis && v->ntr == 0) whole_ref_indexer(tr, sizeof tr, v);
+    else fmt_transforms(tr, sizeof tr, v, 0, v->ntr, true); /* swap's abstract eval */
     if (fire(c, D_B2, op->loc, shape_str(c, v->ref->rank, v->ref->shape), shape_str(c, v->rank, v->shape),
              shape_str(c, x->rank, x->shape), str(c, tr)))
       return false;

@@ -131,6 +131,7 @@ typedef enum {
   X(M_VL5, "M-VL5", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.vector_load' op Expected base and result element type to match.") \
   X(M_ST1, "M-ST1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'memref.store' op failed to verify that type of 'value' matches element type of 'memref'") \
   X(M_IND9, "M-IND9", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op operand #2 must be memref of 32-bit signless integer values or vector of 32-bit signless integer values of ranks 1, but got 'memref<%sx%s, #tpu.memory_space<%s>>'") \
+  X(M_IND10, "M-IND10", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op %s sample shape must be 1D or (1, N), got (%s)") \
   X(M_RS1, "M-RS1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "Not implemented: 1d memref reshape.") \
   X(M_FA1, "M-FA1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.fetch_and_add_sync' op SC scalar subcore target not supported yet") \
   X(RD1, "RD1", DC_RULE, 'L', "NotImplementedError", "reductions require axes to be (0,) on SparseCore, but got %s.") \

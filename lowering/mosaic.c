@@ -180,6 +180,13 @@ static bool indirect_shapes(const Code *c, const Instr *in, Diag *d) {
   int64_t o = orank == 1 ? os[0] : os[1];
   bool gather = in->imm != 0;
   MemType tgt = mem_type(c, gather ? in->view2 : in->view), big = mem_type(c, gather ? in->view : in->view2);
+  /* M-IND10: (1, N) offsets take the indexed side as a sample, 1-D or (1, N)
+   * itself (jax 0.10.2's verifier; a 1-D side is another message there) */
+  if (orank == 2 && big.rank == 2 && big.shape[0] != 1) {
+    char bs[256];
+    fmt_dims(bs, sizeof bs, big.rank, big.shape);
+    return fire(d, D_M_IND10, in, gather ? "Source (gather operand)" : "Target (scatter operand)", bs);
+  }
   snprintf(a, sizeof a, "%lld", (long long)o);
   fmt_dims(b, sizeof b, tgt.rank, tgt.shape);
   if (tgt.rank < 1 || tgt.shape[0] != o) {
