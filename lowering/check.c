@@ -392,6 +392,9 @@ static bool eval_scan(Checker *c, Expr *e, AVal *out) {
     if (lax_spelling && axis < 0 && fire(c, D_CR1, e->loc)) return false;
     fmt_shape(b, sizeof b, x.rank, x.shape);
     if (lax_spelling && axis >= x.rank && fire(c, D_CR2, e->loc, num(c, axis), str(c, b))) return false;
+    /* jnp.cumsum canonicalises the axis (jax 0.10.2 util.py:479-483) */
+    if (!lax_spelling && (axis >= x.rank || axis < -x.rank) && fire(c, D_CR3, e->loc, num(c, axis), num(c, x.rank)))
+      return false;
     if (axis < 0) axis += x.rank;
     AVal xs = x;
     if (!lax_spelling && xs.dtype == DT_BOOL) xs.dtype = DT_INT32; /* jnp.cumsum sums bools as int32 */

@@ -45,6 +45,7 @@ typedef enum {
   X(A10, "A10", DC_RULE, 'T', "ValueError", "Out of bound slice: start=%s, dim=%s.")           \
   X(A11, "A11", DC_RULE, 'T', "ValueError", "Out of bound slice: start=%s, size=%s, stride=%s, dim=%s.") \
   X(T1, "T1", DC_RULE, 'T', "NotImplementedError", "Bitcast 1D ref with bitwidth change is not supported.") \
+  X(T5, "T5", DC_RULE, 'T', "IndexError", "list index out of range")                               \
   X(T2, "T2", DC_RULE, 'T', "ValueError", "Expected input and output shapes are the same after multiplying the second-minor dimension by the bitwidths.") \
   X(T3, "T3", DC_RULE, 'T', "ValueError", "cannot reshape shape %s into shape %s")            \
   X(T4, "T4", DC_RULE, 'T', "NotImplementedError", "%s ref with dynamic size is not supported.") \
@@ -143,6 +144,7 @@ typedef enum {
   X(CC2, "CC2", DC_RULE, 'T', "TypeError", "Cannot concatenate arrays with shapes that differ in dimensions other than the one being concatenated: concatenating along dimension 0 for shapes %s.") \
   X(VS1, "VS1", DC_RULE, 'T', "TypeError", "slice limit_indices must be less than or equal to operand shape, got limit_indices %s for operand shape %s.") \
   X(VS2, "VS2", DC_RULE, 'T', "TypeError", "slice limit_indices must be greater than or equal to start_indices, got start_indices %s and limit_indices %s.") \
+  X(TA0, "TA0", DC_RULE, 'T', "TypeError", "take_along_axis indices must be of integer type, got %s") \
   X(TA1, "TA1", DC_RULE, 'T', "ValueError", "indices and arr must have the same number of dimensions; %s vs. %s") \
   X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types, but they differ:\n\n%s\nRevise the function so that all output types match the corresponding input types.") \
   X(CF2, "CF2", DC_RULE, 'T', "TypeError", "cond_fun must return a boolean scalar, but got output type(s) [%s].") \
@@ -161,6 +163,7 @@ typedef enum {
   X(SG1, "SG1", DC_RULE, 'T', "ValueError", "Must %s semaphores of the following types: {<class 'jax._src.pallas.core.semaphore'>, <class 'jax._src.pallas.core.barrier_semaphore'>, <class 'jax.numpy.int16'>}. Got dma_sem.") \
   X(CR1, "CR1", DC_RULE, 'T', "ValueError", "XLA operations do not allow negative axes")      \
   X(CR2, "CR2", DC_RULE, 'T', "ValueError", "axis %s is out of bounds for array of shape %s")    \
+  X(CR3, "CR3", DC_RULE, 'T', "ValueError", "axis %s is out of bounds for array of dimension %s") \
   X(CS1, "CS1", DC_RULE, 'L', "NotImplementedError", "SC cumsum: axis=%s must be 0.")           \
   X(CS2, "CS2", DC_RULE, 'L', "NotImplementedError", "SC cumsum: x=%s must be rank 1")          \
   X(CS3, "CS3", DC_RULE, 'L', "NotImplementedError", "SC cumsum: reverse=True is not yet supported") \
