@@ -116,13 +116,16 @@ def templates() -> dict[str, list[tuple[str, str]]]:
 
 # ---- variation --------------------------------------------------------------
 
+_CHIP = re.compile(r"^(chip:\s*(?:\{\s*preset:\s*)?)(\w+)", re.M)  # chip: X or chip: {preset: X, ...}
+
+
 def _chip(text: str) -> str | None:
-    m = re.search(r"^chip:\s*(\S+)", text, re.M)
-    return m.group(1) if m else None
+    m = _CHIP.search(text)
+    return m.group(2) if m else None
 
 
 def _set_chip(text: str, chip: str) -> str:
-    return re.sub(r"^chip:\s*\S+", f"chip: {chip}", text, count=1, flags=re.M)
+    return _CHIP.sub(lambda m: m.group(1) + chip, text, count=1)
 
 
 def _lanes(chip: str | None) -> int:
@@ -198,7 +201,7 @@ def m_mesh(text: str, rng: random.Random) -> str | None:
 
 def m_noise(text: str, rng: random.Random) -> str | None:
     """A valid scratch ref and one valid operation on it, first in the body."""
-    if not re.search(r"^refs:", text, re.M) or not re.search(r"^body:", text, re.M):
+    if not re.search(r"^refs:", text, re.M) or not re.search(r"^body:", text, re.M) or "zz_n" in text:
         return None
     scalar = re.search(r"^kernel:\s*scalar_subcore", text, re.M) is not None
     L = _lanes(_chip(text))
