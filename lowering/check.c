@@ -25,6 +25,11 @@ typedef struct {
   int nenv, capenv;
   NameIndex latest; /* name -> its latest binding in env */
   int64_t work;     /* operations checked, all passes: bounds re-traced loop bodies */
+  /* GG3 / GSC4: a rule of Mosaic's verifier found while checking (phase V,
+   * after every phase-L rule); D_COUNT when none */
+  DiagId vpend;
+  Loc vpend_at;
+  char vpend_arg[3][32];
 } Checker;
 
 /* A loop whose weakly typed carries change type is traced twice, as JAX
@@ -39,6 +44,19 @@ static const char *S5_SMEM_ARRAY = "Trying to swap an array of shape {out_aval.s
 static const char *MSG_STRIDED = "Strided slices of references are unsupported.";
 static const char *MSG_BITCAST_1D = "Bitcast 1D ref with bitwidth change is not supported.";
 static const char *MSG_RESHAPE_1D = "Reshape 1D ref is not supported.";
+
+/* GG3 / GSC4 in jax 0.10.2: the gather/scatter abstract evals take any mask
+ * dtype (sc_primitives.py:256-259, 330-333) and Mosaic's verifier rejects
+ * the tpu.vector_load_idx / vector_store_idx mask operand (after the base
+ * and the indices; a store's value comes first).  Kept for after phase L. */
+static void pend_mask(Checker *c, bool gather, Loc at, int nidx, int64_t n, Dtype t) {
+  if (c->ix.phase != 'L' || c->vpend != D_COUNT) return;
+  c->vpend = gather ? D_GG3 : D_GSC4;
+  c->vpend_at = at;
+  snprintf(c->vpend_arg[0], sizeof c->vpend_arg[0], "%d", nidx + (gather ? 1 : 2));
+  snprintf(c->vpend_arg[1], sizeof c->vpend_arg[1], "%lld", (long long)n);
+  snprintf(c->vpend_arg[2], sizeof c->vpend_arg[2], "%s", mosaic_elem_name(t));
+}
 
 static bool fire(Checker *c, DiagId id, Loc at, ...) {
   char ph = diag_phase(id);
@@ -283,7 +301,10 @@ static bool eval_full(Checker *c, Expr *e, AVal *out) {
   AVal v;
   if (!eval_value(c, e->args[1], &v)) return false;
   if (v.rank) return input_error(c, e->args[1]->loc, "full's value must be a scalar");
-  *out = scalar_av(v.weak ? (dtype_is_float(v.dtype) ? DT_FLOAT32 : v.dtype == DT_BOOL ? DT_BOOL : DT_INT32) : v.dtype, false);
+  /* jnp.full(shape, x) is lax.full: weakly typed when x is (jax 0.10.2,
+   * lax.py full: weak_type = dtype is None and is_weakly_typed(fill_value)) */
+  *out = scalar_av(v.weak ? (dtype_is_float(v.dtype) ? DT_FLOAT32 : v.dtype == DT_BOOL ? DT_BOOL : DT_INT32) : v.dtype,
+                   v.weak && v.dtype != DT_BOOL);
   if (sh->kind == EX_LIST) {
     if (sh->nargs > MAX_RANK) return input_error(c, sh->loc, "full's shape has more than 8 dimensions");
     out->rank = sh->nargs;
@@ -372,8 +393,13 @@ static bool eval_scan(Checker *c, Expr *e, AVal *out) {
     if (lax_spelling && axis < 0 && fire(c, D_CR1, e->loc)) return false;
     fmt_shape(b, sizeof b, x.rank, x.shape);
     if (lax_spelling && axis >= x.rank && fire(c, D_CR2, e->loc, num(c, axis), str(c, b))) return false;
+    /* jnp.cumsum canonicalises the axis (jax 0.10.2 util.py:479-483) */
+    if (!lax_spelling && (axis >= x.rank || axis < -x.rank) && fire(c, D_CR3, e->loc, num(c, axis), num(c, x.rank)))
+      return false;
     if (axis < 0) axis += x.rank;
-    fmt_aval_str(a, sizeof a, &x);
+    AVal xs = x;
+    if (!lax_spelling && xs.dtype == DT_BOOL) xs.dtype = DT_INT32; /* jnp.cumsum sums bools as int32 */
+    fmt_aval_str(a, sizeof a, &xs);
     if (axis != 0 && fire(c, D_CS1, e->loc, num(c, axis))) return false;
     if (x.rank != 1 && fire(c, D_CS2, e->loc, str(c, a))) return false;
     if (rev && fire(c, D_CS3, e->loc)) return false;
@@ -845,11 +871,27 @@ static bool check_get(Checker *c, Op *op) {
 }
 
 /* B1-B3 with _maybe_implicit_cast (SPEC §4.B). */
+/* A swap of `ref[...]` is `ref.at[...].swap(v)`: `.at[...]` makes JAX's
+ * indexer of the ellipsis, one full slice per dimension (as the abstract
+ * eval prints it), where sc-sim's view has none; `ref[...] = v` binds no
+ * transforms (SPEC §4.B). */
+static void whole_ref_indexer(char *b, size_t n, const View *v) {
+  size_t o = (size_t)snprintf(b, n, "(NDIndexer(indices=(");
+  for (int k = 0; k < v->rank && o + 64 < n; k++)
+    o += (size_t)snprintf(b + o, n - o, "%sSlice(start=0, size=%lld, stride=1)", k ? ", " : "", (long long)v->shape[k]);
+  o += (size_t)snprintf(b + o, n - o, "%s), shape=", v->rank == 1 ? "," : "");
+  fmt_shape(b + o, n - o, v->rank, v->shape);
+  o = strlen(b);
+  snprintf(b + o, n - o, ", int_indexer_shape=(), validate=False),)");
+}
+
 static bool swap_abstract_eval(Checker *c, Op *op, const View *v, const AVal *x) {
   if (x->kind == AV_REF) return !fire(c, D_B1, op->loc);
   if (!same_shape(v->rank, v->shape, x->rank, x->shape)) {
     char tr[900];
-    fmt_transforms(tr, sizeof tr, v, 0, v->ntr, true); /* swap's abstract eval */
+    bool ellipsis = op->kind == OPK_SWAP && op->e[FLD_REF] && op->e[FLD_REF]->kind == EX_SUBSCRIPT;
+    if (ellipsis && v->ntr == 0) whole_ref_indexer(tr, sizeof tr, v);
+    else fmt_transforms(tr, sizeof tr, v, 0, v->ntr, true); /* swap's abstract eval */
     if (fire(c, D_B2, op->loc, shape_str(c, v->ref->rank, v->ref->shape), shape_str(c, v->rank, v->shape),
              shape_str(c, x->rank, x->shape), str(c, tr)))
       return false;
@@ -959,14 +1001,14 @@ static bool check_gather_scatter(Checker *c, Op *op) {
     if (!shape_supported(c, D_GG1, op->loc, v->dtype, 1, &n)) return false;
     if (has_mask && !same_shape(m.rank, m.shape, 1, &n) && fire(c, D_GG2, op->loc, shape_str(c, m.rank, m.shape), num(c, n)))
       return false;
-    if (has_mask && m.dtype != DT_BOOL && fire(c, D_GG3, op->loc, dtype_name(m.dtype))) return false;
+    if (has_mask && m.dtype != DT_BOOL) pend_mask(c, true, op->loc, op->nlist[FLD_INDICES], n, m.dtype);
   } else {
     if (!same_shape(x.rank, x.shape, 1, &n) && fire(c, D_GSC1, op->loc, shape_str(c, x.rank, x.shape), num(c, n))) return false;
     Dtype xt = x.weak ? (dtype_is_float(x.dtype) ? DT_FLOAT32 : DT_INT32) : x.dtype;
     if (xt != v->dtype && fire(c, D_GSC2, op->loc, dtype_name(xt), dtype_name(v->dtype))) return false;
     if (has_mask && !same_shape(m.rank, m.shape, 1, &n) && fire(c, D_GSC3, op->loc, shape_str(c, m.rank, m.shape), num(c, n)))
       return false;
-    if (has_mask && m.dtype != DT_BOOL && fire(c, D_GSC4, op->loc, dtype_name(m.dtype))) return false;
+    if (has_mask && m.dtype != DT_BOOL) pend_mask(c, false, op->loc, op->nlist[FLD_INDICES], n, m.dtype);
   }
   if (!(v->ref->annotated && v->ref->space == SP_VMEM) && fire(c, gather ? D_GL1 : D_SL2, op->loc, raw_str(v->ref)))
     return false;
@@ -1382,11 +1424,17 @@ static bool parallel_tree_ok(Checker *c, Op *op) {
 }
 
 /* ---- carries (lax.fori_loop / scan / while_loop) ------------------------ */
-static bool carry_inits(Checker *c, Op *op, AVal *init) {
+/* A parallel loop's whole-ref carry (*ref_carry) is traced through the body
+ * first: jax 0.10.2 raises PL1 in parallel_loop_p's abstract eval, when the
+ * traced body is bound (sc_primitives.py:766-769). */
+static bool carry_inits(Checker *c, Op *op, AVal *init, bool *ref_carry) {
   for (int k = 0; k < op->ncarry; k++) {
     AVal a;
     if (!eval(&c->ix, op->list[FLD_CARRY][k], &a)) return false;
-    if (a.kind == AV_REF && op_parallel(op) && a.view->ntr == 0) return parallel_ref_carry(c, op);
+    if (a.kind == AV_REF && op_parallel(op) && a.view->ntr == 0) {
+      init[k] = a, *ref_carry = true;
+      continue;
+    }
     if (a.kind != AV_VALUE) {
       char msg[200];
       snprintf(msg, sizeof msg, "the carry '%.60s' must be a value, not a %s (a loop reads refs directly)", op->carry[k],
@@ -1449,7 +1497,7 @@ static void carry_diff(char *buf, size_t n, const Op *op, int k, const AVal *in,
   else if (op->ncarry == 1) snprintf(path, sizeof path, "the input carry");
   else snprintf(path, sizeof path, "the input carry at path [%d]", k);
   snprintf(buf, n, "%s has type %s but the corresponding output carry component has type %s%s%s%s%s", path, a, b,
-           dt || sh ? ", so " : "", dt ? "the dtypes do not match" : "", dt && sh ? " and also " : "", sh ? "the shapes do not match" : "");
+           dt || sh ? ", so " : "", dt ? "the dtypes do not match" : "", dt && sh ? ", and " : "", sh ? "the shapes do not match" : "");
 }
 
 /* CF1 when a next value's type differs from its carry's. */
@@ -1507,8 +1555,10 @@ static bool trace_loop(Checker *c, Op *op, const AVal *var, AVal *init, AVal *ou
 static bool check_carried(Checker *c, Op *op, const AVal *var, bool scan) {
   AVal *init = arena_alloc(c->ix.arena, sizeof *init * (size_t)(op->ncarry + 1));
   AVal *out = arena_alloc(c->ix.arena, sizeof *out * (size_t)(op->ncarry + 1));
-  if (!carry_inits(c, op, init)) return false;
+  bool ref_carry = false;
+  if (!carry_inits(c, op, init, &ref_carry)) return false;
   if (!trace_loop(c, op, var, init, out)) return false;
+  if (ref_carry) return parallel_ref_carry(c, op);
   if (promote_weak(c, op, init, out)) {
     if (c->ix.failed) return false;
     if (c->work > CHECK_MAX_WORK)
@@ -1735,6 +1785,16 @@ static bool verify_lowering(const Program *p, Diag *d) {
   return ok;
 }
 
+static bool loc_before(Loc a, Loc b) { return a.line < b.line || (a.line == b.line && a.col < b.col); }
+
+/* Phase V with a pending GG3 / GSC4: the verifier's first error in program
+ * order, the lowered code's or the pending one. */
+static bool verify_with_pending(Checker *c, Diag *d) {
+  if (!verify_lowering(c->p, d) && loc_before(d->loc, c->vpend_at)) return false;
+  diag_set(d, c->vpend, c->vpend_at, c->vpend_arg[0], c->vpend_arg[1], c->vpend_arg[2]);
+  return false;
+}
+
 bool check_program(Program *p, Diag *d) {
   static const char phases[] = "TL";
   Checker c;
@@ -1744,6 +1804,7 @@ bool check_program(Program *p, Diag *d) {
   c.ix.eval = eval;
   c.ix.core_type = p->kernel == KERNEL_SCALAR ? "sc_scalar_subcore" : "sc_vector_subcore";
   c.p = p;
+  c.vpend = D_COUNT;
   c.ix.phase = 'T';
   bool ok = check_mesh(&c);
   for (int i = 0; ok && phases[i]; i++) {
@@ -1753,5 +1814,7 @@ bool check_program(Program *p, Diag *d) {
     ok = check_body(&c, &p->body);
   }
   names_free(&c.latest);
-  return ok && !c.ix.failed && verify_lowering(p, d);
+  if (!ok || c.ix.failed) return false;
+  if (c.vpend == D_COUNT) return verify_lowering(p, d);
+  return verify_with_pending(&c, d);
 }

@@ -109,6 +109,9 @@ static bool flip(IndexCtx *ix, bool scalar, int64_t lanes, Expr *e, AVal *out) {
 static bool take(IndexCtx *ix, Expr *e, AVal *out) {
   AVal idx;
   if (!value(ix, e->args[0], out) || !value(ix, e->args[1], &idx)) return false;
+  /* jnp.take_along_axis checks the indices' dtype first (jax 0.10.2
+   * numpy/indexing.py:852-854), then their rank (863-864) */
+  if (!dtype_is_int(idx.dtype) && index_fire(ix, D_TA0, e->loc, dtype_name(idx.dtype))) return false;
   if (idx.rank != out->rank && index_fire(ix, D_TA1, e->loc, num(ix, idx.rank), num(ix, out->rank))) return false;
   if (!dtype_is_int(idx.dtype)) return bad(ix, e->args[1]->loc, "jnp.take_along_axis's indices must be integers");
   if (out->rank != 1) return bad(ix, e->loc, "sc-sim's jnp.take_along_axis gathers from a 1-D vector along axis 0");

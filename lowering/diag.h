@@ -45,6 +45,7 @@ typedef enum {
   X(A10, "A10", DC_RULE, 'T', "ValueError", "Out of bound slice: start=%s, dim=%s.")           \
   X(A11, "A11", DC_RULE, 'T', "ValueError", "Out of bound slice: start=%s, size=%s, stride=%s, dim=%s.") \
   X(T1, "T1", DC_RULE, 'T', "NotImplementedError", "Bitcast 1D ref with bitwidth change is not supported.") \
+  X(T5, "T5", DC_RULE, 'T', "IndexError", "list index out of range")                               \
   X(T2, "T2", DC_RULE, 'T', "ValueError", "Expected input and output shapes are the same after multiplying the second-minor dimension by the bitwidths.") \
   X(T3, "T3", DC_RULE, 'T', "ValueError", "cannot reshape shape %s into shape %s")            \
   X(T4, "T4", DC_RULE, 'T', "NotImplementedError", "%s ref with dynamic size is not supported.") \
@@ -68,11 +69,11 @@ typedef enum {
   X(GS5, "GS5", DC_RULE, 'T', "ValueError", "Indices must have the same size, got {prev_idx.size} and {idx.size}")  \
   X(GG1, "GG1", DC_RULE, 'T', "NotImplementedError", "Gather only supports %s arrays of shapes [%s], got %s") \
   X(GG2, "GG2", DC_RULE, 'T', "ValueError", "mask.shape=%s does not match the expected shape (%s,)") \
-  X(GG3, "GG3", DC_RULE, 'T', "TypeError", "Mask must be a boolean array, got %s")             \
+  X(GG3, "GG3", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.vector_load_idx' op operand #%s must be vector of 1-bit signless integer values, but got 'vector<%sx%s>'") \
   X(GSC1, "GSC1", DC_RULE, 'T', "ValueError", "x.shape=%s does not match expected shape (%s,)") \
   X(GSC2, "GSC2", DC_RULE, 'T', "TypeError", "val.dtype=%s != ref.dtype=%s")                   \
   X(GSC3, "GSC3", DC_RULE, 'T', "ValueError", "mask.shape=%s does not match expected shape (%s,)") \
-  X(GSC4, "GSC4", DC_RULE, 'T', "TypeError", "Mask must be a boolean array, got %s")           \
+  X(GSC4, "GSC4", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.vector_store_idx' op operand #%s must be vector of 1-bit signless integer values, but got 'vector<%sx%s>'") \
   X(FA1, "FA1", DC_RULE, 'T', "ValueError", "Expected a scalar ref, but got x_ref.shape=%s.")  \
   X(FA2, "FA2", DC_RULE, 'T', "ValueError", "fetch_and_add only supports refs indexed with non-slice indices, but got %s") \
   X(FA3, "FA3", DC_RULE, 'T', "ValueError", "fetch_and_add requires a scalar ref with a single non-slice indexer, but got %s") \
@@ -122,7 +123,7 @@ typedef enum {
   X(M_IND3, "M-IND3", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op Offsets memref must be in VMEM") \
   X(M_IND4, "M-IND4", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op Offsets shape must be 1D or (1, N), got (%s)") \
   X(M_IND5, "M-IND5", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op Offsets shape (%s) must match the majormost dimensions of the target (gather result) shape (%s)") \
-  X(M_IND6, "M-IND6", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op %s minormost dimension(s) of the source (gather operand) shape (%s) must match the minormost dimension(s) of the target (gather result) shape (%s)") \
+  X(M_IND6, "M-IND6", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op %s minormost dimension%s of the source (gather operand) shape (%s) must match the minormost dimension%s of the target (gather result) shape (%s)") \
   X(M_IND7, "M-IND7", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op %s") \
   X(M_IND8, "M-IND8", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op The transfer must be between HBM and VMEM, VMEM_SHARED and VMEM, or TC VMEM and VMEM") \
   X(M_VL1, "M-VL1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.%s' op Expected base memref to be in VMEM.") \
@@ -130,6 +131,9 @@ typedef enum {
   X(M_VL3, "M-VL3", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.vector_store' op Expected mask shape to match result shape: (%s). Got: (%s).") \
   X(M_VL5, "M-VL5", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.vector_load' op Expected base and result element type to match.") \
   X(M_ST1, "M-ST1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'memref.store' op failed to verify that type of 'value' matches element type of 'memref'") \
+  X(M_IND9, "M-IND9", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op operand #2 must be memref of 32-bit signless integer values or vector of 32-bit signless integer values of ranks 1, but got 'memref<%sx%s, #tpu.memory_space<%s>>'") \
+  X(M_IND10, "M-IND10", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op %s sample shape must be 1D or (1, N), got (%s)") \
+  X(M_RS1, "M-RS1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "Not implemented: 1d memref reshape.") \
   X(M_FA1, "M-FA1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.fetch_and_add_sync' op SC scalar subcore target not supported yet") \
   X(RD1, "RD1", DC_RULE, 'L', "NotImplementedError", "reductions require axes to be (0,) on SparseCore, but got %s.") \
   X(RV1, "RV1", DC_RULE, 'L', "NotImplementedError", "Invalid dimensions for SC lax.rev: %s") \
@@ -140,8 +144,9 @@ typedef enum {
   X(CC2, "CC2", DC_RULE, 'T', "TypeError", "Cannot concatenate arrays with shapes that differ in dimensions other than the one being concatenated: concatenating along dimension 0 for shapes %s.") \
   X(VS1, "VS1", DC_RULE, 'T', "TypeError", "slice limit_indices must be less than or equal to operand shape, got limit_indices %s for operand shape %s.") \
   X(VS2, "VS2", DC_RULE, 'T', "TypeError", "slice limit_indices must be greater than or equal to start_indices, got start_indices %s and limit_indices %s.") \
+  X(TA0, "TA0", DC_RULE, 'T', "TypeError", "take_along_axis indices must be of integer type, got %s") \
   X(TA1, "TA1", DC_RULE, 'T', "ValueError", "indices and arr must have the same number of dimensions; %s vs. %s") \
-  X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types (e.g. shapes and dtypes of arrays), but they differ:\n\n%s\nRevise the function so that all output types (e.g. shapes and dtypes) match the corresponding input types.") \
+  X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types, but they differ:\n\n%s\nRevise the function so that all output types match the corresponding input types.") \
   X(CF2, "CF2", DC_RULE, 'T', "TypeError", "cond_fun must return a boolean scalar, but got output type(s) [%s].") \
   X(SR1, "SR1", DC_RULE, 'T', "ValueError", "At least two refs are required for pl.select_ref.") \
   X(EP1, "EP1", DC_RULE, 'T', "ValueError", "All elements in the grid must be strictly positive, but got grid=%s") \
@@ -161,6 +166,7 @@ typedef enum {
   X(SG1, "SG1", DC_RULE, 'T', "ValueError", "Must %s semaphores of the following types: {<class 'jax._src.pallas.core.semaphore'>, <class 'jax._src.pallas.core.barrier_semaphore'>, <class 'jax.numpy.int16'>}. Got dma_sem.") \
   X(CR1, "CR1", DC_RULE, 'T', "ValueError", "XLA operations do not allow negative axes")      \
   X(CR2, "CR2", DC_RULE, 'T', "ValueError", "axis %s is out of bounds for array of shape %s")    \
+  X(CR3, "CR3", DC_RULE, 'T', "ValueError", "axis %s is out of bounds for array of dimension %s") \
   X(CS1, "CS1", DC_RULE, 'L', "NotImplementedError", "SC cumsum: axis=%s must be 0.")           \
   X(CS2, "CS2", DC_RULE, 'L', "NotImplementedError", "SC cumsum: x=%s must be rank 1")          \
   X(CS3, "CS3", DC_RULE, 'L', "NotImplementedError", "SC cumsum: reverse=True is not yet supported") \

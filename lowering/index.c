@@ -532,6 +532,10 @@ static bool add_bitcast(IndexCtx *c, View *v, Expr *e) {
     int64_t d = v->shape[v->rank - 2] * ob;
     if (d % nb) return index_fire(c, D_T2, e->loc), false;
     t->shape[v->rank - 2] = d / nb;
+  } else if (v->rank < 2) {
+    /* jax 0.10.2 state/utils.py:98 scales shape[-2] even when the widths
+     * agree: a same-width bitcast of a 1-D (or scalar) ref is IndexError */
+    return index_fire(c, D_T5, e->loc), false;
   }
   settle(v, t);
   return true;

@@ -19,6 +19,49 @@ static MemType mem_type(const Code *c, int view) {
   return (MemType){v->ref->space, lv->dtype, lv->rank, lv->shape};
 }
 
+/* The memref's element type as Mosaic compares it: MLIR integers are
+ * signless (uint32 is i32) and a bool memref is i32 (jax 0.10.2). */
+static Dtype signless(Dtype t) {
+  switch (t) {
+  case DT_BOOL: case DT_UINT32: return DT_INT32;
+  case DT_UINT16: return DT_INT16;
+  case DT_UINT8: return DT_INT8;
+  case DT_UINT64: return DT_INT64;
+  case DT_INT32: case DT_FLOAT32: case DT_BFLOAT16: case DT_FLOAT16: case DT_INT16: case DT_INT8: case DT_INT64:
+  case DT_FLOAT64: case DT_FLOAT8_E4M3FN: case DT_FLOAT8_E5M2: case DT_COUNT: break;
+  }
+  return t;
+}
+
+const char *mosaic_elem_name(Dtype t) {
+  switch (t) {
+  case DT_INT32: case DT_UINT32: return "i32";
+  case DT_FLOAT32: return "f32";
+  case DT_BFLOAT16: return "bf16";
+  case DT_FLOAT16: return "f16";
+  case DT_INT16: case DT_UINT16: return "i16";
+  case DT_INT8: case DT_UINT8: return "i8";
+  case DT_BOOL: return "i1";
+  case DT_INT64: case DT_UINT64: return "i64";
+  case DT_FLOAT64: return "f64";
+  case DT_FLOAT8_E4M3FN: return "f8E4M3FN";
+  case DT_FLOAT8_E5M2: return "f8E5M2";
+  case DT_COUNT: break;
+  }
+  return "?";
+}
+
+static const char *space_attr(Space s) {
+  switch (s) {
+  case SP_VMEM: return "vmem";
+  case SP_SMEM: return "smem";
+  case SP_HBM: return "hbm";
+  case SP_VMEM_SHARED: return "vmem_shared";
+  case SP_SEMAPHORE: case SP_COUNT: break;
+  }
+  return "semaphore_mem";
+}
+
 static bool same_shape(int ra, const int64_t *a, int rb, const int64_t *b) {
   return ra == rb && !memcmp(a, b, sizeof(int64_t) * (size_t)ra);
 }
@@ -93,7 +136,7 @@ static bool bool_store(const Code *c, int at, Diag *d) {
 static bool enqueue_dma(const Code *c, const Instr *in, Diag *d) {
   MemType src = mem_type(c, in->view), dst = mem_type(c, in->view2);
   char a[256], b[256];
-  if (src.dtype != dst.dtype) {
+  if (signless(src.dtype) != signless(dst.dtype)) {
     fire(d, D_M_DMA1, in);
     diag_note(d, "the source has dtype %s and the destination %s", dtype_name(src.dtype), dtype_name(dst.dtype));
     return false;
@@ -137,6 +180,13 @@ static bool indirect_shapes(const Code *c, const Instr *in, Diag *d) {
   int64_t o = orank == 1 ? os[0] : os[1];
   bool gather = in->imm != 0;
   MemType tgt = mem_type(c, gather ? in->view2 : in->view), big = mem_type(c, gather ? in->view : in->view2);
+  /* M-IND10: (1, N) offsets take the indexed side as a sample, 1-D or (1, N)
+   * itself (jax 0.10.2's verifier; a 1-D side is another message there) */
+  if (orank == 2 && big.rank == 2 && big.shape[0] != 1) {
+    char bs[256];
+    fmt_dims(bs, sizeof bs, big.rank, big.shape);
+    return fire(d, D_M_IND10, in, gather ? "Source (gather operand)" : "Target (scatter operand)", bs);
+  }
   snprintf(a, sizeof a, "%lld", (long long)o);
   fmt_dims(b, sizeof b, tgt.rank, tgt.shape);
   if (tgt.rank < 1 || tgt.shape[0] != o) {
@@ -147,22 +197,39 @@ static bool indirect_shapes(const Code *c, const Instr *in, Diag *d) {
   if (big.rank == tgt.rank && !memcmp(big.shape + 1, tgt.shape + 1, sizeof(int64_t) * (size_t)(tgt.rank - 1))) return true;
   char bigs[256];
   fmt_dims(bigs, sizeof bigs, big.rank, big.shape);
+  /* the verifier's "%d minormost dimension%s": plural past one */
+  const char *pl = (gather ? big.rank : tgt.rank) - 1 == 1 ? "" : "s";
   if (gather) {
     snprintf(a, sizeof a, "%d", big.rank - 1);
-    return fire(d, D_M_IND6, in, a, bigs, b);
+    return fire(d, D_M_IND6, in, a, pl, bigs, pl, b);
   }
   snprintf(msg, sizeof msg,
-           "%d minormost dimension(s) of the source (scatter updates) shape (%s) must match the minormost dimension(s) of the target (scatter operand) shape (%s)",
-           tgt.rank - 1, b, bigs);
+           "%d minormost dimension%s of the source (scatter updates) shape (%s) must match the minormost dimension%s of the target (scatter operand) shape (%s)",
+           tgt.rank - 1, pl, b, pl, bigs);
   return fire(d, D_M_IND7, in, msg);
 }
 
 static bool far_side(Space s) { return s == SP_HBM || s == SP_VMEM_SHARED; }
 
+/* M-IND9: the op's operand types (ODS, verified before its own verifier):
+ * offsets in memory are a memref of 32-bit integers. */
+static bool offsets_type(const Code *c, const Instr *in, Diag *d) {
+  if (in->view4 < 0) return true;
+  MemType o = mem_type(c, in->view4);
+  if (signless(o.dtype) == DT_INT32) return true;
+  char dims[256];
+  size_t n = 0;
+  dims[0] = 0;
+  for (int k = 0; k < o.rank && n + 24 < sizeof dims; k++)
+    n += (size_t)snprintf(dims + n, sizeof dims - n, "%s%lld", k ? "x" : "", (long long)o.shape[k]);
+  return fire(d, D_M_IND9, in, dims, mosaic_elem_name(o.dtype), space_attr(o.space));
+}
+
 static bool enqueue_indirect(const Code *c, const Instr *in, Diag *d) {
+  if (!offsets_type(c, in, d)) return false;
   if (c->p->kernel == KERNEL_SCALAR) return fire(d, D_M_IND1, in, "enqueue", "Enqueue");
   MemType src = mem_type(c, in->view), dst = mem_type(c, in->view2);
-  if (src.dtype != dst.dtype) return fire(d, D_M_IND2, in);
+  if (signless(src.dtype) != signless(dst.dtype)) return fire(d, D_M_IND2, in);
   if (in->view4 >= 0 && mem_type(c, in->view4).space != SP_VMEM) return fire(d, D_M_IND3, in);
   if (!indirect_shapes(c, in, d)) return false;
   if (!((src.space == SP_VMEM && far_side(dst.space)) || (dst.space == SP_VMEM && far_side(src.space))))
@@ -177,8 +244,20 @@ static bool wait_dma(const Code *c, const Instr *in, Diag *d) {
   return true;
 }
 
+/* M-RS1: tpu.memref_reshape to a rank-1 memref does not verify (jax 0.10.2
+ * builds one for every access through a reshape view, lowering.py
+ * _reshape_memref, before the access's own op). */
+static bool reshape_1d(const Code *c, int view) {
+  if (view < 0) return false;
+  const VDesc *v = &c->views[view];
+  for (int k = 0; k < v->nlev; k++)
+    if (v->lev[k].kind == TR_RESHAPE && v->lev[k].rank == 1) return true;
+  return false;
+}
+
 /* ---- the walk ---------------------------------------------------------------- */
 static bool verify_instr(const Code *c, const Instr *in, Diag *d) {
+  if (reshape_1d(c, in->view) || reshape_1d(c, in->view2) || reshape_1d(c, in->view4)) return fire(d, D_M_RS1, in);
   switch (in->op) {
   case I_VLOAD: case I_VSTORE: case I_VLOAD_IDX: case I_VSTORE_IDX: return vector_access(c, in, d);
   case I_ENQUEUE_DMA: return enqueue_dma(c, in, d);

@@ -27,4 +27,8 @@
  * instruction's location, with notes on what differs). */
 bool mosaic_verify(const Code *c, Diag *d);
 
+/* MLIR's element type of a dtype as Mosaic's messages print it (signless
+ * integers: i32 for int32 and uint32, i1 for bool vectors). */
+const char *mosaic_elem_name(Dtype t);
+
 #endif

@@ -19,19 +19,13 @@ GOLDENS = sorted(p for g in GROUPS for p in (ROOT / "tests" / "golden").glob(f"{
                  if not p.with_suffix(".args").exists())
 
 # name -> why the round trip's outcome differs
-LITERAL = "a let-bound literal is a dynamic value in the format, a static Python int in the kernel"
 CHIP = "the front end runs only tpu7x, tpu_v5p, tpu_v6e"
-REPR = "a tracer's / transform's repr differs (validate=, weak_type=)"
 UNANNOTATED = "a ref without a memory space is emitted as HBM"
 KNOWN = {
-    "A5_dynamic_ds_stride": LITERAL, "prec_16_A5_before_A2": LITERAL,
-    "T4_bitcast_dynamic_size": LITERAL, "T4_reshape_dynamic_size": LITERAL,
     "C0_no_sparsecore": CHIP, "C0_no_sparsecore_mapping": CHIP, "C3_too_many_subcores": CHIP,
     "prec_50_C0_before_everything": CHIP,
-    "FA7_array_index": REPR,
     "D4_add_unannotated_source": UNANNOTATED, "GL1_gather_unannotated": UNANNOTATED,
     "SL2_scatter_unannotated": UNANNOTATED,
-    "B3_float32_array_into_bfloat16": "the front end converts the value (accepted)",
 }
 
 

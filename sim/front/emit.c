@@ -279,10 +279,18 @@ static void e_wait(Em *m, const Op *op) {
   view(m, op->e[FLD_DST]), fputs(", ", m->f), view(m, op->e[FLD_SEM]), fputs(").wait()", m->f), end(m);
 }
 
+/* One side of a sync_copy: a view, or a list of them (a pytree of refs,
+ * copied pairwise as pltpu.sync_copy maps over the two trees). */
+static void copy_side(Em *m, const Op *op, FieldId f) {
+  if (op->nlist[f] < 0) return view(m, op->e[f]);
+  fputc('[', m->f);
+  for (int i = 0; i < op->nlist[f]; i++) fputs(i ? ", " : "", m->f), view(m, op->list[f][i]);
+  fputc(']', m->f);
+}
+
 static void e_sync_copy(Em *m, const Op *op) {
-  if (!single(m, op, FLD_SRC) || !single(m, op, FLD_DST)) return;
-  begin(m, op), fputs("pltpu.sync_copy(", m->f), view(m, op->e[FLD_SRC]), fputs(", ", m->f);
-  view(m, op->e[FLD_DST]), kwarg(m, op, FLD_ADD, "add"), fputc(')', m->f), end(m);
+  begin(m, op), fputs("pltpu.sync_copy(", m->f), copy_side(m, op, FLD_SRC), fputs(", ", m->f);
+  copy_side(m, op, FLD_DST), kwarg(m, op, FLD_ADD, "add"), fputc(')', m->f), end(m);
 }
 
 static void e_signal(Em *m, const Op *op) {
@@ -316,30 +324,49 @@ static bool rebinds_loop_var(const Em *m, const char *name) {
   return false;
 }
 
+static bool literal(const Expr *e) {
+  if (e && e->kind == EX_UNARY) e = e->a;
+  return e && (e->kind == EX_INT || e->kind == EX_FLOAT || e->kind == EX_BOOL);
+}
+
+/* A let binds a traced value (docs/format.md): a literal is written as
+ * jnp.asarray(literal), a weakly typed tracer in the kernel, not a static
+ * Python number (which pl.ds and the ref transforms would take as static). */
 static void e_let(Em *m, const Op *op) {
   bool rebinds = rebinds_loop_var(m, op->name[FLD_NAME]);
   for (int k = 0; k < op->ncarry; k++) rebinds |= rebinds_loop_var(m, op->carry[k]); /* "k, v": each name */
   if (rebinds) return fail(m, op->loc, "a let that rebinds a loop's variable inside its body");
-  fprintf(m->f, "%*s%s = ", 4 * m->depth, "", op->name[FLD_NAME]), ex(m, op->e[FLD_VALUE]), end(m);
+  bool lit = literal(op->e[FLD_VALUE]);
+  fprintf(m->f, "%*s%s = %s", 4 * m->depth, "", op->name[FLD_NAME], lit ? "jnp.asarray(" : ""), ex(m, op->e[FLD_VALUE]);
+  fputs(lit ? ")" : "", m->f), end(m);
 }
 
-/* "(a, b,)" of the carries' names, or of the expressions in list[f]. */
-static void tuple(Em *m, const Op *op, FieldId f) {
-  fputc('(', m->f);
-  for (int i = 0; i < op->ncarry; i++) {
-    if (f == FLD_COUNT) fprintf(m->f, "%s, ", op->carry[i]);
-    else ex(m, op->list[f][i]), fputs(", ", m->f);
+/* "(a, b, )" of the carries' names, or of the expressions in list[f]; with
+ * `bare`, one item is the item itself.  A parallel loop's next may have
+ * another length than its carry (PL2, the checker's): all of it is written. */
+static void items(Em *m, const Op *op, FieldId f, bool bare) {
+  int n = f == FLD_NEXT && op->nlist[f] >= 0 ? op->nlist[f] : op->ncarry;
+  bool one = bare && n == 1;
+  if (!one) fputc('(', m->f);
+  for (int i = 0; i < n; i++) {
+    if (f == FLD_COUNT) fputs(op->carry[i], m->f);
+    else ex(m, op->list[f][i]);
+    if (!one) fputs(", ", m->f);
   }
-  fputc(')', m->f);
+  if (!one) fputc(')', m->f);
 }
+
+/* The carries as a pytree: one carry is the value itself, several a tuple
+ * (the checker's convention, whose CF1 and PL2 texts print its paths). */
+static void ptree(Em *m, const Op *op, FieldId f) { items(m, op, f, true); }
 
 /* def NAME(args): carries unpacked, the body, return of the next values */
 static void carried_body(Em *m, const Op *op, const char *name, const char *args) {
   line(m, "def %s(%s):", name, args);
   m->depth++;
-  if (op->ncarry) fprintf(m->f, "%*s", 4 * m->depth, ""), tuple(m, op, FLD_COUNT), fputs(" = _carry\n", m->f);
+  if (op->ncarry) fprintf(m->f, "%*s", 4 * m->depth, ""), ptree(m, op, FLD_COUNT), fputs(" = _carry\n", m->f);
   body(m, &op->body);
-  if (op->ncarry) fprintf(m->f, "%*sreturn ", 4 * m->depth, ""), tuple(m, op, FLD_NEXT), end(m);
+  if (op->ncarry) fprintf(m->f, "%*sreturn ", 4 * m->depth, ""), ptree(m, op, FLD_NEXT), end(m);
   m->depth--;
 }
 
@@ -365,7 +392,7 @@ static void parallel_range(Em *m, const Op *op) {
   Expr **r = op->list[FLD_RANGE];
   fputs("plsc.parallel_loop(", m->f), ex(m, r[0]), fputs(", ", m->f), ex(m, r[1]);
   if (op->nlist[FLD_RANGE] > 2) fputs(", ", m->f), ex(m, r[2]);
-  if (op->ncarry) fputs(", carry=", m->f), tuple(m, op, FLD_CARRY);
+  if (op->ncarry) fputs(", carry=", m->f), ptree(m, op, FLD_CARRY);
 }
 
 static void e_loop_fn(Em *m, const Op *op) {
@@ -378,7 +405,7 @@ static void e_loop_fn(Em *m, const Op *op) {
       return carried_body(m, op, name, args);
     }
     carried_body(m, op, name, args);
-    fprintf(m->f, "%*s", 4 * m->depth, ""), tuple(m, op, FLD_COUNT), fputs(" = ", m->f), parallel_range(m, op);
+    fprintf(m->f, "%*s", 4 * m->depth, ""), ptree(m, op, FLD_COUNT), fputs(" = ", m->f), parallel_range(m, op);
     fprintf(m->f, ")(%s)\n", name);
     return;
   }
@@ -387,23 +414,23 @@ static void e_loop_fn(Em *m, const Op *op) {
     return carried_body(m, op, name, args);
   }
   carried_body(m, op, name, args);
-  fprintf(m->f, "%*s", 4 * m->depth, ""), tuple(m, op, FLD_COUNT), fputs(" = ", m->f), loop_range(m, op);
-  fputs(", init_carry=", m->f), tuple(m, op, FLD_CARRY), fprintf(m->f, ")(%s)\n", name);
+  fprintf(m->f, "%*s", 4 * m->depth, ""), ptree(m, op, FLD_COUNT), fputs(" = ", m->f), loop_range(m, op);
+  fputs(", init_carry=", m->f), ptree(m, op, FLD_CARRY), fprintf(m->f, ")(%s)\n", name);
 }
 
 static void e_while(Em *m, const Op *op) {
   int k = m->serial++;
   line(m, "def _cond%d(_carry):", k);
   m->depth++;
-  if (op->ncarry) fprintf(m->f, "%*s", 4 * m->depth, ""), tuple(m, op, FLD_COUNT), fputs(" = _carry\n", m->f);
+  if (op->ncarry) fprintf(m->f, "%*s", 4 * m->depth, ""), ptree(m, op, FLD_COUNT), fputs(" = _carry\n", m->f);
   fprintf(m->f, "%*sreturn ", 4 * m->depth, ""), ex(m, op->e[FLD_COND]), end(m);
   m->depth--;
   char name[32];
   snprintf(name, sizeof name, "_body%d", k);
   carried_body(m, op, name, "_carry");
   if (!op->ncarry) line(m, "    return ()");
-  fprintf(m->f, "%*s", 4 * m->depth, ""), tuple(m, op, FLD_COUNT);
-  fprintf(m->f, " = jax.lax.while_loop(_cond%d, _body%d, ", k, k), tuple(m, op, FLD_CARRY), fputs(")\n", m->f);
+  fprintf(m->f, "%*s", 4 * m->depth, ""), ptree(m, op, FLD_COUNT);
+  fprintf(m->f, " = jax.lax.while_loop(_cond%d, _body%d, ", k, k), ptree(m, op, FLD_CARRY), fputs(")\n", m->f);
 }
 
 static void branch(Em *m, const char *name, const Body *b) {
@@ -443,10 +470,23 @@ static void pystr(Em *m, const char *s) {
   fputc('"', m->f);
 }
 
+/* pl.debug_print takes no `ordered` in jax 0.10.2 (a TypeError): an
+ * ordered print is jax.debug.print(..., ordered=True), which DP1 stands
+ * for; jax.debug.print formats its arguments into placeholders (unused
+ * ones are its ValueError), so a message without any gets one per argument. */
 static void e_debug_print(Em *m, const Op *op) {
-  fprintf(m->f, "%*spl.debug_print(", 4 * m->depth, ""), pystr(m, op->name[FLD_MESSAGE]);
-  for (int i = 0; i < (op->nlist[FLD_ARGS] < 0 ? 0 : op->nlist[FLD_ARGS]); i++) fputs(", ", m->f), ex(m, op->list[FLD_ARGS][i]);
-  if ((op->has & F(ORDERED)) && op->e[FLD_ORDERED]->kind == EX_BOOL && op->e[FLD_ORDERED]->ival) fputs(", ordered=True", m->f);
+  bool ordered = (op->has & F(ORDERED)) && op->e[FLD_ORDERED]->kind == EX_BOOL && op->e[FLD_ORDERED]->ival;
+  int nargs = op->nlist[FLD_ARGS] < 0 ? 0 : op->nlist[FLD_ARGS];
+  const char *msg = op->name[FLD_MESSAGE];
+  char buf[600];
+  if (ordered && !strchr(msg, '{') && nargs) {
+    size_t o = (size_t)snprintf(buf, sizeof buf, "%.400s", msg);
+    for (int i = 0; i < nargs && o + 4 < sizeof buf; i++) o += (size_t)snprintf(buf + o, sizeof buf - o, " {}");
+    msg = buf;
+  }
+  fprintf(m->f, "%*s%s(", 4 * m->depth, "", ordered ? "jax.debug.print" : "pl.debug_print"), pystr(m, msg);
+  for (int i = 0; i < nargs; i++) fputs(", ", m->f), ex(m, op->list[FLD_ARGS][i]);
+  if (ordered) fputs(", ordered=True", m->f);
   fputs(")", m->f), end(m);
 }
 
