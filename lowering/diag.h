@@ -201,6 +201,7 @@ typedef enum {
   X(IN_TYPE, "input-type", DC_INPUT, 0, "", "'%s' must be %s")                                 \
   X(IN_VALUE, "input-value", DC_INPUT, 0, "", "%s")                                            \
   X(IN_DTYPE, "input-dtype", DC_INPUT, 0, "", "unknown dtype '%s'%s")                          \
+  X(IN_SUBBYTE, "input-subbyte", DC_INPUT, 0, "", "dtype '%s' has %s bits; sc-sim programs take whole-byte dtypes only (sub-byte refs, DMA and vectors are not modelled yet)") \
   X(IN_DUP, "input-duplicate", DC_INPUT, 0, "", "%s")                                          \
   X(IN_NAME, "input-undefined", DC_INPUT, 0, "", "'%s' is used before it is defined%s")        \
   X(IN_EXPR, "input-expression", DC_INPUT, 0, "", "%s")                                        \
