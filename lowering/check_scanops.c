@@ -9,23 +9,12 @@
 
 #include "scanops.h"
 
-static bool bad(IndexCtx *ix, Loc at, const char *msg) {
-  index_fire(ix, D_IN_VALUE, at, msg);
-  return false;
-}
-
-static bool value(IndexCtx *ix, Expr *e, AVal *out) {
-  if (!ix->eval(ix, e, out)) return false;
-  if (out->kind != AV_VALUE) return bad(ix, e->loc, "this operand is a ref or a DMA descriptor, but a value is needed here (read a ref with get first)");
-  return true;
-}
-
 /* A Python bool or int given as a literal (descending=True). */
 static bool static_flag(IndexCtx *ix, Expr *e, int64_t *v) {
   AVal a;
   if (!ix->eval(ix, e, &a)) return false;
   if (a.rank || !a.is_static || (!dtype_is_int(a.dtype) && a.dtype != DT_BOOL))
-    return bad(ix, e->loc, "descending must be a literal here (True or False)");
+    return index_bad_value(ix, e->loc, "descending must be a literal here (True or False)");
   *v = a.sval.i;
   e->has_sval = true, e->sval = *v;
   return true;
@@ -46,12 +35,12 @@ static AVal vector_av(Dtype t, int64_t lanes) {
 static bool sort_key_val(IndexCtx *ix, const Program *p, Expr *e, AVal *out, int *n) {
   Expr *ke = scanop_arg(e, 0, NULL), *ve = scanop_arg(e, 1, NULL), *me = scanop_arg(e, -1, "mask");
   Expr *de = scanop_arg(e, -1, "descending");
-  if (!ke || !ve || scanop_arg(e, 2, NULL)) return bad(ix, e->loc, builtin_usage(e->builtin));
+  if (!ke || !ve || scanop_arg(e, 2, NULL)) return index_bad_value(ix, e->loc, builtin_usage(e->builtin));
   AVal k, v, m;
   int64_t lanes = p->params.num_lanes, desc = 0;
   char l[40];
   snprintf(l, sizeof l, "%lld", (long long)lanes);
-  if (!value(ix, ke, &k) || !value(ix, ve, &v) || (me && !value(ix, me, &m))) return false;
+  if (!index_value(ix, ke, &k) || !index_value(ix, ve, &v) || (me && !index_value(ix, me, &m))) return false;
   if (de && !static_flag(ix, de, &desc)) return false;
   if (k.dtype != DT_UINT32 && k.dtype != DT_INT32 && k.dtype != DT_FLOAT32 && index_fire(ix, D_SK1, ke->loc, dtype_name(k.dtype)))
     return false;
@@ -73,9 +62,9 @@ static bool sort_key_val(IndexCtx *ix, const Program *p, Expr *e, AVal *out, int
  * order (no mask: lax.full(x.shape, True), which passes SC2 and SC3). */
 static bool scan_count(IndexCtx *ix, Expr *e, AVal *out, int *n) {
   Expr *xe = scanop_arg(e, 0, NULL), *me = scanop_arg(e, -1, "mask");
-  if (!xe || scanop_arg(e, 1, NULL)) return bad(ix, e->loc, builtin_usage(e->builtin));
+  if (!xe || scanop_arg(e, 1, NULL)) return index_bad_value(ix, e->loc, builtin_usage(e->builtin));
   AVal x, m;
-  if (!value(ix, xe, &x) || (me && !value(ix, me, &m))) return false;
+  if (!index_value(ix, xe, &x) || (me && !index_value(ix, me, &m))) return false;
   if (x.dtype != DT_UINT32 && x.dtype != DT_INT32 && x.dtype != DT_FLOAT32 && index_fire(ix, D_SC1, xe->loc, dtype_name(x.dtype)))
     return false;
   if (me && m.dtype != DT_BOOL && index_fire(ix, D_SC2, me->loc, dtype_name(m.dtype))) return false;
@@ -105,13 +94,13 @@ static bool pack_format(IndexCtx *ix, const Expr *e, int *fmt, const char **text
   *text = NULL;
   if (!fe) {
     snprintf(msg, sizeof msg, "TypeError: %s() missing 1 required keyword-only argument: 'format'", builtin_name(e->builtin) + 5);
-    return bad(ix, e->loc, msg);
+    return index_bad_value(ix, e->loc, msg);
   }
   if (fe->kind == EX_NAME && !strcmp(fe->name, "plsc.PackFormat.INTERLEAVED")) return *fmt = 0, true;
   if (fe->kind == EX_NAME && !strcmp(fe->name, "plsc.PackFormat.COMPRESSED")) return *fmt = 1, true;
   if (fe->kind == EX_INT) return *fmt = -1, *text = index_num(ix, fe->ival), true;
   if (fe->kind == EX_BOOL) return *fmt = -1, *text = fe->ival ? "True" : "False", true;
-  return bad(ix, fe->loc, "format= takes plsc.PackFormat.INTERLEAVED or plsc.PackFormat.COMPRESSED");
+  return index_bad_value(ix, fe->loc, "format= takes plsc.PackFormat.INTERLEAVED or plsc.PackFormat.COMPRESSED");
 }
 
 /* preferred_element_type=: a dtype name (jnp. or np. optional), None or
@@ -123,7 +112,7 @@ static bool preferred(IndexCtx *ix, const Expr *e, Dtype *t) {
   const char *n = pe->kind == EX_NAME ? pe->name : NULL;
   if (n && (!strncmp(n, "jnp.", 4) || !strncmp(n, "np.", 3))) n = strchr(n, '.') + 1;
   if (n && dtype_lookup(n, t)) return true;
-  return bad(ix, pe->loc, "preferred_element_type= takes a dtype name such as int16, or None");
+  return index_bad_value(ix, pe->loc, "preferred_element_type= takes a dtype name such as int16, or None");
 }
 
 /* A conversion sc-sim's pack and unpack make: within integers or within
@@ -139,12 +128,12 @@ static bool same_kind(IndexCtx *ix, const Expr *e, Dtype a, Dtype b) {
 
 bool check_scanops_pack(IndexCtx *ix, Expr *e, AVal *out) {
   Expr *ae = scanop_arg(e, 0, NULL), *be = scanop_arg(e, 1, NULL);
-  if (!ae || !be || scanop_arg(e, 2, NULL)) return bad(ix, e->loc, builtin_usage(e->builtin));
+  if (!ae || !be || scanop_arg(e, 2, NULL)) return index_bad_value(ix, e->loc, builtin_usage(e->builtin));
   AVal a, b;
   Dtype pt, t;
   int fmt;
   const char *ftext;
-  if (!value(ix, ae, &a) || !value(ix, be, &b) || !preferred(ix, e, &pt) || !pack_format(ix, e, &fmt, &ftext)) return false;
+  if (!index_value(ix, ae, &a) || !index_value(ix, be, &b) || !preferred(ix, e, &pt) || !pack_format(ix, e, &fmt, &ftext)) return false;
   if ((a.rank != b.rank || memcmp(a.shape, b.shape, sizeof(int64_t) * (size_t)a.rank)) &&
       index_fire(ix, D_PK1, e->loc, shape_of(ix, &a), shape_of(ix, &b)))
     return false;
@@ -169,13 +158,13 @@ bool check_scanops_pack(IndexCtx *ix, Expr *e, AVal *out) {
 
 static bool unpack(IndexCtx *ix, Expr *e, AVal *out, int *n) {
   Expr *xe = scanop_arg(e, 0, NULL);
-  if (!xe || scanop_arg(e, 1, NULL)) return bad(ix, e->loc, builtin_usage(e->builtin));
+  if (!xe || scanop_arg(e, 1, NULL)) return index_bad_value(ix, e->loc, builtin_usage(e->builtin));
   AVal x;
   Dtype pt, t;
   int fmt;
   const char *ftext;
-  if (!value(ix, xe, &x) || !preferred(ix, e, &pt) || !pack_format(ix, e, &fmt, &ftext)) return false;
-  if (fmt < 0) return bad(ix, e->loc, "format= of plsc.unpack must be a plsc.PackFormat (the pinned jax fails on format.value)");
+  if (!index_value(ix, xe, &x) || !preferred(ix, e, &pt) || !pack_format(ix, e, &fmt, &ftext)) return false;
+  if (fmt < 0) return index_bad_value(ix, e->loc, "format= of plsc.unpack must be a plsc.PackFormat (the pinned jax fails on format.value)");
   int64_t size = 1;
   for (int i = 0; i < x.rank; i++) size *= x.shape[i];
   if (fmt == 0 && (x.rank != 1 || size % 2) && index_fire(ix, D_UP1, e->loc, shape_of(ix, &x))) return false;
@@ -205,7 +194,7 @@ static bool static_int(IndexCtx *ix, Expr *e, const char *what, int64_t *v) {
   char msg[80];
   if (!ix->eval(ix, e, &a)) return false;
   snprintf(msg, sizeof msg, "%s must be a literal here", what);
-  if (a.rank || !a.is_static || !dtype_is_int(a.dtype)) return bad(ix, e->loc, msg);
+  if (a.rank || !a.is_static || !dtype_is_int(a.dtype)) return index_bad_value(ix, e->loc, msg);
   *v = a.sval.i;
   e->has_sval = true, e->sval = *v;
   return true;
@@ -214,19 +203,19 @@ static bool static_int(IndexCtx *ix, Expr *e, const char *what, int64_t *v) {
 static bool sort_operands(IndexCtx *ix, const Program *p, Expr *e, AVal *out, int *n) {
   Expr *le = e->args[0], *de = scanop_arg(e, -1, "dimension"), *ke = scanop_arg(e, -1, "num_keys");
   if (!e->name || strcmp(e->name, "lax.sort") || scanop_arg(e, 1, NULL) || scanop_arg(e, -1, "axis") || scanop_arg(e, -1, "descending"))
-    return bad(ix, e->loc, "several operands are for lax.sort([keys, values...], dimension=-1, num_keys=1)");
-  if (le->nargs < 2 || le->nargs > 3) return bad(ix, le->loc, "sc-sim's lax.sort takes the keys and one or two value operands");
+    return index_bad_value(ix, e->loc, "several operands are for lax.sort([keys, values...], dimension=-1, num_keys=1)");
+  if (le->nargs < 2 || le->nargs > 3) return index_bad_value(ix, le->loc, "sc-sim's lax.sort takes the keys and one or two value operands");
   int64_t dim = -1, keys = 1, lanes = p->params.num_lanes;
   for (int i = 0; i < le->nargs; i++) {
-    if (!value(ix, le->args[i], &out[i])) return false;
+    if (!index_value(ix, le->args[i], &out[i])) return false;
     if (out[i].rank != out[0].rank || memcmp(out[i].shape, out[0].shape, sizeof(int64_t) * (size_t)out[0].rank))
-      return bad(ix, le->args[i]->loc, "lax.sort's operands must have one shape");
+      return index_bad_value(ix, le->args[i]->loc, "lax.sort's operands must have one shape");
     out[i].weak = out[i].is_static = false;
   }
   if ((de && !static_int(ix, de, "dimension", &dim)) || (ke && !static_int(ix, ke, "num_keys", &keys))) return false;
-  if (keys < 1 || keys > le->nargs) return bad(ix, (ke ? ke : e)->loc, "num_keys must be between 1 and the number of operands");
-  if (out[0].rank == 0) return bad(ix, le->loc, "a sort needs arrays, not scalars");
-  if (dim < -out[0].rank || dim >= out[0].rank) return bad(ix, (de ? de : e)->loc, "the sort axis is out of range for this value");
+  if (keys < 1 || keys > le->nargs) return index_bad_value(ix, (ke ? ke : e)->loc, "num_keys must be between 1 and the number of operands");
+  if (out[0].rank == 0) return index_bad_value(ix, le->loc, "a sort needs arrays, not scalars");
+  if (dim < -out[0].rank || dim >= out[0].rank) return index_bad_value(ix, (de ? de : e)->loc, "the sort axis is out of range for this value");
   if (dim < 0) dim += out[0].rank;
   if (p->kernel == KERNEL_SCALAR && index_fire(ix, D_U1, e->loc, "sc_scalar_subcore", "sort")) return false;
   if (dim != 0 && index_fire(ix, D_SO1, e->loc, index_num(ix, dim))) return false;
@@ -253,7 +242,7 @@ bool check_scanops_tuple(IndexCtx *ix, const Program *p, Expr *e, AVal *out, int
   if (e->kind == EX_CALL && e->builtin == BI_SCAN_COUNT) return scan_count(ix, e, out, n);
   if (e->kind == EX_CALL && e->builtin == BI_UNPACK) return unpack(ix, e, out, n);
   if (e->kind == EX_CALL && e->builtin == BI_SORT && e->nargs && e->args[0]->kind == EX_LIST) return sort_operands(ix, p, e, out, n);
-  return bad(ix, e->loc, "a let of several names unpacks a function with several results (plsc.sort_key_val, plsc.scan_count, plsc.unpack)");
+  return index_bad_value(ix, e->loc, "a let of several names unpacks a function with several results (plsc.sort_key_val, plsc.scan_count, plsc.unpack)");
 }
 
 bool check_scanops_unpack(IndexCtx *ix, Loc at, int want, int have) {
@@ -262,5 +251,5 @@ bool check_scanops_unpack(IndexCtx *ix, Loc at, int want, int have) {
   if (have < want) snprintf(msg, sizeof msg, "ValueError: not enough values to unpack (expected %d, got %d)", want, have);
   else if (have > want) snprintf(msg, sizeof msg, "ValueError: too many values to unpack (expected %d)", want);
   else return true;
-  return bad(ix, at, msg);
+  return index_bad_value(ix, at, msg);
 }

@@ -26,18 +26,6 @@ static char *num(IndexCtx *ix, int64_t v) { return index_num(ix, v); }
 
 static char *shape_text(IndexCtx *ix, int rank, const int64_t *shape) { return index_shape_str(ix, rank, shape); }
 
-static bool bad(IndexCtx *ix, Loc at, const char *msg) {
-  index_fire(ix, D_IN_VALUE, at, msg);
-  return false;
-}
-
-/* A value operand (not a ref or a DMA descriptor). */
-static bool value(IndexCtx *ix, Expr *e, AVal *out) {
-  if (!ix->eval(ix, e, out)) return false;
-  if (out->kind != AV_VALUE) return bad(ix, e->loc, "this operand is a ref or a DMA descriptor, but a value is needed here (read a ref with get first)");
-  return true;
-}
-
 /* U1 for a primitive with no lowering on this kernel kind; true when it fired. */
 static bool unimplemented(IndexCtx *ix, bool scalar, Loc at, const char *prim) {
   return index_fire(ix, D_U1, at, scalar ? "sc_scalar_subcore" : "sc_vector_subcore", prim);
@@ -58,11 +46,11 @@ static const char *reduce_prim(Builtin b) {
  * _reduce_op_lowering_rule); jnp.all/any through reduce_min/max of floats. */
 static bool reduction(IndexCtx *ix, bool scalar, Expr *e, AVal *out) {
   AVal x;
-  if (!value(ix, e->args[0], &x)) return false;
+  if (!index_value(ix, e->args[0], &x)) return false;
   bool logical = e->builtin == BI_VALL || e->builtin == BI_VANY;
   if (!logical && x.dtype == DT_BOOL)
-    return bad(ix, e->loc, "jnp.sum, jnp.max and jnp.min need a numeric vector (jnp.any and jnp.all reduce bools)");
-  if (logical && x.dtype != DT_BOOL) return bad(ix, e->loc, "jnp.all and jnp.any need a bool vector: compare first, jnp.all(x != 0)");
+    return index_bad_value(ix, e->loc, "jnp.sum, jnp.max and jnp.min need a numeric vector (jnp.any and jnp.all reduce bools)");
+  if (logical && x.dtype != DT_BOOL) return index_bad_value(ix, e->loc, "jnp.all and jnp.any need a bool vector: compare first, jnp.all(x != 0)");
   if (scalar && unimplemented(ix, scalar, e->loc, reduce_prim(e->builtin))) return false;
   if (x.rank != 1 && index_fire(ix, D_RD1, e->loc, axes_text(ix, x.rank))) return false;
   e->sval = x.rank ? x.shape[0] : 1;
@@ -73,10 +61,10 @@ static bool reduction(IndexCtx *ix, bool scalar, Expr *e, AVal *out) {
 }
 
 static bool math(IndexCtx *ix, bool scalar, Expr *e, AVal *out) {
-  if (!value(ix, e->args[0], out)) return false;
+  if (!index_value(ix, e->args[0], out)) return false;
   out->is_static = false;
   if (e->builtin == BI_ABS) {
-    if (out->dtype == DT_BOOL) return bad(ix, e->loc, "jnp.abs needs a number, not a bool");
+    if (out->dtype == DT_BOOL) return index_bad_value(ix, e->loc, "jnp.abs needs a number, not a bool");
     return true;
   }
   if (!dtype_is_float(out->dtype)) out->dtype = DT_FLOAT32, out->weak = false;
@@ -88,7 +76,7 @@ static bool math(IndexCtx *ix, bool scalar, Expr *e, AVal *out) {
 /* jnp.flip: lax.rev over every dimension; SC lowers only dimensions (0,),
  * gathering with num_lanes indices whatever the vector's length. */
 static bool flip(IndexCtx *ix, bool scalar, int64_t lanes, Expr *e, AVal *out) {
-  if (!value(ix, e->args[0], out)) return false;
+  if (!index_value(ix, e->args[0], out)) return false;
   if (scalar && unimplemented(ix, scalar, e->loc, "rev")) return false;
   if (out->rank != 1 && index_fire(ix, D_RV1, e->loc, axes_text(ix, out->rank))) return false;
   if (out->rank == 1 && out->shape[0] != lanes) {
@@ -108,15 +96,15 @@ static bool flip(IndexCtx *ix, bool scalar, int64_t lanes, Expr *e, AVal *out) {
  * lowered to tpu.dynamic_gather. */
 static bool take(IndexCtx *ix, Expr *e, AVal *out) {
   AVal idx;
-  if (!value(ix, e->args[0], out) || !value(ix, e->args[1], &idx)) return false;
+  if (!index_value(ix, e->args[0], out) || !index_value(ix, e->args[1], &idx)) return false;
   /* jnp.take_along_axis checks the indices' dtype first (jax 0.10.2
    * numpy/indexing.py:852-854), then their rank (863-864) */
   if (!dtype_is_int(idx.dtype) && index_fire(ix, D_TA0, e->loc, dtype_name(idx.dtype))) return false;
   if (idx.rank != out->rank && index_fire(ix, D_TA1, e->loc, num(ix, idx.rank), num(ix, out->rank))) return false;
-  if (!dtype_is_int(idx.dtype)) return bad(ix, e->args[1]->loc, "jnp.take_along_axis's indices must be integers");
-  if (out->rank != 1) return bad(ix, e->loc, "sc-sim's jnp.take_along_axis gathers from a 1-D vector along axis 0");
+  if (!dtype_is_int(idx.dtype)) return index_bad_value(ix, e->args[1]->loc, "jnp.take_along_axis's indices must be integers");
+  if (out->rank != 1) return index_bad_value(ix, e->loc, "sc-sim's jnp.take_along_axis gathers from a 1-D vector along axis 0");
   if (idx.shape[0] != out->shape[0])
-    return bad(ix, e->loc, "jnp.take_along_axis's indices must have the vector's shape (tpu.dynamic_gather)");
+    return index_bad_value(ix, e->loc, "jnp.take_along_axis's indices must have the vector's shape (tpu.dynamic_gather)");
   e->sval = out->shape[0];
   out->is_static = false;
   return true;
@@ -124,9 +112,9 @@ static bool take(IndexCtx *ix, Expr *e, AVal *out) {
 
 static bool static_dim(IndexCtx *ix, Expr *d, int64_t *v) {
   AVal a;
-  if (!value(ix, d, &a)) return false;
+  if (!index_value(ix, d, &a)) return false;
   if (a.rank || !a.is_static || !dtype_is_int(a.dtype) || a.sval.i < 0 || a.sval.i > (1 << 24))
-    return bad(ix, d->loc, "a size here must be a non-negative integer literal (at most 2**24)");
+    return index_bad_value(ix, d->loc, "a size here must be a non-negative integer literal (at most 2**24)");
   d->has_sval = true, d->sval = *v = a.sval.i;
   return true;
 }
@@ -138,10 +126,10 @@ static int64_t count(int rank, const int64_t *shape) {
 }
 
 static bool reshape(IndexCtx *ix, Expr *e, AVal *out) {
-  if (!value(ix, e->args[0], out)) return false;
+  if (!index_value(ix, e->args[0], out)) return false;
   Expr *sh = e->args[1];
   int rank = sh->kind == EX_LIST ? sh->nargs : 1;
-  if (rank > MAX_RANK) return bad(ix, sh->loc, "jnp.reshape's shape has more than 8 dimensions");
+  if (rank > MAX_RANK) return index_bad_value(ix, sh->loc, "jnp.reshape's shape has more than 8 dimensions");
   int64_t shape[MAX_RANK];
   for (int i = 0; i < rank; i++)
     if (!static_dim(ix, sh->kind == EX_LIST ? sh->args[i] : sh, &shape[i])) return false;
@@ -159,14 +147,14 @@ static bool reshape(IndexCtx *ix, Expr *e, AVal *out) {
 static bool bitcast(IndexCtx *ix, Expr *e, AVal *out) {
   const char *tn = e->args[1]->kind == EX_NAME ? e->args[1]->name : NULL;
   if (tn && (!strncmp(tn, "jnp.", 4) || !strncmp(tn, "np.", 3))) tn = strchr(tn, '.') + 1;
-  if (!tn) return bad(ix, e->args[1]->loc, "plsc.bitcast's second argument must be a dtype name such as int32");
+  if (!tn) return index_bad_value(ix, e->args[1]->loc, "plsc.bitcast's second argument must be a dtype name such as int32");
   Dtype t;
   if (!dtype_lookup(tn, &t)) {
     dtype_unknown(ix->d, e->args[1]->loc, tn);
     ix->failed = true;
     return false;
   }
-  if (!value(ix, e->args[0], out)) return false;
+  if (!index_value(ix, e->args[0], out)) return false;
   int ob = dtype_bits(out->dtype), nb = dtype_bits(t);
   e->dtype = t;
   out->is_static = false;
@@ -184,15 +172,15 @@ static bool bitcast(IndexCtx *ix, Expr *e, AVal *out) {
  * tpu.concatenate. */
 static bool concat(IndexCtx *ix, Expr *e, AVal *out) {
   Expr *l = e->args[0];
-  if (l->kind != EX_LIST || l->nargs < 1) return bad(ix, e->loc, builtin_usage(BI_CONCAT));
+  if (l->kind != EX_LIST || l->nargs < 1) return index_bad_value(ix, e->loc, builtin_usage(BI_CONCAT));
   AVal it[64];
   memset(it, 0, sizeof it);
-  if (l->nargs > 64) return bad(ix, l->loc, "jnp.concatenate joins at most 64 vectors here");
+  if (l->nargs > 64) return index_bad_value(ix, l->loc, "jnp.concatenate joins at most 64 vectors here");
   char shapes[512] = "";
   size_t len = 0;
   bool ranks = false, dims = false;
   for (int k = 0; k < l->nargs; k++) {
-    if (!value(ix, l->args[k], &it[k])) return false;
+    if (!index_value(ix, l->args[k], &it[k])) return false;
     char b[128];
     fmt_shape(b, sizeof b, it[k].rank, it[k].shape);
     len += (size_t)snprintf(shapes + len, len < sizeof shapes ? sizeof shapes - len : 0, "%s%s", k ? ", " : "", b);
@@ -200,13 +188,13 @@ static bool concat(IndexCtx *ix, Expr *e, AVal *out) {
     ranks |= it[k].rank != it[0].rank;
     for (int d = 1; !ranks && d < it[k].rank; d++) dims |= it[k].shape[d] != it[0].shape[d];
   }
-  if (!ranks && it[0].rank == 0) return bad(ix, e->loc, "Zero-dimensional arrays cannot be concatenated.");
+  if (!ranks && it[0].rank == 0) return index_bad_value(ix, e->loc, "Zero-dimensional arrays cannot be concatenated.");
   if (ranks && index_fire(ix, D_CC1, e->loc, text(ix, shapes))) return false;
   if (dims && index_fire(ix, D_CC2, e->loc, text(ix, shapes))) return false;
   *out = it[0];
   out->is_static = out->weak = false;
   for (int k = 1; k < l->nargs; k++) {
-    if (it[k].dtype != it[0].dtype) return bad(ix, l->args[k]->loc, "jnp.concatenate's vectors must share one dtype here (astype first)");
+    if (it[k].dtype != it[0].dtype) return index_bad_value(ix, l->args[k]->loc, "jnp.concatenate's vectors must share one dtype here (astype first)");
     out->shape[0] += it[k].shape[0];
   }
   l->ty = out->dtype;
@@ -216,13 +204,13 @@ static bool concat(IndexCtx *ix, Expr *e, AVal *out) {
 /* lax.slice_in_dim(x, start, limit) along axis 0 (jnp.split's pieces and
  * x[a:b] on a value): static bounds, a negative one counting from the end. */
 static bool slice_in_dim(IndexCtx *ix, Expr *e, AVal *out) {
-  if (!value(ix, e->args[0], out)) return false;
-  if (out->rank == 0) return bad(ix, e->loc, "lax.slice_in_dim needs a vector, not a scalar");
+  if (!index_value(ix, e->args[0], out)) return false;
+  if (out->rank == 0) return index_bad_value(ix, e->loc, "lax.slice_in_dim needs a vector, not a scalar");
   int64_t b[2], n = out->shape[0];
   for (int k = 0; k < 2; k++) {
     AVal a;
-    if (!value(ix, e->args[1 + k], &a)) return false;
-    if (a.rank || !a.is_static || !dtype_is_int(a.dtype)) return bad(ix, e->args[1 + k]->loc, "lax.slice_in_dim's bounds must be integer literals");
+    if (!index_value(ix, e->args[1 + k], &a)) return false;
+    if (a.rank || !a.is_static || !dtype_is_int(a.dtype)) return index_bad_value(ix, e->args[1 + k]->loc, "lax.slice_in_dim's bounds must be integer literals");
     b[k] = a.sval.i < 0 ? a.sval.i + n : a.sval.i;
     e->args[1 + k]->has_sval = true, e->args[1 + k]->sval = b[k];
   }
@@ -232,7 +220,7 @@ static bool slice_in_dim(IndexCtx *ix, Expr *e, AVal *out) {
   st[0] = b[0], lim[0] = b[1];
   if (b[1] > n && index_fire(ix, D_VS1, e->loc, shape_text(ix, out->rank, lim), shape_text(ix, out->rank, out->shape))) return false;
   if (b[1] < b[0] && index_fire(ix, D_VS2, e->loc, shape_text(ix, out->rank, st), shape_text(ix, out->rank, lim))) return false;
-  if (b[0] < 0 || b[1] > n || b[1] < b[0]) return bad(ix, e->loc, "lax.slice_in_dim's bounds are outside the vector");
+  if (b[0] < 0 || b[1] > n || b[1] < b[0]) return index_bad_value(ix, e->loc, "lax.slice_in_dim's bounds are outside the vector");
   out->shape[0] = b[1] - b[0];
   out->is_static = false;
   return true;
@@ -268,5 +256,5 @@ bool check_valops_call(IndexCtx *ix, const Program *p, Expr *e, AVal *out) {
   case BI_DS: case BI_INDICES: case BI_SELECT_REF: case BI_AXIS_SIZE: case BI_CUMSUM: case BI_CUMMAX: case BI_CUMMIN:
   case BI_LAX_CUMSUM: case BI_SORT: case BI_SORT_KV: case BI_SCAN_COUNT: case BI_PACK: case BI_UNPACK: case BI_AR_POPCOUNT: case BI_AR_FFS: break;
   }
-  return bad(ix, e->loc, "not a value operation");
+  return index_bad_value(ix, e->loc, "not a value operation");
 }

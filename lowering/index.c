@@ -691,3 +691,15 @@ View *index_without_offsets(Arena *a, const View *v, int off_tr, Expr **off_e) {
   return w;
 }
 
+
+bool index_bad_value(IndexCtx *c, Loc at, const char *msg) {
+  index_fire(c, D_IN_VALUE, at, msg);
+  return false;
+}
+
+bool index_value(IndexCtx *c, Expr *e, AVal *out) {
+  if (!c->eval(c, e, out)) return false;
+  if (out->kind != AV_VALUE)
+    return index_bad_value(c, e->loc, "this operand is a ref or a DMA descriptor, but a value is needed here (read a ref with get first)");
+  return true;
+}

@@ -135,6 +135,10 @@ void fmt_dims(char *buf, size_t n, int rank, const int64_t *shape); /* 2, 16 */
 /* Message arguments kept in the arena: a number; a shape as "(a, b)". */
 char *index_num(IndexCtx *c, int64_t v);
 char *index_shape_str(IndexCtx *c, int rank, const int64_t *shape);
+/* The value checkers' input error msg at `at` (D_IN_VALUE); always false. */
+bool index_bad_value(IndexCtx *c, Loc at, const char *msg);
+/* Types e into *out, which must be a value (not a ref or a DMA descriptor). */
+bool index_value(IndexCtx *c, Expr *e, AVal *out);
 /* avals: as an abstract eval prints them (validate=False, traced leaves as
  * ShapedArrays); otherwise as built before binding (tracers, validate=True). */
 void fmt_indexer(char *buf, size_t n, const NDIndexer *ix, bool avals);

@@ -266,28 +266,13 @@ def campaign(seed: int, count: int, chip: str, gaps: bool = True
 _NOT_EXPRESSED = ("sc_sim runs SparseCore kernels on", "captures non-Ref constants")
 
 
-def _sc_check(path: str) -> tuple[int, str, str]:
-    """sc-sim's checker on a program: exit, rule id, 'Type: message'."""
-    import subprocess
-    from .binary import find_binary
-    r = subprocess.run([find_binary(), "check", "--json", path], capture_output=True, text=True)
-    try:
-        j = json.loads(r.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return 2, "crash", r.stderr.strip()[:200]
-    err = j.get("error")
-    if not err:
-        return j["exit"], "accepted", ""
-    return j["exit"], err["id"], f"{err['type']}: {err['message']}"
-
-
 def fuzz_case(seed: int, count: int, k: int, folder: str) -> tuple[str, str, str, str]:
     """Program k of the C campaign (seed, count): (outcome, rule id,
     sc-sim's verdict, JAX's verdict); outcome is agree, disagree or
     cannot (emit-pallas refused the program or sc-sim rejects it as input)."""
     import subprocess
     from .binary import find_binary
-    from .jaxdiff_rules import _chip, jax_judge
+    from .jaxdiff_rules import _chip, jax_judge, check as _sc_check
     binary = find_binary()
     prog = os.path.join(folder, f"fuzz{k}.yaml")
     text = subprocess.run([binary, "fuzz", "--seed", str(seed), "--count", str(count), "--show", str(k)],
