@@ -119,19 +119,20 @@ static int hook_expr(void *l, const Expr *e) { return lower_expr(l, e); }
  * _cumsum_lowering_rule): no mask is an all-true i1 vector; int32 max/min
  * flip the sign bit around tpu.scan, whose comparisons are unsigned. */
 static int lower_xor_sign(L *l, int x, const Expr *e) {
+  /* registers are kept by number: each emit may move the code array */
   Instr *k = emit(l, I_CONST);
-  k->d = new_reg(l);
+  int kd = k->d = new_reg(l);
   k->ty = DT_INT64;
   k->imm = 0x80000000LL;
   Instr *bc = emit(l, I_BROADCAST);
-  bc->a = k->d;
+  bc->a = kd;
   bc->ty = DT_INT32;
   bc->rank = 1;
   bc->shape[0] = e->sval;
-  bc->d = new_reg(l);
+  int bd = bc->d = new_reg(l);
   Instr *in = emit(l, I_BINARY);
   in->sub = OP_BXOR;
-  in->a = x, in->b = bc->d;
+  in->a = x, in->b = bd;
   in->ty = in->uty = DT_INT32;
   in->d = new_reg(l);
   return in->d;
@@ -140,11 +141,11 @@ static int lower_xor_sign(L *l, int x, const Expr *e) {
 /* An all-true i1 vector of n lanes (tpu.scan and tpu.sort take a mask). */
 static int lower_all_true(L *l, int64_t n) {
   Instr *k = emit(l, I_CONST);
-  k->d = new_reg(l);
+  int kd = k->d = new_reg(l);
   k->ty = DT_BOOL;
   k->imm = 1;
   Instr *bc = emit(l, I_BROADCAST);
-  bc->a = k->d;
+  bc->a = kd;
   bc->ty = DT_BOOL;
   bc->rank = 1;
   bc->shape[0] = n;
@@ -660,8 +661,9 @@ static void lower_expect(L *l, const Op *op) {
 static void lower_debug_print(L *l, const Op *op) {
   const Expr *arg = op->nlist[FLD_ARGS] > 0 ? op->list[FLD_ARGS][0] : NULL;
   if (arg && arg->is_ref) {
+    int v = lower_view(l, (const View *)arg->view); /* first: it may emit, moving the code array */
     Instr *in = emit(l, I_LOG_BUFFER);
-    in->view = lower_view(l, (const View *)arg->view);
+    in->view = v;
     in->log = 'L';
     return;
   }
