@@ -27,6 +27,8 @@ typedef struct {
   bool legality; /* inits dropped: for verdicts only */
   const char *vars[64]; /* the variables of the enclosing loops, outermost first */
   int nvars;
+  const Body *at_body; /* the body and index of the operation being emitted */
+  int at_i;
 } Em;
 
 static void fail(Em *m, Loc at, const char *what) {
@@ -433,21 +435,165 @@ static void e_while(Em *m, const Op *op) {
   fprintf(m->f, " = jax.lax.while_loop(_cond%d, _body%d, ", k, k), ptree(m, op, FLD_CARRY), fputs(")\n", m->f);
 }
 
-static void branch(Em *m, const char *name, const Body *b) {
+/* ---- names bound in a branch and used after it --------------------------
+ * The format binds a branch's names in the enclosing scope (docs/format.md);
+ * a Python branch function keeps them local.  A value bound in both
+ * branches and used after is returned through jax.lax.cond; a DMA
+ * descriptor used by a later wait is built before the branch
+ * (pltpu.make_async_copy) and started inside it, as Pallas users write it.
+ * What remains (a value bound in one branch only) is left as it is. */
+
+static bool expr_uses(const Expr *e, const char *name) {
+  if (!e) return false;
+  if (e->kind == EX_NAME && e->name && !strcmp(e->name, name)) return true;
+  if (expr_uses(e->a, name) || expr_uses(e->b, name) || expr_uses(e->c, name)) return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (expr_uses(e->args[i], name)) return true;
+  return false;
+}
+
+static bool body_uses(const Body *b, int from, const char *name, bool desc);
+
+/* Whether op reads name: as a descriptor (the short wait) or as a value. */
+static bool op_uses(const Op *op, const char *name, bool desc) {
+  if (desc) return (op->kind == OPK_WAIT && op->wait_desc && !strcmp(op->wait_desc, name)) ||
+                   body_uses(&op->body, 0, name, desc) || body_uses(&op->els, 0, name, desc);
+  for (int f = 0; f < FLD_COUNT; f++) {
+    if (expr_uses(op->e[f], name)) return true;
+    for (int k = 0; k < op->nlist[f]; k++)
+      if (expr_uses(op->list[f][k], name)) return true;
+  }
+  return body_uses(&op->body, 0, name, desc) || body_uses(&op->els, 0, name, desc);
+}
+
+static bool body_uses(const Body *b, int from, const char *name, bool desc) {
+  for (int i = from; i < b->n; i++)
+    if (op_uses(b->ops[i], name, desc)) return true;
+  return false;
+}
+
+/* The name an operation of a branch binds for the code after it (a let's
+ * name, an out), or NULL. */
+static const char *bound_name(const Op *op) {
+  if (op->kind == OPK_LET && op->ncarry == 0) return op->name[FLD_NAME];
+  return (op->has & F(OUT)) ? op->name[FLD_OUT] : NULL;
+}
+
+/* Whether b binds name as a value at its top level or in a nested when
+ * that binds it in both branches. */
+static bool binds_value(const Body *b, const char *name) {
+  for (int i = 0; i < b->n; i++) {
+    const Op *op = b->ops[i];
+    const char *nm = bound_name(op);
+    if (nm && !strcmp(nm, name) && op->kind != OPK_ASYNC_COPY) return true;
+    if (op->kind == OPK_WHEN && (op->has & F(ELSE)) && binds_value(&op->body, name) && binds_value(&op->els, name))
+      return true;
+  }
+  return false;
+}
+
+/* The first async_copy binding name in b (nested whens included). */
+static const Op *find_copy(const Body *b, const char *name) {
+  for (int i = 0; i < b->n; i++) {
+    const Op *op = b->ops[i];
+    if (op->kind == OPK_ASYNC_COPY && bound_name(op) && !strcmp(bound_name(op), name)) return op;
+    const Op *c = op->kind == OPK_WHEN ? find_copy(&op->body, name) : NULL;
+    if (!c && op->kind == OPK_WHEN) c = find_copy(&op->els, name);
+    if (c) return c;
+  }
+  return NULL;
+}
+
+/* Whether any operation of b (nested whens included) binds a name that e reads. */
+static bool reads_bound(const Body *b, const Expr *e) {
+  for (int i = 0; i < b->n; i++) {
+    const char *nm = bound_name(b->ops[i]);
+    if (nm && expr_uses(e, nm)) return true;
+    if (b->ops[i]->kind == OPK_WHEN && (reads_bound(&b->ops[i]->body, e) || reads_bound(&b->ops[i]->els, e))) return true;
+  }
+  return false;
+}
+
+typedef struct {
+  const char *name[16];
+  int n;
+} Names;
+
+static void names_add(Names *ns, const char *name) {
+  for (int i = 0; i < ns->n; i++)
+    if (!strcmp(ns->name[i], name)) return;
+  if (ns->n < 16) ns->name[ns->n++] = name;
+}
+
+/* Every name b binds (nested whens included), each once. */
+static void collect(const Body *b, Names *ns) {
+  for (int i = 0; i < b->n; i++) {
+    if (bound_name(b->ops[i])) names_add(ns, bound_name(b->ops[i]));
+    if (b->ops[i]->kind == OPK_WHEN) collect(&b->ops[i]->body, ns), collect(&b->ops[i]->els, ns);
+  }
+}
+
+/* Descriptors a later wait uses: built here, before the branches. */
+static void hoist_copies(Em *m, const Op *op, const Body *after, int from) {
+  Names ns = {0};
+  collect(&op->body, &ns), collect(&op->els, &ns);
+  for (int i = 0; i < ns.n; i++) {
+    const Op *c = find_copy(&op->body, ns.name[i]);
+    if (!c) c = find_copy(&op->els, ns.name[i]);
+    if (!c || !after || !body_uses(after, from, ns.name[i], true)) continue;
+    static const FieldId sides[] = {FLD_SRC, FLD_DST, FLD_SEM};
+    bool inner = false; /* an index the branch computes: not known before it */
+    for (int j = 0; j < 3; j++) inner |= reads_bound(&op->body, c->e[sides[j]]) || reads_bound(&op->els, c->e[sides[j]]);
+    if (inner) continue;
+    if (!single(m, c, FLD_SRC) || !single(m, c, FLD_DST)) return;
+    fprintf(m->f, "%*s%s = pltpu.make_async_copy(", 4 * m->depth, "", ns.name[i]), view(m, c->e[FLD_SRC]);
+    fputs(", ", m->f), view(m, c->e[FLD_DST]), fputs(", ", m->f), view(m, c->e[FLD_SEM]), fputc(')', m->f), end(m);
+  }
+}
+
+/* Values bound in both branches and used after the when. */
+static Names exported(const Op *op, const Body *after, int from) {
+  Names ns = {0}, out = {0};
+  collect(&op->body, &ns);
+  for (int i = 0; after && i < ns.n; i++)
+    if (binds_value(&op->body, ns.name[i]) && binds_value(&op->els, ns.name[i]) && body_uses(after, from, ns.name[i], false))
+      names_add(&out, ns.name[i]);
+  return out;
+}
+
+static void returns(Em *m, const Names *ns) {
+  fprintf(m->f, "%*s(", 4 * m->depth, "");
+  for (int i = 0; i < ns->n; i++) fprintf(m->f, "%s, ", ns->name[i]);
+  fputc(')', m->f);
+}
+
+static void branch(Em *m, const char *name, const Body *b, const Names *ns) {
   line(m, "def %s():", name);
-  m->depth++, body(m, b), m->depth--;
+  m->depth++, body(m, b);
+  if (ns && ns->n) {
+    fprintf(m->f, "%*sreturn ", 4 * m->depth, "");
+    for (int i = 0; i < ns->n; i++) fprintf(m->f, "%s, ", ns->name[i]);
+    end(m);
+  }
+  m->depth--;
 }
 
 static void e_when(Em *m, const Op *op) {
+  const Body *after = m->at_body;
+  int from = m->at_i + 1;
   int k = m->serial++;
   char t[32], f[32];
   snprintf(t, sizeof t, "_then%d", k), snprintf(f, sizeof f, "_else%d", k);
+  hoist_copies(m, op, after, from);
   if (!(op->has & F(ELSE))) {
     fprintf(m->f, "%*s@pl.when(", 4 * m->depth, ""), ex(m, op->e[FLD_COND]), fputs(")\n", m->f);
-    return branch(m, t, &op->body);
+    return branch(m, t, &op->body, NULL);
   }
-  branch(m, t, &op->body), branch(m, f, &op->els);
-  fprintf(m->f, "%*sjax.lax.cond(", 4 * m->depth, ""), ex(m, op->e[FLD_COND]);
+  Names ns = exported(op, after, from);
+  branch(m, t, &op->body, &ns), branch(m, f, &op->els, &ns);
+  if (ns.n) returns(m, &ns), fputs(" = ", m->f);
+  else fprintf(m->f, "%*s", 4 * m->depth, "");
+  fputs("jax.lax.cond(", m->f), ex(m, op->e[FLD_COND]);
   fprintf(m->f, ", %s, %s)\n", t, f);
 }
 
@@ -517,6 +663,7 @@ static const EmitFn EMITTERS[OPK_COUNT] = {
 static void body(Em *m, const Body *b) {
   for (int i = 0; i < b->n; i++) {
     line(m, "# line %d", b->ops[i]->loc.line);
+    m->at_body = b, m->at_i = i;
     if (EMITTERS[b->ops[i]->kind]) EMITTERS[b->ops[i]->kind](m, b->ops[i]);
     else fail(m, b->ops[i]->loc, "this operation (no emitter)");
   }

@@ -54,7 +54,8 @@ typedef struct Pending {
   int64_t sem_off;
   int64_t bytes;    /* what the wait consumes */
   Region *src, *dst;
-  Dtype dtype;      /* element type moved */
+  Dtype dtype;      /* element type moved (the source's) */
+  Dtype dst_dtype;  /* the destination's: differs only where Mosaic's types are signless-equal */
   bool add;
   int64_t n;        /* elements */
   Piece *sp, *dp;   /* one piece list per element, MAX_PIECES each */
@@ -922,6 +923,7 @@ static void pend_free(Pending *pd) {
  * count: the spans instead of a piece list per element. */
 static bool pend_span(Pending *pd, const RV *sv, const RV *dv) {
   if (!sv->affine || !dv->affine || sv->n != dv->n || sv->sp.esize != dv->sp.esize) return false;
+  if (dv->dt[dv->v->ntr] == DT_BOOL && sv->dt[sv->v->ntr] != DT_BOOL) return false; /* bytes are not bools: dma_land */
   pd->span = true;
   pd->n = sv->n;
   pd->ss = sv->sp, pd->ds = dv->sp;
@@ -970,24 +972,35 @@ static bool pend_indirect(Ref_ *R, Sub *s, const Op *op, Pending *pd, const DmaP
   return ok;
 }
 
+/* The value a destination element of type `to` holds after a copy of `c`
+ * of type `from`.  Mosaic has no bool memrefs: a bool ref is an i32 memref
+ * whose loads compare with zero (jax/_src/pallas/mosaic/lowering.py,
+ * _maybe_cast_load_to_bool), so an int32 word copied into it reads as
+ * (word != 0).  The other pairs the checker lets through (int32 and uint32)
+ * keep their bits. */
+static Cell dma_land(Dtype from, Dtype to, Cell c) {
+  if (to == DT_BOOL && from != DT_BOOL) c.i = c.i != 0;
+  return c;
+}
+
 static void apply_pending(Pending *pd) {
   if (pd->span) return ref_span_copy(pd->dst, &pd->ds, pd->src, &pd->ss, pd->dtype, pd->add);
-  int sz = dtype_size(pd->dtype);
+  Dtype dt = pd->dst_dtype;
   for (int64_t i = 0; i < pd->n; i++) {
     Cell c, cur;
     uint8_t def, cdef;
     read_pieces(pd->src, pd->dtype, pd->sp + i * MAX_PIECES, pd->nsp[i], &c, &def);
+    c = dma_land(pd->dtype, dt, c);
     if (pd->add) {
-      read_pieces(pd->dst, pd->dtype, pd->dp + i * MAX_PIECES, pd->ndp[i], &cur, &cdef);
-      alu_binary(OP_ADD, pd->dtype, pd->dtype, cur, c, &c);
+      read_pieces(pd->dst, dt, pd->dp + i * MAX_PIECES, pd->ndp[i], &cur, &cdef);
+      alu_binary(OP_ADD, dt, dt, cur, c, &c);
       def = def && cdef;
     }
-    if (def) write_pieces(pd->dst, pd->dtype, pd->dp + i * MAX_PIECES, pd->ndp[i], c);
+    if (def) write_pieces(pd->dst, dt, pd->dp + i * MAX_PIECES, pd->ndp[i], c);
     else { /* DMAs copy definedness (§9.1) */
       const Piece *p = pd->dp + i * MAX_PIECES;
       for (int k = 0; k < pd->ndp[i]; k++) mem_set_defined(pd->dst, p[k].off, p[k].n, false);
     }
-    (void)sz;
   }
 }
 
@@ -1021,6 +1034,7 @@ static bool dma_start(Ref_ *R, Sub *s, const Op *op, const View *src, const View
   pd->src = srv.reg;
   pd->dst = drv.reg;
   pd->dtype = srv.dt[sv->ntr];
+  pd->dst_dtype = drv.dt[dv->ntr];
   pd->add = add;
   bool ok;
   if (pl->indirect) {
