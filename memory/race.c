@@ -609,27 +609,45 @@ bool race_benign_next(RaceDetector *r, RaceReport *rep) {
 
 uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) { return r ? new_tag(r, a, sub) : 0; }
 
-/* Offsets are never negative: pages by division. */
+/* A walk over the shadow pages of bytes [off, off + n) of a region: each
+ * walk_page gives the next page (pg) and the part [from, stop) of it that
+ * the span covers, base being the page's first byte.  False at the end, or
+ * past the shadow's bound (the caller stops the run: race_over).  Offsets
+ * are never negative: pages by division. */
+typedef struct {
+  int64_t b, end, base, from, stop;
+  Page *pg;
+} Walk;
+
+static Walk walk_of(int64_t off, int64_t n) { return (Walk){.b = off, .end = off + n}; }
+
+static bool walk_page(RaceDetector *r, const Region *g, Walk *w) {
+  if (w->b >= w->end) return false;
+  w->base = w->b / PAGE * PAGE;
+  w->stop = w->end - w->base < PAGE ? w->end - w->base : PAGE;
+  w->from = w->b - w->base;
+  w->pg = page_of(r, g, w->b / PAGE);
+  w->b = w->base + w->stop;
+  return w->pg && page_fit(r, w->pg, w->from, w->stop);
+}
+
 bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n, RaceReport *rep) {
   if (!r || !tag) return true;
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
-  for (int64_t b = off, end = off + n; b < end;) {
-    int64_t base = b / PAGE * PAGE, stop = end - base < PAGE ? end - base : PAGE;
-    Page *pg = page_of(r, g, b / PAGE);
-    if (!pg || !page_fit(r, pg, b - base, stop)) return true; /* past the shadow's bound: the caller stops the run (race_over) */
-    for (int64_t i = b - base, j; i < stop; i = j) {
-      j = run_end(pg, i, stop);
+  for (Walk w = walk_of(off, n); walk_page(r, g, &w);) {
+    Page *pg = w.pg;
+    for (int64_t i = w.from, j; i < w.stop; i = j) {
+      j = run_end(pg, i, w.stop);
       Shadow st = state_at(pg, i);
       if (clean(r, st, a, sub)) {
-        record(r, pg, i, j, tag, a, sub, g, base);
+        record(r, pg, i, j, tag, a, sub, g, w.base);
         continue;
       }
       if ((!pg->st || pg->shift) && !page_states(r, pg, 0)) return true;
       for (int64_t k = i; k < j; k++)
-        if (!access_byte(r, pg, k, tag, a, sub, g, base + k, rep)) return widen(r, g, base + k, end, st, rep);
+        if (!access_byte(r, pg, k, tag, a, sub, g, w.base + k, rep)) return widen(r, g, w.base + k, w.end, st, rep);
     }
-    b = base + stop;
   }
   return true;
 }
@@ -638,16 +656,11 @@ bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off
   if (!r || !tag) return true;
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
-  for (int64_t b = off, end = off + n; b < end;) {
-    int64_t base = b / PAGE * PAGE, stop = end - base < PAGE ? end - base : PAGE;
-    Page *pg = page_of(r, g, b / PAGE);
-    if (!pg || !page_fit(r, pg, b - base, stop)) return true; /* as race_bytes */
-    for (int64_t i = b - base, j; i < stop; i = j) {
-      j = run_end(pg, i, stop);
-      if (!clean(r, state_at(pg, i), a, sub)) return false;
+  for (Walk w = walk_of(off, n); walk_page(r, g, &w);)
+    for (int64_t i = w.from, j; i < w.stop; i = j) {
+      j = run_end(w.pg, i, w.stop);
+      if (!clean(r, state_at(w.pg, i), a, sub)) return false;
     }
-    b = base + stop;
-  }
   return true;
 }
 
@@ -655,33 +668,23 @@ void race_span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t of
   if (!r || !tag) return;
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
-  for (int64_t b = off, end = off + n; b < end;) {
-    int64_t base = b / PAGE * PAGE, stop = end - base < PAGE ? end - base : PAGE;
-    Page *pg = page_of(r, g, b / PAGE);
-    if (!pg || !page_fit(r, pg, b - base, stop)) return;
-    for (int64_t i = b - base, j; i < stop; i = j) {
-      j = run_end(pg, i, stop);
-      record(r, pg, i, j, tag, a, sub, g, base);
+  for (Walk w = walk_of(off, n); walk_page(r, g, &w);)
+    for (int64_t i = w.from, j; i < w.stop; i = j) {
+      j = run_end(w.pg, i, w.stop);
+      record(r, w.pg, i, j, tag, a, sub, g, w.base);
     }
-    b = base + stop;
-  }
 }
 
 void race_pre(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
   if (!r || !tag || !r->acc[tag - 1].write) return;
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
-  for (int64_t b = off, end = off + n; b < end;) {
-    int64_t base = b / PAGE * PAGE, stop = end - base < PAGE ? end - base : PAGE;
-    Page *pg = page_of(r, g, b / PAGE);
-    if (!pg || !page_fit(r, pg, b - base, stop)) return;
-    for (int64_t i = b - base, j; i < stop && !pg->val; i = j) {
-      j = run_end(pg, i, stop);
-      Shadow st = state_at(pg, i);
-      if (st_w(st) && conflict(r, st_w(st), a, sub) && !page_values(r, pg, g, base)) return;
+  for (Walk w = walk_of(off, n); walk_page(r, g, &w);)
+    for (int64_t i = w.from, j; i < w.stop && !w.pg->val; i = j) {
+      j = run_end(w.pg, i, w.stop);
+      Shadow st = state_at(w.pg, i);
+      if (st_w(st) && conflict(r, st_w(st), a, sub) && !page_values(r, w.pg, g, w.base)) return;
     }
-    b = base + stop;
-  }
 }
 
 bool race_span(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
