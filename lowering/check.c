@@ -261,6 +261,8 @@ static bool eval_iota(Checker *c, Expr *e, AVal *out) {
   out->shape[0] = n;
   if (c->p->kernel == KERNEL_SCALAR) {
     if (fire(c, D_U1, e->loc, "sc_scalar_subcore", "iota")) return false;
+  } else if (index_zero_size(&c->ix, e->loc, "iota", 1, &n)) {
+    return false;
   } else if (n != c->p->params.num_lanes) {
     char got[64];
     fmt_shape(got, sizeof got, 1, &n);
@@ -314,7 +316,7 @@ static bool eval_full(Checker *c, Expr *e, AVal *out) {
     out->rank = 1;
     if (!static_count(c, sh, &out->shape[0])) return false;
   }
-  return true;
+  return !index_zero_size(&c->ix, e->loc, "broadcast_in_dim", out->rank, out->shape);
 }
 
 static bool eval_astype(Checker *c, Expr *e, AVal *out) {
@@ -789,6 +791,7 @@ static bool array_index_unsupported(Checker *c, Loc at, const char *what) {
 
 /* The G rules; `mask` is set for load_expanded. */
 static bool load_rules(Checker *c, Loc at, const View *v, bool mask) {
+  if (index_zero_size(&c->ix, at, mask ? "load" : "get", v->rank, v->shape)) return false;
   Space sp = v->ref->space;
   if ((sp == SP_HBM || sp == SP_VMEM_SHARED) && fire(c, D_G1, at, space_repr(sp))) return false;
   Access a;
@@ -823,6 +826,8 @@ static bool load_rules(Checker *c, Loc at, const View *v, bool mask) {
 
 /* The S rules; add for addupdate, mask for the compressed forms. */
 static bool store_rules(Checker *c, Loc at, const View *v, bool mask, bool add) {
+  /* state's addupdate has no result; swap (plsc's too) returns a vector */
+  if (!(add && !mask) && index_zero_size(&c->ix, at, "swap", v->rank, v->shape)) return false;
   Space sp = v->ref->space;
   if ((sp == SP_HBM || sp == SP_VMEM_SHARED) && fire(c, D_S1, at, space_repr(sp))) return false;
   Access a;

@@ -223,7 +223,7 @@ static bool slice_in_dim(IndexCtx *ix, Expr *e, AVal *out) {
   if (b[0] < 0 || b[1] > n || b[1] < b[0]) return index_bad_value(ix, e->loc, "lax.slice_in_dim's bounds are outside the vector");
   out->shape[0] = b[1] - b[0];
   out->is_static = false;
-  return true;
+  return !index_zero_size(ix, e->loc, "slice", out->rank, out->shape);
 }
 
 bool check_valops_subscript(IndexCtx *ix, const Program *p, Expr *e, AVal *out, bool *handled) {

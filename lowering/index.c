@@ -16,6 +16,20 @@ bool index_fire(IndexCtx *c, DiagId id, Loc at, ...) {
   return true;
 }
 
+/* jax 0.10.2 pallas/mosaic/lowering.py:425 (_emit_pallas_lowering_rule_as_fun):
+ * MLIR's VectorType refuses a size 0, and its error prints the equation's
+ * location: the name stack, the kernel function, the source position.  The
+ * kernel of a program is named `kernel`; the position is the operation's. */
+bool index_zero_size(IndexCtx *c, Loc at, const char *prim, int rank, const int64_t *shape) {
+  bool zero = false;
+  for (int k = 0; k < rank; k++) zero |= shape[k] == 0;
+  if (!zero) return false;
+  char line[16], col[16];
+  snprintf(line, sizeof line, "%d", at.line);
+  snprintf(col, sizeof col, "%d", at.col);
+  return index_fire(c, D_ZV1, at, prim, prim, "kernel", at.file ? at.file : "", line, col);
+}
+
 char *index_num(IndexCtx *c, int64_t v) {
   char *s = arena_alloc(c->arena, 24);
   snprintf(s, 24, "%lld", (long long)v);
@@ -404,12 +418,19 @@ static bool classify(IndexCtx *c, NDIndexer *ix, Loc at) {
     return true;
   }
   if (!broadcast(c, ix, at)) return false;
-  /* from_indices_shape broadcasts each integer index to the arrays' shape
-   * with state's broadcast_to primitive, which the SparseCore lowering
-   * lacks (jax 0.10.2 state/indexing.py:253, state/primitives.py:1086) */
-  for (int i = 0; i < ix->n; i++)
-    if (ix->e[i].kind == IX_INT && ix->int_rank > 0)
+  /* from_indices_shape broadcasts each integer index and each index array
+   * of another shape to the broadcast shape with state's broadcast_to
+   * primitive, which the SparseCore lowering lacks (jax 0.10.2
+   * state/indexing.py:253, state/primitives.py:1084: only an index of the
+   * shape already is left as it is) */
+  for (int i = 0; i < ix->n; i++) {
+    const IxEntry *e = &ix->e[i];
+    bool same = e->kind == IX_INT ? ix->int_rank == 0
+                                  : e->idx.rank == ix->int_rank &&
+                                        !memcmp(e->idx.shape, ix->int_shape, sizeof(int64_t) * (size_t)ix->int_rank);
+    if (e->kind != IX_SLICE && !same)
       return !index_fire(c, D_U1, at, c->core_type ? c->core_type : "sc_vector_subcore", "broadcast_to");
+  }
   return true;
 }
 

@@ -5,6 +5,7 @@ import builtins
 
 from jax._src.pallas.mosaic.error_handling import \
     VerificationError as _JaxVerificationError
+from jaxlib.mlir import ir as _ir
 
 
 class ScSimError(Exception):
@@ -44,6 +45,15 @@ class MosaicVerificationError(ScSimError, _JaxVerificationError):
         Exception.__init__(self, message)
 
 
+class MLIRError(ScSimError, _ir.MLIRError):
+    """An MLIR type JAX's lowering cannot build (ZV1: a vector with a
+    dimension of size 0): an instance of MLIR's own `MLIRError`, which
+    JAX's lowering raises there; the message is sc-sim's whole text."""
+
+    def __init__(self, message: str) -> None:
+        Exception.__init__(self, message)
+
+
 class InvalidProgramError(ScSimError, ValueError):
     """sc-sim refused the translated program as input (exit 2): for example
     inputs that do not fit the chip, or a translation bug."""
@@ -53,6 +63,8 @@ def exception_class(type_name: str) -> type[BaseException]:
     """The Python class for a type name in sc-sim's ``Type: message``."""
     if type_name == "VerificationError":
         return MosaicVerificationError
+    if type_name == "MLIRError":
+        return MLIRError
     cls = getattr(builtins, type_name, None)
     if isinstance(cls, type) and issubclass(cls, BaseException):
         return cls

@@ -96,11 +96,20 @@ def jax_verdict(fn: Callable[..., Any], *args: Any, chip: str = "tpu7x") -> Verd
     return Verdict(True, modules=_mosaic_modules(text), stablehlo=text)
 
 
+# An MLIR location inside a message (ZV1): the kernel function's name and
+# its source position, ("build.<locals>.kernel"("k.py":22:12 to :28)) in a
+# Python kernel and ("kernel"("p.yaml":8:5)) in a program.
+_MLIR_LOC = re.compile(r'\("[^"()]*"\("[^"]*":\d+:\d+(?: to (?:\d+)?:\d+)?\)\)')
+
+
 def normalize(message: str | None) -> str:
     """A message as compared with sc-sim's: Mosaic verifier errors end with
     a dump of the MLIR operation (" see current operation: ..."), which
-    sc-sim does not print (its notes say what the operation was)."""
-    return (message or "").split("\n see current operation")[0]
+    sc-sim does not print (its notes say what the operation was); an MLIR
+    location names the kernel's source, which differs between the program
+    and the kernel emitted from it (SPEC §7.3's reprs likewise)."""
+    text = (message or "").split("\n see current operation")[0]
+    return _MLIR_LOC.sub("(<kernel>(<source>))", text)
 
 
 def agrees(mine: BaseException | None, jv: Verdict) -> bool:

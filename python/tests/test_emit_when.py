@@ -2,12 +2,15 @@
 format binds them for the code after the branch, a Python branch function
 keeps them local.  A DMA descriptor a later wait uses is built before the
 branch; a value bound in both branches is returned through jax.lax.cond.
-Before, both kernels raised NameError."""
+Before, both kernels raised NameError.  A value only one branch binds and
+the code after reads has no Pallas spelling: emit-pallas refuses it."""
 from __future__ import annotations
 
 import pathlib
+import subprocess
 
 from sc_sim import jaxdiff_rules, roundtrip
+from sc_sim.binary import find_binary
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -52,3 +55,31 @@ def test_value_bound_in_both_branches_is_returned(tmp_path: pathlib.Path) -> Non
     assert "return z" not in text  # z is not used after its branch
     assert jaxdiff_rules.jax_judge(text, "tpu7x") == (True, None, "")
     assert roundtrip.through_pallas(text) == roundtrip.direct(str(prog)) == (0, "")
+
+
+ONE_SIDED = """version: 1
+chip: tpu7x
+kernel: vector_subcore
+mesh: {cores: 1, subcores: 1}
+refs:
+  o: {space: smem, shape: [2], dtype: int32}
+body:
+  - let: {name: y, value: 1}
+  - when:
+      cond: "subcore == 0"
+      body:
+        - let: {name: y, value: 7}%s
+  - set: {ref: "o[0]", value: y}
+"""
+
+
+def test_value_bound_in_one_branch_is_refused(tmp_path: pathlib.Path) -> None:
+    # without else, and with an else that leaves y as it was before the when
+    for i, els in enumerate(("", "\n      else:\n        - set: {ref: \"o[1]\", value: 2}")):
+        prog = tmp_path / f"one_sided{i}.yaml"
+        prog.write_text(ONE_SIDED % els)
+        r = subprocess.run([find_binary(), "emit-pallas", prog.name], cwd=tmp_path,
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and r.stdout == ""
+        assert r.stderr == (f"{prog.name}:9:5: error: emit-pallas cannot express a value read after a when "
+                            "that only one branch binds ('y'; bind it in both branches) in Pallas\n")

@@ -34,7 +34,7 @@ typedef struct {
 static void fail(Em *m, Loc at, const char *what) {
   if (m->failed) return;
   m->failed = true;
-  char msg[160];
+  char msg[256];
   snprintf(msg, sizeof msg, "emit-pallas cannot express %s in Pallas", what);
   diag_set(m->d, D_IN_VALUE, at, msg);
 }
@@ -441,7 +441,9 @@ static void e_while(Em *m, const Op *op) {
  * branches and used after is returned through jax.lax.cond; a DMA
  * descriptor used by a later wait is built before the branch
  * (pltpu.make_async_copy) and started inside it, as Pallas users write it.
- * What remains (a value bound in one branch only) is left as it is. */
+ * A value bound in one branch only and used after the when has no Pallas
+ * spelling (the other path leaves it unbound, or bound to an older value
+ * the branch function cannot replace): refused. */
 
 static bool expr_uses(const Expr *e, const char *name) {
   if (!e) return false;
@@ -561,6 +563,21 @@ static Names exported(const Op *op, const Body *after, int from) {
   return out;
 }
 
+/* Refuses a value one branch binds, the other does not, and the code after
+ * the when reads. */
+static void one_sided(Em *m, const Op *op, const Body *after, int from) {
+  Names ns = {0};
+  collect(&op->body, &ns), collect(&op->els, &ns);
+  for (int i = 0; after && i < ns.n; i++) {
+    bool t = binds_value(&op->body, ns.name[i]), e = binds_value(&op->els, ns.name[i]);
+    if (t == e || !body_uses(after, from, ns.name[i], false)) continue;
+    char what[160];
+    snprintf(what, sizeof what, "a value read after a when that only one branch binds ('%s'; bind it in both branches)",
+             ns.name[i]);
+    return fail(m, op->loc, what);
+  }
+}
+
 static void returns(Em *m, const Names *ns) {
   fprintf(m->f, "%*s(", 4 * m->depth, "");
   for (int i = 0; i < ns->n; i++) fprintf(m->f, "%s, ", ns->name[i]);
@@ -585,6 +602,7 @@ static void e_when(Em *m, const Op *op) {
   char t[32], f[32];
   snprintf(t, sizeof t, "_then%d", k), snprintf(f, sizeof f, "_else%d", k);
   hoist_copies(m, op, after, from);
+  one_sided(m, op, after, from);
   if (!(op->has & F(ELSE))) {
     fprintf(m->f, "%*s@pl.when(", 4 * m->depth, ""), ex(m, op->e[FLD_COND]), fputs(")\n", m->f);
     return branch(m, t, &op->body, NULL);
