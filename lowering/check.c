@@ -791,7 +791,7 @@ static bool array_index_unsupported(Checker *c, Loc at, const char *what) {
 
 /* The G rules; `mask` is set for load_expanded. */
 static bool load_rules(Checker *c, Loc at, const View *v, bool mask) {
-  if (index_zero_size(&c->ix, at, mask ? "load" : "get", v->rank, v->shape)) return false;
+  if (index_bad_vector(&c->ix, at, mask ? "load" : "get", v->rank, v->shape, v->ref->space == SP_SEMAPHORE)) return false;
   Space sp = v->ref->space;
   if ((sp == SP_HBM || sp == SP_VMEM_SHARED) && fire(c, D_G1, at, space_repr(sp))) return false;
   Access a;
@@ -827,7 +827,8 @@ static bool load_rules(Checker *c, Loc at, const View *v, bool mask) {
 /* The S rules; add for addupdate, mask for the compressed forms. */
 static bool store_rules(Checker *c, Loc at, const View *v, bool mask, bool add) {
   /* state's addupdate has no result; swap (plsc's too) returns a vector */
-  if (!(add && !mask) && index_zero_size(&c->ix, at, "swap", v->rank, v->shape)) return false;
+  if (!(add && !mask) && index_bad_vector(&c->ix, at, "swap", v->rank, v->shape, v->ref->space == SP_SEMAPHORE))
+    return false;
   Space sp = v->ref->space;
   if ((sp == SP_HBM || sp == SP_VMEM_SHARED) && fire(c, D_S1, at, space_repr(sp))) return false;
   Access a;
@@ -901,6 +902,11 @@ static bool swap_abstract_eval(Checker *c, Op *op, const View *v, const AVal *x)
              shape_str(c, x->rank, x->shape), str(c, tr)))
       return false;
   }
+  /* a semaphore ref's dtype is pallas's semaphore dtype (printed dma_sem or
+   * semaphore, jax 0.10.2 pallas/core.py), which no value has or casts to */
+  if (v->ref->space == SP_SEMAPHORE &&
+      fire(c, D_B3, op->loc, v->ref->sem == SEM_DMA ? "dma_sem" : "semaphore", dtype_name(x->dtype)))
+    return false;
   bool cast = (x->weak && dtype_is_float(x->dtype) && dtype_is_float(v->dtype)) ||
               (dtype_is_int(x->dtype) && dtype_is_int(v->dtype));
   if (!cast && x->dtype != v->dtype && fire(c, D_B3, op->loc, dtype_name(v->dtype), dtype_name(x->dtype))) return false;

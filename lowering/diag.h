@@ -100,6 +100,7 @@ typedef enum {
   X(F0, "F0", DC_RULE, 'L', "ValueError", "Unsupported dtype: %s")                             \
   X(I1, "I1", DC_RULE, 'L', "ValueError", "Unsupported iota shape for SC vector subcore. Got %s, supported shape is (%s,).") \
   X(ZV1, "ZV1", DC_RULE, 'L', "MLIRError", "Invalid type:\nerror: \"%s:\"(\"%s\"(\"%s\"(\"%s\":%s:%s))): vector types must have positive constant sizes but got 0") \
+  X(ZV2, "ZV2", DC_RULE, 'L', "MLIRError", "Invalid type:\nerror: \"%s:\"(\"%s\"(\"%s\"(\"%s\":%s:%s))): failed to verify 'elementType': VectorElementTypeInterface instance") \
   X(SQ1, "SQ1", DC_RULE, 'L', "ValueError", "Only arrays with 32-bit element types can be converted to scalars, but got: %s. Try casting the input before squeezing the scalar.") \
   X(U1, "U1", DC_RULE, 'L', "NotImplementedError", "Unimplemented primitive in Pallas TPU lowering for %s: %s. Please file an issue at https://github.com/jax-ml/jax/issues/new/choose.") \
   X(X1, "X1", DC_RULE, 'L', "NotImplementedError", "Only 1D indices are supported by scatter/gather via `pltpu.async_copy` on SparseCore, got rank %s") \

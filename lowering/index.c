@@ -20,14 +20,14 @@ bool index_fire(IndexCtx *c, DiagId id, Loc at, ...) {
  * MLIR's VectorType refuses a size 0, and its error prints the equation's
  * location: the name stack, the kernel function, the source position.  The
  * kernel of a program is named `kernel`; the position is the operation's. */
-bool index_zero_size(IndexCtx *c, Loc at, const char *prim, int rank, const int64_t *shape) {
+bool index_bad_vector(IndexCtx *c, Loc at, const char *prim, int rank, const int64_t *shape, bool semaphore) {
   bool zero = false;
   for (int k = 0; k < rank; k++) zero |= shape[k] == 0;
-  if (!zero) return false;
+  if (!zero && !(semaphore && rank > 0)) return false;
   char line[16], col[16];
   snprintf(line, sizeof line, "%d", at.line);
   snprintf(col, sizeof col, "%d", at.col);
-  return index_fire(c, D_ZV1, at, prim, prim, "kernel", at.file ? at.file : "", line, col);
+  return index_fire(c, zero ? D_ZV1 : D_ZV2, at, prim, prim, "kernel", at.file ? at.file : "", line, col);
 }
 
 char *index_num(IndexCtx *c, int64_t v) {

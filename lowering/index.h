@@ -128,9 +128,13 @@ View *index_without_offsets(Arena *a, const View *v, int off_tr, Expr **off_e);
 bool index_fire(IndexCtx *c, DiagId id, Loc at, ...);
 
 /* ZV1 when the vector an equation of primitive `prim` produces has a
- * dimension of size 0 (a scalar never does): upstream builds the result
- * types of each cacheable equation before its lowering rule runs. */
-bool index_zero_size(IndexCtx *c, Loc at, const char *prim, int rank, const int64_t *shape);
+ * dimension of size 0, ZV2 when its elements are semaphores (a scalar is
+ * neither): upstream builds the result types of each cacheable equation
+ * before its lowering rule runs. */
+bool index_bad_vector(IndexCtx *c, Loc at, const char *prim, int rank, const int64_t *shape, bool semaphore);
+static inline bool index_zero_size(IndexCtx *c, Loc at, const char *prim, int rank, const int64_t *shape) {
+  return index_bad_vector(c, at, prim, rank, shape, false);
+}
 
 /* The shape an NDIndexer produces (SPEC §3.1.7). */
 int index_result_shape(const NDIndexer *ix, int64_t *shape);

@@ -40,8 +40,7 @@ UNREACHABLE = {
     "M-IND3": "phase V of a lowered: text only: X4 rejects offsets outside VMEM first",
     "M-IND8": "phase V of a lowered: text only: D3 rejects the memory-space pair first",
     "M-VL1": "a Pallas kernel reaches it only by a vector load of a semaphore ref, where jax 0.10.2 "
-             "fails earlier, building the vector type: MLIRError 'Invalid type:' whose text prints the "
-             "kernel's Python source location (docs/jax-versions.md); the rule stays for lowered: text",
+             "fails earlier, building the vector type (ZV2); the rule stays for lowered: text",
     "SR1": "emit-pallas cannot express it: the loader desugars pl.select_ref and raises SR1 itself",
 }
 
