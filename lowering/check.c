@@ -820,7 +820,10 @@ static bool load_rules(Checker *c, Loc at, const View *v, bool mask) {
     }
   }
   if (scalar) return !(mask && fire(c, D_G6, at));
-  if (!c->p->layout_passes && !shape_supported(c, D_G7, at, v->dtype, v->rank, v->shape)) return false;
+  /* plsc's load (mask) types its result with the ref's own dtype and the
+   * view's shape (jax 0.10.2 sc_primitives.py:70), state's get with the view's */
+  if (!c->p->layout_passes && !shape_supported(c, D_G7, at, mask ? v->ref->dtype : v->dtype, v->rank, v->shape))
+    return false;
   return true;
 }
 
@@ -856,7 +859,9 @@ static bool store_rules(Checker *c, Loc at, const View *v, bool mask, bool add) 
     if (mask && fire(c, D_S6, at)) return false;
     return !(add && fire(c, D_S7, at));
   }
-  if (!c->p->layout_passes && !shape_supported(c, D_S8, at, v->dtype, v->rank, v->shape)) return false;
+  /* plsc's swap (mask) returns its value, of the ref's own dtype (E4) */
+  if (!c->p->layout_passes && !shape_supported(c, D_S8, at, mask ? v->ref->dtype : v->dtype, v->rank, v->shape))
+    return false;
   return true;
 }
 
