@@ -178,6 +178,11 @@ bool mem_range_defined(const Region *g, int64_t off, int64_t n) {
     if ((g->defined[off >> 3] & m) != m) return false;
     off = lim;
   }
+  for (; off + 64 <= end; off += 64) { /* eight shadow bytes at a time */
+    uint64_t w;
+    memcpy(&w, g->defined + (off >> 3), 8);
+    if (w != UINT64_MAX) return false;
+  }
   for (; off + 8 <= end; off += 8)
     if (g->defined[off >> 3] != 0xff) return false;
   if (off < end) {

@@ -607,7 +607,14 @@ bool race_benign_next(RaceDetector *r, RaceReport *rep) {
   return true;
 }
 
-uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) { return r ? new_tag(r, a, sub) : 0; }
+/* One subcore that has never started a DMA is the only thread there has
+ * been: each of its accesses is ordered after every earlier one, and every
+ * later access (its own, or a DMA it starts, whose clock starts from its
+ * own) after it, so none can race and none needs recording (tag 0, no
+ * access).  A DMA thread, once one exists, brings the shadow back. */
+static bool lone_thread(const RaceDetector *r, const RaceAccess *a) { return r->nsub == 1 && r->ndma == 0 && a->dma < 0; }
+
+uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) { return r && !lone_thread(r, a) ? new_tag(r, a, sub) : 0; }
 
 /* A walk over the shadow pages of bytes [off, off + n) of a region: each
  * walk_page gives the next page (pg) and the part [from, stop) of it that

@@ -32,7 +32,6 @@ struct Stream {
   void (*pump)(void *, int);
   void *ctx;
   bool pumping;
-  Event tmp;
 };
 
 static bool faulted(const Stream *st, int side) { return st->run[side] && st->run[side]->faulted; }
@@ -58,7 +57,6 @@ void stream_free(Stream *st) {
     if (q->bad) free(q->bad->st.list);
     free(q->bad);
   }
-  val_free(&st->tmp.val);
   free(st->sq);
   free(st);
 }
@@ -126,9 +124,8 @@ static void stream_event(void *ctx, int side, int sub, int op, EventKind k, cons
   }
   if (q->n && q->side != side) { /* the other side's matching event waits: compare, drop */
     Event *o = &q->q[q->head];
-    st->tmp.op = op, st->tmp.kind = k;
-    const Event *mine = &st->tmp;
-    val_copy(&st->tmp.val, v);
+    Event in_place = {.op = op, .kind = k, .val = *v}; /* v itself, read only: no copy */
+    const Event *mine = &in_place;
     compare(st, sub, side == STREAM_REF ? mine : o, side == STREAM_REF ? o : mine);
     account(st, !side, -(int64_t)event_bytes(&o->val));
     q->head = (q->head + 1) % q->cap;
