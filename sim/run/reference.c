@@ -155,7 +155,14 @@ static Value *env_slot(Ref_ *R, Sub *s, const char *name) {
 }
 
 static void env_set(Ref_ *R, Sub *s, const char *name, const Value *v) {
-  if (name) val_copy(env_slot(R, s, name), v);
+  if (!name) return;
+  Value *d = env_slot(R, s, name);
+  if (d == v) return;
+  if (v->n > d->cap) return val_copy(d, v);
+  d->dtype = v->dtype, d->rank = v->rank, d->n = v->n; /* val_copy into the lanes it has, without clearing them first */
+  for (int k = 0; k < v->rank; k++) d->shape[k] = v->shape[k];
+  memcpy(d->v, v->v, sizeof *v->v * (size_t)v->n);
+  memcpy(d->def, v->def, (size_t)v->n);
 }
 
 /* A loop variable's next value, set in place. */
@@ -685,10 +692,23 @@ static void *grow_to(void *p, int64_t *cap, int64_t need, size_t size) {
   return q;
 }
 
+/* val_shape without clearing the definedness, for a caller that writes
+ * every lane's. */
+static void shape_lanes(Value *v, Dtype t, int rank, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= shape[i];
+  if (n > v->cap) return val_shape(v, t, rank, shape);
+  v->dtype = t, v->rank = rank, v->n = n;
+  for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
+}
+
 static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
   int top = rv->v->ntr;
+  if (rv->affine) { /* ref_span_read writes every lane and its definedness */
+    shape_lanes(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
+    return ref_span_read(rv->reg, rv->dt[top], &rv->sp, out->v, out->def), true;
+  }
   val_shape(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
-  if (rv->affine) return ref_span_read(rv->reg, rv->dt[top], &rv->sp, out->v, out->def), true;
   Piece pc[MAX_PIECES];
   int np;
   PieceCache *c = rv->cache;
@@ -722,23 +742,45 @@ static bool resolve_field(Ref_ *R, Sub *s, const Op *op, FieldId f, RV *rv) {
   return rv_resolve(R, s, op, (const View *)op->e[f]->view, s->core, s->subcore, rv);
 }
 
-/* Stores x into the view whose elements hold old (read just before). */
-static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const Value *old) {
+/* The int32 lanes of a store that ref_span_store writes whole (a dense
+ * span, every lane defined): what a read of the span right after it gives,
+ * lane for lane, so that read can be skipped (log_new). */
+static bool stored_whole(const RV *rv, Dtype t, const Value *nv) {
+  return rv->affine && rv->sp.contiguous && t == DT_INT32 && nv->n == rv->n && !memchr(nv->def, 0, (size_t)nv->n);
+}
+
+/* Stores x into the view whose elements hold old (read just before).  With
+ * `after` (an affine view), the stored lanes are left there when
+ * stored_whole holds (after->n set), else after->n is 0. */
+static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const Value *old, Value *after) {
   Dtype t = rv->dt[rv->v->ntr];
   bool ok = true;
   if (rv->affine) { /* the lanes first, then one pass over the span */
     Value nv = tmp_take(R);
-    val_shape(&nv, t, 1, &rv->n);
-    for (int64_t i = 0; i < rv->n; i++) {
-      int64_t xi = val_lane(x, i);
-      nv.def[i] = x->def[xi] && (!add || old->def[i]);
-      nv.v[i] = x->dtype == t ? x->v[xi] : alu_convert(x->dtype, t, x->v[xi]); /* alu_convert's own shortcut, inline */
-      if (add && nv.def[i]) alu_binary(OP_ADD, t, t, old->v[i], nv.v[i], &nv.v[i]);
+    shape_lanes(&nv, t, 1, &rv->n);
+    if (!add && x->dtype == t && x->n == rv->n) { /* the lanes as they are */
+      memcpy(nv.v, x->v, sizeof *nv.v * (size_t)rv->n);
+      memcpy(nv.def, x->def, (size_t)rv->n);
+    } else {
+      for (int64_t i = 0; i < rv->n; i++) {
+        int64_t xi = val_lane(x, i);
+        nv.def[i] = x->def[xi] && (!add || old->def[i]);
+        nv.v[i] = x->dtype == t ? x->v[xi] : alu_convert(x->dtype, t, x->v[xi]); /* alu_convert's own shortcut, inline */
+        if (add && nv.def[i]) alu_binary(OP_ADD, t, t, old->v[i], nv.v[i], &nv.v[i]);
+      }
     }
     ref_span_store(rv->reg, t, &rv->sp, nv.v, nv.def);
+    if (after && stored_whole(rv, t, &nv)) { /* int32 words: a store wraps as val_convert did, a load sign-extends back */
+      shape_lanes(after, t, rv->rank[rv->v->ntr], rv->lvl[rv->v->ntr]);
+      for (int64_t i = 0; i < nv.n; i++) after->v[i].i = (int32_t)nv.v[i].i;
+      memset(after->def, 1, (size_t)nv.n);
+    } else if (after) {
+      after->n = 0;
+    }
     tmp_give(R, &nv);
     return true;
   }
+  if (after) after->n = 0;
   for (int64_t i = 0; ok && i < rv->n; i++) {
     int64_t xi = val_lane(x, i);
     bool def = x->def[xi] && (!add || old->def[i]);
@@ -755,6 +797,13 @@ static bool log_new(Ref_ *R, Sub *s, const Op *op, RV *rv) {
   if (ok) run_log(R->r, s->idx, op->id, EV_NEW, &after);
   tmp_give(R, &after);
   return ok;
+}
+
+/* log_new, given what store_value left in *after (n 0: read the view). */
+static bool log_stored(Ref_ *R, Sub *s, const Op *op, RV *rv, Value *after) {
+  if (!after->n) return log_new(R, s, op, rv);
+  run_log(R->r, s->idx, op->id, EV_NEW, after);
+  return true;
 }
 
 static bool do_get(Ref_ *R, Sub *s, const Op *op) {
@@ -776,7 +825,9 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   bool add = op->kind == OPK_ADDUPDATE;
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE])) && view_read(R, s, &rv, &old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, &old);
-  ok = ok && store_value(R, s, &rv, x, add, &old) && log_new(R, s, op, &rv);
+  Value after = tmp_take(R);
+  ok = ok && store_value(R, s, &rv, x, add, &old, &after) && log_stored(R, s, op, &rv, &after);
+  tmp_give(R, &after);
   if (ok && op->kind == OPK_SWAP) env_set(R, s, op->name[FLD_OUT], &old);
   tmp_give(R, &old);
   return ok;

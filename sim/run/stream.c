@@ -94,6 +94,16 @@ static void drop_queue(Stream *st, SubQ *q) {
   q->head = q->n = 0;
 }
 
+/* val_copy into lanes already allocated, without clearing the definedness
+ * it overwrites. */
+static void copy_value(Value *dst, const Value *src) {
+  if (src->n > dst->cap) return val_copy(dst, src);
+  dst->dtype = src->dtype, dst->rank = src->rank, dst->n = src->n;
+  for (int d = 0; d < src->rank; d++) dst->shape[d] = src->shape[d];
+  memcpy(dst->v, src->v, sizeof *src->v * (size_t)src->n);
+  memcpy(dst->def, src->def, (size_t)src->n);
+}
+
 static void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
   if (q->n == q->cap) { /* grow the ring, keeping its order */
     int cap = q->cap ? q->cap * 2 : 16;
@@ -106,7 +116,7 @@ static void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value
   Event *e = &q->q[(q->head + q->n++) % q->cap];
   q->side = side;
   e->op = op, e->kind = k;
-  val_copy(&e->val, v);
+  copy_value(&e->val, v);
   account(st, side, (int64_t)event_bytes(&e->val));
 }
 
