@@ -877,6 +877,33 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
 }
 
 /* ---- register gather / scatter (SPEC §5.4) ----------------------------- */
+/* do_gather_scatter's lanes from k on, for one index vector into a dense
+ * affine view without a mask, while each lane is defined and in bounds:
+ * the same reads and writes in the same order, at base + index x esize.
+ * Returns the first lane it did not do (the general loop's from there). */
+static int64_t gs_dense(RV *rv, Dtype t, bool gather, bool add, const Value *ix, const Value *x, Value *out, int64_t n) {
+  Region *g = rv->reg;
+  int64_t size = rv->lvl[rv->v->ntr][0], base = rv->sp.base, es = rv->sp.esize, k = 0;
+  for (; k < n; k++) {
+    int64_t at = ix->v[k].i;
+    if (!ix->def[k] || at < 0 || at >= size) break; /* the general loop faults as it always did */
+    int64_t off = base + at * es;
+    if (gather) {
+      out->v[k] = ref_load(t, g->bytes + off), out->def[k] = ref_bytes_defined(g, off, (int)es);
+      continue;
+    }
+    if (!x->def[k] || (add && !ref_bytes_defined(g, off, (int)es))) { /* the element becomes undefined (SPEC §10.1) */
+      ref_set_defined(g, off, (int)es, false);
+      continue;
+    }
+    Cell c = x->dtype == t ? x->v[k] : alu_convert(x->dtype, t, x->v[k]);
+    if (add) alu_binary(OP_ADD, t, t, ref_load(t, g->bytes + off), c, &c);
+    ref_set_defined(g, off, (int)es, true);
+    ref_store(t, c, g->bytes + off);
+  }
+  return k;
+}
+
 static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
@@ -890,7 +917,10 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   int64_t n = ok && ni ? idx[0]->n : 0;
   Dtype t = rv.dt[rv.v->ntr];
   if (ok) val_shape(&out, t, 1, &n);
-  for (int64_t k = 0; ok && k < n; k++) {
+  int64_t k0 = 0;
+  if (ok && ni == 1 && !(op->has & F(MASK)) && rv.affine && rv.sp.contiguous && rv.rank[rv.v->ntr] == 1)
+    k0 = gs_dense(&rv, t, gather, add, idx[0], x, &out, n);
+  for (int64_t k = k0; ok && k < n; k++) {
     if ((op->has & F(MASK)) && !alu_truthy(m->dtype, m->v[k])) continue;
     int64_t at[MAX_RANK], flat = 0;
     for (int d = 0; d < ni; d++) {
@@ -910,14 +940,20 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
     }
     if (!ok) break;
     Piece pc[MAX_PIECES];
-    int np;
-    if (!rv_element(&rv, flat, pc, &np)) {
-      ok = view_oob(R, s, &rv);
-      break;
-    }
+    int np = 1;
     Cell cur;
     uint8_t def;
-    read_pieces(rv.reg, t, pc, np, &cur, &def);
+    if (rv.affine) { /* one whole element in place (flat < rv.n: in bounds per dimension): read_pieces' own shortcut */
+      pc[0] = (Piece){rv.sp.contiguous ? rv.sp.base + flat * rv.sp.esize : ref_span_offset(&rv.sp, flat), rv.sp.esize};
+      cur = ref_load(t, rv.reg->bytes + pc[0].off);
+      def = ref_bytes_defined(rv.reg, pc[0].off, pc[0].n);
+    } else {
+      if (!rv_element(&rv, flat, pc, &np)) {
+        ok = view_oob(R, s, &rv);
+        break;
+      }
+      read_pieces(rv.reg, t, pc, np, &cur, &def);
+    }
     if (gather) {
       out.v[k] = cur, out.def[k] = def;
       continue;
@@ -926,9 +962,14 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
       undef_pieces(rv.reg, pc, np);
       continue;
     }
-    Cell c = alu_convert(x->dtype, t, x->v[k]);
+    Cell c = x->dtype == t ? x->v[k] : alu_convert(x->dtype, t, x->v[k]); /* alu_convert's own shortcut, inline */
     if (add) alu_binary(OP_ADD, t, t, cur, c, &c);
-    write_pieces(rv.reg, t, pc, np, c);
+    if (rv.affine) { /* write_pieces' shortcut for one whole element */
+      ref_set_defined(rv.reg, pc[0].off, pc[0].n, true);
+      ref_store(t, c, rv.reg->bytes + pc[0].off);
+    } else {
+      write_pieces(rv.reg, t, pc, np, c);
+    }
   }
   if (ok && gather) {
     run_log(R->r, s->idx, op->id, EV_LOADED, &out);
