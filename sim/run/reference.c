@@ -846,7 +846,7 @@ static const Value *eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
 static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   const Value *m = NULL, *x = NULL;
-  Value mem = {0}, out = {0};
+  Value mem = tmp_take(R), out = tmp_take(R); /* pooled lanes: no allocation per access */
   bool load = op->kind == OPK_LOAD_EXPANDED, add = op->kind == OPK_ADDUPDATE_COMPRESSED;
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (m = eval_mask(R, s, op, op->e[FLD_MASK])) &&
             (load || (x = ev_top(R, s, op, op->e[FLD_VALUE]))) && view_read(R, s, &rv, &mem);
@@ -871,8 +871,8 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
     if (load) env_set(R, s, op->name[FLD_OUT], &out);
     else ok = log_new(R, s, op, &rv);
   }
-  val_free(&mem);
-  val_free(&out);
+  tmp_give(R, &mem);
+  tmp_give(R, &out);
   return ok;
 }
 
