@@ -170,6 +170,11 @@ static bool compare_memory(const Program *p, const RunResult *ref, const RunResu
     int sz = dtype_size(rf->dtype);
     for (int i = 0; i < mem_instance_count(&ref->mem, r); i++) {
       Region *a = mem_instance((MemSystem *)&ref->mem, r, i), *b = mem_instance((MemSystem *)&eng->mem, r, i);
+      int64_t all = rf->nelems * sz;
+      if (mem_range_defined(a, 0, all) && mem_range_defined(b, 0, all) && !memcmp(a->bytes, b->bytes, (size_t)all)) {
+        st->matched += (uint64_t)rf->nelems; /* the usual case: every element defined and the same, in one pass */
+        continue;
+      }
       for (int64_t e = 0; e < rf->nelems; e++) {
         const uint8_t *ab = a->bytes + e * sz, *bb = b->bytes + e * sz;
         bool adef = true, bdef = true;
