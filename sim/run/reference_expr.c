@@ -15,6 +15,7 @@ typedef struct {
   const Expr *e;
   int a, b;          /* the operands' steps */
   int id;            /* SK_NAME: the name's id */
+  bool i32;          /* SK_BINARY: int32 operands would take the int32 lane loop (int32_step) */
   Value val;         /* the lanes this step owns */
   const Value *res;  /* this run's result: &val, or a binding (SK_NAME) */
 } Step;
@@ -72,6 +73,8 @@ static void preconvert(Prog *p, int k, Dtype oty) {
   v->dtype = oty;
 }
 
+static bool int32_step(const Expr *e);
+
 static int compile(RefProgs *t, Prog *p, const Expr *e) {
   Value c = {0};
   if (constant(e, &c)) {
@@ -88,6 +91,7 @@ static int compile(RefProgs *t, Prog *p, const Expr *e) {
     int a = compile(t, p, e->a), b = e->kind == EX_BINARY ? compile(t, p, e->b) : -1;
     int k = add_step(p, e->kind == EX_UNARY ? SK_UNARY : SK_BINARY, e);
     p->st[k].a = a, p->st[k].b = b;
+    p->st[k].i32 = e->kind == EX_BINARY && int32_step(e);
     if (e->kind == EX_BINARY) preconvert(p, a, e->oty), preconvert(p, b, e->oty);
     return k;
   }
@@ -149,10 +153,11 @@ static bool int32_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
 
 static bool is_cmp(ExprOp op) { return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
 
-/* Whether the int32 lane loop computes e exactly as alu_binary would. */
-static bool int32_form(const Expr *e, const Value *a, const Value *b) {
+/* Whether the int32 lane loop computes e, of int32 operands, exactly as
+ * alu_binary would (fixed by e: decided once, when compiled). */
+static bool int32_step(const Expr *e) {
   int64_t r;
-  if (a->dtype != DT_INT32 || b->dtype != DT_INT32 || e->oty != DT_INT32 || !int32_lane(e->op, 0, 1, &r)) return false;
+  if (e->oty != DT_INT32 || !int32_lane(e->op, 0, 1, &r)) return false;
   return e->ty == (is_cmp(e->op) ? DT_BOOL : DT_INT32);
 }
 
@@ -193,9 +198,15 @@ static bool run_binary(Step *s, const Value *a, const Value *b, const RefExprHoo
   Value *out = &s->val;
   const Value *big = a->n >= b->n ? a : b;
   shape_as(out, e->ty, big);
+  bool i32 = s->i32 && a->dtype == DT_INT32 && b->dtype == DT_INT32;
+  if (i32 && a->n == 1 && b->n == 1) { /* two scalars (an index, a bound): the lane loop's one lane */
+    out->def[0] = a->def[0] & b->def[0];
+    if (!int32_lane(e->op, a->v[0].i, b->v[0].i, &out->v[0].i) && out->def[0]) return h->divzero(ctx, e);
+    return true;
+  }
   int64_t sa = a->n != 1, sb = b->n != 1; /* a scalar repeats (val_lane) */
   both_defined(out, a, sa, b, sb);
-  if (int32_form(e, a, b)) {
+  if (i32) {
     if (e->op == OP_ADD) /* the commonest, without the switch per lane */
       add_int32(out, a, sa, b, sb);
     else
