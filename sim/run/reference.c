@@ -86,6 +86,10 @@ typedef struct {
 } PieceCache;
 #define NCACHE 8
 
+/* The scratch values of the accesses (do_get, do_swap and what they call):
+ * an access runs no other access, so each is used by one at a time. */
+enum { SCR_READ, SCR_OLD, SCR_AFTER, SCR_NEW, SCR_STORE, SCR_COUNT };
+
 typedef struct {
   const Program *p;
   RunResult *r;
@@ -105,6 +109,7 @@ typedef struct {
   uint64_t gen;
   int next_cache;
   Value pool[32]; /* temporaries' lanes kept for reuse (tmp_take, tmp_give) */
+  Value scratch[SCR_COUNT]; /* the lanes of the accesses' own values, which never nest */
   int npool;
   const RunLimits *lim;
   NameIndex names; /* every name bound or read: name -> its id */
@@ -756,28 +761,27 @@ static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const
   Dtype t = rv->dt[rv->v->ntr];
   bool ok = true;
   if (rv->affine) { /* the lanes first, then one pass over the span */
-    Value nv = tmp_take(R);
-    shape_lanes(&nv, t, 1, &rv->n);
+    Value *nv = &R->scratch[SCR_STORE];
+    shape_lanes(nv, t, 1, &rv->n);
     if (!add && x->dtype == t && x->n == rv->n) { /* the lanes as they are */
-      memcpy(nv.v, x->v, sizeof *nv.v * (size_t)rv->n);
-      memcpy(nv.def, x->def, (size_t)rv->n);
+      memcpy(nv->v, x->v, sizeof *nv->v * (size_t)rv->n);
+      memcpy(nv->def, x->def, (size_t)rv->n);
     } else {
       for (int64_t i = 0; i < rv->n; i++) {
         int64_t xi = val_lane(x, i);
-        nv.def[i] = x->def[xi] && (!add || old->def[i]);
-        nv.v[i] = x->dtype == t ? x->v[xi] : alu_convert(x->dtype, t, x->v[xi]); /* alu_convert's own shortcut, inline */
-        if (add && nv.def[i]) alu_binary(OP_ADD, t, t, old->v[i], nv.v[i], &nv.v[i]);
+        nv->def[i] = x->def[xi] && (!add || old->def[i]);
+        nv->v[i] = x->dtype == t ? x->v[xi] : alu_convert(x->dtype, t, x->v[xi]); /* alu_convert's own shortcut, inline */
+        if (add && nv->def[i]) alu_binary(OP_ADD, t, t, old->v[i], nv->v[i], &nv->v[i]);
       }
     }
-    ref_span_store(rv->reg, t, &rv->sp, nv.v, nv.def);
-    if (after && stored_whole(rv, t, &nv)) { /* int32 words: a store wraps as val_convert did, a load sign-extends back */
+    ref_span_store(rv->reg, t, &rv->sp, nv->v, nv->def);
+    if (after && stored_whole(rv, t, nv)) { /* int32 words: a store wraps as val_convert did, a load sign-extends back */
       shape_lanes(after, t, rv->rank[rv->v->ntr], rv->lvl[rv->v->ntr]);
-      for (int64_t i = 0; i < nv.n; i++) after->v[i].i = (int32_t)nv.v[i].i;
-      memset(after->def, 1, (size_t)nv.n);
+      for (int64_t i = 0; i < nv->n; i++) after->v[i].i = (int32_t)nv->v[i].i;
+      memset(after->def, 1, (size_t)nv->n);
     } else if (after) {
       after->n = 0;
     }
-    tmp_give(R, &nv);
     return true;
   }
   if (after) after->n = 0;
@@ -792,10 +796,9 @@ static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const
 }
 
 static bool log_new(Ref_ *R, Sub *s, const Op *op, RV *rv) {
-  Value after = tmp_take(R);
-  bool ok = view_read(R, s, rv, &after);
-  if (ok) run_log(R->r, s->idx, op->id, EV_NEW, &after);
-  tmp_give(R, &after);
+  Value *after = &R->scratch[SCR_NEW];
+  bool ok = view_read(R, s, rv, after);
+  if (ok) run_log(R->r, s->idx, op->id, EV_NEW, after);
   return ok;
 }
 
@@ -808,28 +811,24 @@ static bool log_stored(Ref_ *R, Sub *s, const Op *op, RV *rv, Value *after) {
 
 static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
-  Value v = tmp_take(R);
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, &v);
+  Value *v = &R->scratch[SCR_READ];
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, v);
   if (ok) {
-    run_log(R->r, s->idx, op->id, EV_LOADED, &v);
-    env_set(R, s, op->name[FLD_OUT], &v);
+    run_log(R->r, s->idx, op->id, EV_LOADED, v);
+    env_set(R, s, op->name[FLD_OUT], v);
   }
-  tmp_give(R, &v);
   return ok;
 }
 
 static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
-  Value old = tmp_take(R);
+  Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
   const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE])) && view_read(R, s, &rv, &old);
-  if (ok) run_log(R->r, s->idx, op->id, EV_OLD, &old);
-  Value after = tmp_take(R);
-  ok = ok && store_value(R, s, &rv, x, add, &old, &after) && log_stored(R, s, op, &rv, &after);
-  tmp_give(R, &after);
-  if (ok && op->kind == OPK_SWAP) env_set(R, s, op->name[FLD_OUT], &old);
-  tmp_give(R, &old);
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE])) && view_read(R, s, &rv, old);
+  if (ok) run_log(R->r, s->idx, op->id, EV_OLD, old);
+  ok = ok && store_value(R, s, &rv, x, add, old, after) && log_stored(R, s, op, &rv, after);
+  if (ok && op->kind == OPK_SWAP) env_set(R, s, op->name[FLD_OUT], old);
   return ok;
 }
 
@@ -1730,6 +1729,7 @@ bool reference_close(struct RefRun *run) {
   free(R->arrived);
   for (int i = 0; i < NCACHE; i++) free(R->cache[i].pc), free(R->cache[i].first);
   for (int i = 0; i < R->npool; i++) val_free(&R->pool[i]);
+  for (int i = 0; i < SCR_COUNT; i++) val_free(&R->scratch[i]);
   ref_progs_free(R->progs);
   names_free(&R->names);
   free(R);
