@@ -96,7 +96,16 @@ static void init_region(Region *r, const RegionSpec *s) {
   switch (s->init) {
   case INIT_UNDEF: return; /* the shadow stays 0 */
   case INIT_ZEROS: break;  /* calloc / mmap already zeroed the bytes */
-  case INIT_IOTA: case INIT_FILL: case INIT_LIST: case INIT_RANDOM:
+  case INIT_IOTA:
+    if (s->dtype == DT_INT32) { /* the commonest: int32 wraps as dtype_convert from int64 does */
+      for (int64_t i = 0; i < s->nelems; i++) {
+        int32_t w = (int32_t)(uint32_t)i;
+        memcpy(r->bytes + 4 * i, &w, 4);
+      }
+      break;
+    }
+    /* fall through */
+  case INIT_FILL: case INIT_LIST: case INIT_RANDOM:
     for (int64_t i = 0; i < s->nelems; i++) dtype_store(s->dtype, init_cell(r, s, i), r->bytes + i * sz);
     break;
   case INIT_BYTES:
@@ -177,6 +186,11 @@ bool mem_range_defined(const Region *g, int64_t off, int64_t n) {
     uint8_t m = bits((int)(off & 7), (int)(lim - (off & ~7)));
     if ((g->defined[off >> 3] & m) != m) return false;
     off = lim;
+  }
+  for (; off + 64 <= end; off += 64) { /* eight shadow bytes at a time */
+    uint64_t w;
+    memcpy(&w, g->defined + (off >> 3), 8);
+    if (w != UINT64_MAX) return false;
   }
   for (; off + 8 <= end; off += 8)
     if (g->defined[off >> 3] != 0xff) return false;

@@ -69,6 +69,14 @@ typedef struct {
   int refs;            /* 1 until retired, plus the live accesses it made; free at 0 */
 } DmaThread;
 
+/* A span a solo DMA accessed, whose shadow record waits (see defer). */
+typedef struct {
+  uint32_t tag;
+  const Region *g;
+  int64_t off, n;
+} Deferred;
+#define MAX_DEFERRED 64
+
 struct RaceDetector {
   int nsub;
   uint32_t *vc;        /* nsub x nsub */
@@ -103,7 +111,15 @@ struct RaceDetector {
   int nbenign, capbenign, takenbenign;
   uint64_t *pairs;     /* the pairs of operations already reported benign */
   int npairs, cappairs;
+  int live;            /* DMA threads started and not yet retired */
+  int solo;            /* the DMA thread whose records wait in `deferred` (see defer), or -1 */
+  Deferred deferred[MAX_DEFERRED];
+  int ndeferred;
 };
+
+/* A solo DMA's deferred records (see defer, below). */
+static void settle(RaceDetector *r);
+static void drop_deferred(RaceDetector *r);
 
 static void *grow(void *p, int *cap, int need, size_t size) {
   if (need <= *cap) return p;
@@ -128,6 +144,7 @@ RaceDetector *race_new(int nsub, uint64_t max_shadow) {
     return NULL;
   }
   for (int i = 0; i < nsub; i++) r->vc[i * nsub + i] = 1;
+  r->solo = -1;
   return r;
 }
 
@@ -165,6 +182,7 @@ static void join(uint32_t *dst, const uint32_t *src, int n) {
 
 int race_dma_start(RaceDetector *r, int sub) {
   if (!r) return -1;
+  settle(r);
   int k;
   if (r->nfree_dma) k = r->free_dma[--r->nfree_dma];
   else {
@@ -179,6 +197,8 @@ int race_dma_start(RaceDetector *r, int sub) {
   d->wait_clock = 0;
   d->refs = 1;
   tick(r, sub);
+  if (r->nsub == 1 && !r->live) r->solo = k; /* the only thread besides its issuer (see defer) */
+  r->live++;
   return k;
 }
 
@@ -191,6 +211,9 @@ static void dma_unref(RaceDetector *r, int dma) {
 
 void race_dma_retire(RaceDetector *r, int dma, int sub) {
   if (!r || dma < 0) return;
+  if (r->solo == dma) drop_deferred(r);
+  else settle(r);
+  r->live--;
   tick(r, sub);
   r->dma[dma].wait_clock = vc_of(r, sub)[sub];
   dma_unref(r, dma);
@@ -198,22 +221,26 @@ void race_dma_retire(RaceDetector *r, int dma, int sub) {
 
 int race_slot(RaceDetector *r) {
   if (!r) return 0;
+  settle(r);
   r->slots = grow(r->slots, &r->capslots, (r->nslots + 1) * r->nsub, sizeof(uint32_t));
   return r->nslots++;
 }
 
 void race_release(RaceDetector *r, int sub, int slot) {
   if (!r) return;
+  settle(r);
   join(r->slots + (size_t)slot * (size_t)r->nsub, vc_of(r, sub), r->nsub);
   tick(r, sub);
 }
 
 void race_acquire(RaceDetector *r, int sub, int slot) {
+  if (r) settle(r);
   if (r) join(vc_of(r, sub), r->slots + (size_t)slot * (size_t)r->nsub, r->nsub);
 }
 
 void race_barrier_arrive(RaceDetector *r, int sub, int gen) {
   if (!r) return;
+  settle(r);
   uint32_t *a = r->barrier + ((size_t)(gen & 1) * (size_t)r->nsub + (size_t)sub) * (size_t)r->nsub;
   memcpy(a, vc_of(r, sub), sizeof(uint32_t) * (size_t)r->nsub);
   tick(r, sub);
@@ -221,6 +248,7 @@ void race_barrier_arrive(RaceDetector *r, int sub, int gen) {
 
 void race_barrier_leave(RaceDetector *r, int sub, int gen, int first, int n) {
   if (!r) return;
+  settle(r);
   for (int k = first; k < first + n; k++)
     join(vc_of(r, sub), r->barrier + ((size_t)(gen & 1) * (size_t)r->nsub + (size_t)k) * (size_t)r->nsub, r->nsub);
 }
@@ -607,7 +635,19 @@ bool race_benign_next(RaceDetector *r, RaceReport *rep) {
   return true;
 }
 
-uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) { return r ? new_tag(r, a, sub) : 0; }
+/* One subcore whose DMAs have all been retired is the only thread: each
+ * earlier access (its own, or a retired DMA's) is ordered before its
+ * access, and every later one (its own, or a DMA it starts later, whose
+ * clock starts from its own) after it, so it can race with none and needs
+ * no record (tag 0, no access).  What the shadow keeps instead (older
+ * states) is ordered before every later access just the same. */
+static bool lone_thread(const RaceDetector *r, const RaceAccess *a) { return r->nsub == 1 && !r->live && a->dma < 0; }
+
+uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) {
+  if (!r || lone_thread(r, a)) return 0;
+  if (a->dma < 0 || a->dma != r->solo) settle(r); /* another thread: the solo DMA's records first */
+  return new_tag(r, a, sub);
+}
 
 /* A walk over the shadow pages of bytes [off, off + n) of a region: each
  * walk_page gives the next page (pg) and the part [from, stop) of it that
@@ -631,8 +671,64 @@ static bool walk_page(RaceDetector *r, const Region *g, Walk *w) {
   return w->pg && page_fit(r, w->pg, w->from, w->stop);
 }
 
+/* ---- a solo DMA ------------------------------------------------------------- *
+ * With one subcore, a DMA it starts while no other is in flight (r->solo)
+ * is ordered after everything the shadow holds: the subcore's accesses
+ * come before its start in program order, and every earlier DMA was
+ * retired by a wait the start follows.  Its accesses are clean, and their
+ * records can wait: if its wait retires it before any other thread
+ * touches the detector, everything after is ordered after it, so the
+ * records would never be looked at (they are dropped, as the older states
+ * they would have replaced are ordered before everything later too);
+ * anything else first makes them (settle), in order, so that the shadow is
+ * then as if they had been made at once (the bytes have not changed: no
+ * access came between).  A bounded list: a DMA with more pieces than it
+ * holds is made ordinary there. */
+static void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n);
+
+static bool solo_tag(const RaceDetector *r, uint32_t tag) { return r->solo >= 0 && r->acc[tag - 1].dma == r->solo; }
+
+static void flush_deferred(RaceDetector *r) {
+  for (int i = 0; i < r->ndeferred; i++) {
+    const Deferred *d = &r->deferred[i];
+    span_record(r, d->tag, d->g, d->off, d->n);
+    tag_unref(r, d->tag, 1);
+  }
+  r->ndeferred = 0;
+}
+
+static void drop_deferred(RaceDetector *r) {
+  for (int i = 0; i < r->ndeferred; i++) tag_unref(r, r->deferred[i].tag, 1);
+  r->ndeferred = 0;
+  r->solo = -1;
+}
+
+/* Another thread acts, or the clocks move: the solo DMA's records are made. */
+static void settle(RaceDetector *r) {
+  if (r->solo < 0) return;
+  flush_deferred(r);
+  r->solo = -1;
+}
+
+static void defer(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
+  if (n <= 0) return;
+  Deferred *last = r->ndeferred ? &r->deferred[r->ndeferred - 1] : NULL;
+  if (last && last->tag == tag && last->g == g && last->off + last->n == off) { /* one span, grown */
+    last->n += n;
+    return;
+  }
+  if (r->ndeferred == MAX_DEFERRED) { /* too many pieces: an ordinary DMA from here on */
+    settle(r);
+    span_record(r, tag, g, off, n);
+    return;
+  }
+  tag_ref(r, tag, 1); /* the record stays while its span waits */
+  r->deferred[r->ndeferred++] = (Deferred){tag, g, off, n};
+}
+
 bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n, RaceReport *rep) {
   if (!r || !tag) return true;
+  if (solo_tag(r, tag)) return defer(r, tag, g, off, n), true;
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
   for (Walk w = walk_of(off, n); walk_page(r, g, &w);) {
@@ -653,7 +749,7 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
 }
 
 bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
-  if (!r || !tag) return true;
+  if (!r || !tag || solo_tag(r, tag)) return true;
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
   for (Walk w = walk_of(off, n); walk_page(r, g, &w);)
@@ -666,6 +762,11 @@ bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off
 
 void race_span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
   if (!r || !tag) return;
+  if (solo_tag(r, tag)) return defer(r, tag, g, off, n);
+  span_record(r, tag, g, off, n);
+}
+
+static void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
   for (Walk w = walk_of(off, n); walk_page(r, g, &w);)
@@ -676,7 +777,7 @@ void race_span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t of
 }
 
 void race_pre(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
-  if (!r || !tag || !r->acc[tag - 1].write) return;
+  if (!r || !tag || !r->acc[tag - 1].write || solo_tag(r, tag)) return; /* a solo DMA races with nothing */
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
   for (Walk w = walk_of(off, n); walk_page(r, g, &w);)

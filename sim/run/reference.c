@@ -86,6 +86,10 @@ typedef struct {
 } PieceCache;
 #define NCACHE 8
 
+/* The scratch values of the accesses (do_get, do_swap and what they call):
+ * an access runs no other access, so each is used by one at a time. */
+enum { SCR_READ, SCR_OLD, SCR_AFTER, SCR_NEW, SCR_STORE, SCR_COUNT };
+
 typedef struct {
   const Program *p;
   RunResult *r;
@@ -105,6 +109,7 @@ typedef struct {
   uint64_t gen;
   int next_cache;
   Value pool[32]; /* temporaries' lanes kept for reuse (tmp_take, tmp_give) */
+  Value scratch[SCR_COUNT]; /* the lanes of the accesses' own values, which never nest */
   int npool;
   const RunLimits *lim;
   NameIndex names; /* every name bound or read: name -> its id */
@@ -155,7 +160,14 @@ static Value *env_slot(Ref_ *R, Sub *s, const char *name) {
 }
 
 static void env_set(Ref_ *R, Sub *s, const char *name, const Value *v) {
-  if (name) val_copy(env_slot(R, s, name), v);
+  if (!name) return;
+  Value *d = env_slot(R, s, name);
+  if (d == v) return;
+  if (v->n > d->cap) return val_copy(d, v);
+  d->dtype = v->dtype, d->rank = v->rank, d->n = v->n; /* val_copy into the lanes it has, without clearing them first */
+  for (int k = 0; k < v->rank; k++) d->shape[k] = v->shape[k];
+  memcpy(d->v, v->v, sizeof *v->v * (size_t)v->n);
+  memcpy(d->def, v->def, (size_t)v->n);
 }
 
 /* A loop variable's next value, set in place. */
@@ -685,10 +697,23 @@ static void *grow_to(void *p, int64_t *cap, int64_t need, size_t size) {
   return q;
 }
 
+/* val_shape without clearing the definedness, for a caller that writes
+ * every lane's. */
+static void shape_lanes(Value *v, Dtype t, int rank, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= shape[i];
+  if (n > v->cap) return val_shape(v, t, rank, shape);
+  v->dtype = t, v->rank = rank, v->n = n;
+  for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
+}
+
 static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
   int top = rv->v->ntr;
+  if (rv->affine) { /* ref_span_read writes every lane and its definedness */
+    shape_lanes(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
+    return ref_span_read(rv->reg, rv->dt[top], &rv->sp, out->v, out->def), true;
+  }
   val_shape(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
-  if (rv->affine) return ref_span_read(rv->reg, rv->dt[top], &rv->sp, out->v, out->def), true;
   Piece pc[MAX_PIECES];
   int np;
   PieceCache *c = rv->cache;
@@ -722,23 +747,44 @@ static bool resolve_field(Ref_ *R, Sub *s, const Op *op, FieldId f, RV *rv) {
   return rv_resolve(R, s, op, (const View *)op->e[f]->view, s->core, s->subcore, rv);
 }
 
-/* Stores x into the view whose elements hold old (read just before). */
-static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const Value *old) {
+/* The int32 lanes of a store that ref_span_store writes whole (a dense
+ * span, every lane defined): what a read of the span right after it gives,
+ * lane for lane, so that read can be skipped (log_new). */
+static bool stored_whole(const RV *rv, Dtype t, const Value *nv) {
+  return rv->affine && rv->sp.contiguous && t == DT_INT32 && nv->n == rv->n && !memchr(nv->def, 0, (size_t)nv->n);
+}
+
+/* Stores x into the view whose elements hold old (read just before).  With
+ * `after` (an affine view), the stored lanes are left there when
+ * stored_whole holds (after->n set), else after->n is 0. */
+static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const Value *old, Value *after) {
   Dtype t = rv->dt[rv->v->ntr];
   bool ok = true;
   if (rv->affine) { /* the lanes first, then one pass over the span */
-    Value nv = tmp_take(R);
-    val_shape(&nv, t, 1, &rv->n);
-    for (int64_t i = 0; i < rv->n; i++) {
-      int64_t xi = val_lane(x, i);
-      nv.def[i] = x->def[xi] && (!add || old->def[i]);
-      nv.v[i] = x->dtype == t ? x->v[xi] : alu_convert(x->dtype, t, x->v[xi]); /* alu_convert's own shortcut, inline */
-      if (add && nv.def[i]) alu_binary(OP_ADD, t, t, old->v[i], nv.v[i], &nv.v[i]);
+    Value *nv = &R->scratch[SCR_STORE];
+    shape_lanes(nv, t, 1, &rv->n);
+    if (!add && x->dtype == t && x->n == rv->n) { /* the lanes as they are */
+      memcpy(nv->v, x->v, sizeof *nv->v * (size_t)rv->n);
+      memcpy(nv->def, x->def, (size_t)rv->n);
+    } else {
+      for (int64_t i = 0; i < rv->n; i++) {
+        int64_t xi = val_lane(x, i);
+        nv->def[i] = x->def[xi] && (!add || old->def[i]);
+        nv->v[i] = x->dtype == t ? x->v[xi] : alu_convert(x->dtype, t, x->v[xi]); /* alu_convert's own shortcut, inline */
+        if (add && nv->def[i]) alu_binary(OP_ADD, t, t, old->v[i], nv->v[i], &nv->v[i]);
+      }
     }
-    ref_span_store(rv->reg, t, &rv->sp, nv.v, nv.def);
-    tmp_give(R, &nv);
+    ref_span_store(rv->reg, t, &rv->sp, nv->v, nv->def);
+    if (after && stored_whole(rv, t, nv)) { /* int32 words: a store wraps as val_convert did, a load sign-extends back */
+      shape_lanes(after, t, rv->rank[rv->v->ntr], rv->lvl[rv->v->ntr]);
+      for (int64_t i = 0; i < nv->n; i++) after->v[i].i = (int32_t)nv->v[i].i;
+      memset(after->def, 1, (size_t)nv->n);
+    } else if (after) {
+      after->n = 0;
+    }
     return true;
   }
+  if (after) after->n = 0;
   for (int64_t i = 0; ok && i < rv->n; i++) {
     int64_t xi = val_lane(x, i);
     bool def = x->def[xi] && (!add || old->def[i]);
@@ -750,35 +796,39 @@ static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const
 }
 
 static bool log_new(Ref_ *R, Sub *s, const Op *op, RV *rv) {
-  Value after = tmp_take(R);
-  bool ok = view_read(R, s, rv, &after);
-  if (ok) run_log(R->r, s->idx, op->id, EV_NEW, &after);
-  tmp_give(R, &after);
+  Value *after = &R->scratch[SCR_NEW];
+  bool ok = view_read(R, s, rv, after);
+  if (ok) run_log(R->r, s->idx, op->id, EV_NEW, after);
   return ok;
+}
+
+/* log_new, given what store_value left in *after (n 0: read the view). */
+static bool log_stored(Ref_ *R, Sub *s, const Op *op, RV *rv, Value *after) {
+  if (!after->n) return log_new(R, s, op, rv);
+  run_log(R->r, s->idx, op->id, EV_NEW, after);
+  return true;
 }
 
 static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
-  Value v = tmp_take(R);
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, &v);
+  Value *v = &R->scratch[SCR_READ];
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, v);
   if (ok) {
-    run_log(R->r, s->idx, op->id, EV_LOADED, &v);
-    env_set(R, s, op->name[FLD_OUT], &v);
+    run_log(R->r, s->idx, op->id, EV_LOADED, v);
+    env_set(R, s, op->name[FLD_OUT], v);
   }
-  tmp_give(R, &v);
   return ok;
 }
 
 static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
-  Value old = tmp_take(R);
+  Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
   const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE])) && view_read(R, s, &rv, &old);
-  if (ok) run_log(R->r, s->idx, op->id, EV_OLD, &old);
-  ok = ok && store_value(R, s, &rv, x, add, &old) && log_new(R, s, op, &rv);
-  if (ok && op->kind == OPK_SWAP) env_set(R, s, op->name[FLD_OUT], &old);
-  tmp_give(R, &old);
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE])) && view_read(R, s, &rv, old);
+  if (ok) run_log(R->r, s->idx, op->id, EV_OLD, old);
+  ok = ok && store_value(R, s, &rv, x, add, old, after) && log_stored(R, s, op, &rv, after);
+  if (ok && op->kind == OPK_SWAP) env_set(R, s, op->name[FLD_OUT], old);
   return ok;
 }
 
@@ -795,7 +845,7 @@ static const Value *eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
 static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   const Value *m = NULL, *x = NULL;
-  Value mem = {0}, out = {0};
+  Value mem = tmp_take(R), out = tmp_take(R); /* pooled lanes: no allocation per access */
   bool load = op->kind == OPK_LOAD_EXPANDED, add = op->kind == OPK_ADDUPDATE_COMPRESSED;
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (m = eval_mask(R, s, op, op->e[FLD_MASK])) &&
             (load || (x = ev_top(R, s, op, op->e[FLD_VALUE]))) && view_read(R, s, &rv, &mem);
@@ -820,12 +870,39 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
     if (load) env_set(R, s, op->name[FLD_OUT], &out);
     else ok = log_new(R, s, op, &rv);
   }
-  val_free(&mem);
-  val_free(&out);
+  tmp_give(R, &mem);
+  tmp_give(R, &out);
   return ok;
 }
 
 /* ---- register gather / scatter (SPEC §5.4) ----------------------------- */
+/* do_gather_scatter's lanes from k on, for one index vector into a dense
+ * affine view without a mask, while each lane is defined and in bounds:
+ * the same reads and writes in the same order, at base + index x esize.
+ * Returns the first lane it did not do (the general loop's from there). */
+static int64_t gs_dense(RV *rv, Dtype t, bool gather, bool add, const Value *ix, const Value *x, Value *out, int64_t n) {
+  Region *g = rv->reg;
+  int64_t size = rv->lvl[rv->v->ntr][0], base = rv->sp.base, es = rv->sp.esize, k = 0;
+  for (; k < n; k++) {
+    int64_t at = ix->v[k].i;
+    if (!ix->def[k] || at < 0 || at >= size) break; /* the general loop faults as it always did */
+    int64_t off = base + at * es;
+    if (gather) {
+      out->v[k] = ref_load(t, g->bytes + off), out->def[k] = ref_bytes_defined(g, off, (int)es);
+      continue;
+    }
+    if (!x->def[k] || (add && !ref_bytes_defined(g, off, (int)es))) { /* the element becomes undefined (SPEC §10.1) */
+      ref_set_defined(g, off, (int)es, false);
+      continue;
+    }
+    Cell c = x->dtype == t ? x->v[k] : alu_convert(x->dtype, t, x->v[k]);
+    if (add) alu_binary(OP_ADD, t, t, ref_load(t, g->bytes + off), c, &c);
+    ref_set_defined(g, off, (int)es, true);
+    ref_store(t, c, g->bytes + off);
+  }
+  return k;
+}
+
 static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
@@ -839,7 +916,10 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   int64_t n = ok && ni ? idx[0]->n : 0;
   Dtype t = rv.dt[rv.v->ntr];
   if (ok) val_shape(&out, t, 1, &n);
-  for (int64_t k = 0; ok && k < n; k++) {
+  int64_t k0 = 0;
+  if (ok && ni == 1 && !(op->has & F(MASK)) && rv.affine && rv.sp.contiguous && rv.rank[rv.v->ntr] == 1)
+    k0 = gs_dense(&rv, t, gather, add, idx[0], x, &out, n);
+  for (int64_t k = k0; ok && k < n; k++) {
     if ((op->has & F(MASK)) && !alu_truthy(m->dtype, m->v[k])) continue;
     int64_t at[MAX_RANK], flat = 0;
     for (int d = 0; d < ni; d++) {
@@ -859,14 +939,20 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
     }
     if (!ok) break;
     Piece pc[MAX_PIECES];
-    int np;
-    if (!rv_element(&rv, flat, pc, &np)) {
-      ok = view_oob(R, s, &rv);
-      break;
-    }
+    int np = 1;
     Cell cur;
     uint8_t def;
-    read_pieces(rv.reg, t, pc, np, &cur, &def);
+    if (rv.affine) { /* one whole element in place (flat < rv.n: in bounds per dimension): read_pieces' own shortcut */
+      pc[0] = (Piece){rv.sp.contiguous ? rv.sp.base + flat * rv.sp.esize : ref_span_offset(&rv.sp, flat), rv.sp.esize};
+      cur = ref_load(t, rv.reg->bytes + pc[0].off);
+      def = ref_bytes_defined(rv.reg, pc[0].off, pc[0].n);
+    } else {
+      if (!rv_element(&rv, flat, pc, &np)) {
+        ok = view_oob(R, s, &rv);
+        break;
+      }
+      read_pieces(rv.reg, t, pc, np, &cur, &def);
+    }
     if (gather) {
       out.v[k] = cur, out.def[k] = def;
       continue;
@@ -875,9 +961,14 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
       undef_pieces(rv.reg, pc, np);
       continue;
     }
-    Cell c = alu_convert(x->dtype, t, x->v[k]);
+    Cell c = x->dtype == t ? x->v[k] : alu_convert(x->dtype, t, x->v[k]); /* alu_convert's own shortcut, inline */
     if (add) alu_binary(OP_ADD, t, t, cur, c, &c);
-    write_pieces(rv.reg, t, pc, np, c);
+    if (rv.affine) { /* write_pieces' shortcut for one whole element */
+      ref_set_defined(rv.reg, pc[0].off, pc[0].n, true);
+      ref_store(t, c, rv.reg->bytes + pc[0].off);
+    } else {
+      write_pieces(rv.reg, t, pc, np, c);
+    }
   }
   if (ok && gather) {
     run_log(R->r, s->idx, op->id, EV_LOADED, &out);
@@ -1638,6 +1729,7 @@ bool reference_close(struct RefRun *run) {
   free(R->arrived);
   for (int i = 0; i < NCACHE; i++) free(R->cache[i].pc), free(R->cache[i].first);
   for (int i = 0; i < R->npool; i++) val_free(&R->pool[i]);
+  for (int i = 0; i < SCR_COUNT; i++) val_free(&R->scratch[i]);
   ref_progs_free(R->progs);
   names_free(&R->names);
   free(R);

@@ -15,6 +15,7 @@ typedef struct {
   const Expr *e;
   int a, b;          /* the operands' steps */
   int id;            /* SK_NAME: the name's id */
+  bool i32;          /* SK_BINARY: int32 operands would take the int32 lane loop (int32_step) */
   Value val;         /* the lanes this step owns */
   const Value *res;  /* this run's result: &val, or a binding (SK_NAME) */
 } Step;
@@ -72,6 +73,8 @@ static void preconvert(Prog *p, int k, Dtype oty) {
   v->dtype = oty;
 }
 
+static bool int32_step(const Expr *e);
+
 static int compile(RefProgs *t, Prog *p, const Expr *e) {
   Value c = {0};
   if (constant(e, &c)) {
@@ -88,6 +91,7 @@ static int compile(RefProgs *t, Prog *p, const Expr *e) {
     int a = compile(t, p, e->a), b = e->kind == EX_BINARY ? compile(t, p, e->b) : -1;
     int k = add_step(p, e->kind == EX_UNARY ? SK_UNARY : SK_BINARY, e);
     p->st[k].a = a, p->st[k].b = b;
+    p->st[k].i32 = e->kind == EX_BINARY && int32_step(e);
     if (e->kind == EX_BINARY) preconvert(p, a, e->oty), preconvert(p, b, e->oty);
     return k;
   }
@@ -101,7 +105,7 @@ static void shape_as(Value *out, Dtype t, const Value *like) {
   if (like->n > out->cap) return val_shape(out, t, like->rank, like->shape);
   out->dtype = t;
   out->rank = like->rank;
-  memcpy(out->shape, like->shape, sizeof(int64_t) * (size_t)like->rank);
+  for (int d = 0; d < like->rank; d++) out->shape[d] = like->shape[d];
   out->n = like->n;
 }
 
@@ -133,7 +137,15 @@ static bool int32_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
   case OP_LE: *r = x <= y; return true;
   case OP_GT: *r = x > y; return true;
   case OP_GE: *r = x >= y; return true;
-  case OP_OR: case OP_AND: case OP_SHL: case OP_SHR: case OP_DIV: case OP_FLOORDIV: case OP_MOD: /* alu_binary's */
+  case OP_FLOORDIV: case OP_MOD: { /* floor division, the remainder taking the divisor's sign; false on 0 */
+    int64_t n = (int32_t)x, d = (int32_t)y; /* as they are when defined; an undefined lane's bits cannot trap */
+    if (!d) return false;
+    int64_t q = n / d, m = n % d; /* int32 operands: no int64 overflow */
+    if (m && ((m < 0) != (d < 0))) q--, m += d;
+    *r = (int32_t)(uint32_t)(op == OP_MOD ? m : q); /* -2**31 // -1 wraps, as dtype_fit does */
+    return true;
+  }
+  case OP_OR: case OP_AND: case OP_SHL: case OP_SHR: case OP_DIV: /* alu_binary's */
   case OP_NEG: case OP_POS: case OP_INVERT: case OP_NOT: case OP_NONE: break;
   }
   return false;
@@ -141,11 +153,44 @@ static bool int32_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
 
 static bool is_cmp(ExprOp op) { return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
 
-/* Whether the int32 lane loop computes e exactly as alu_binary would. */
-static bool int32_form(const Expr *e, const Value *a, const Value *b) {
+/* Whether the int32 lane loop computes e, of int32 operands, exactly as
+ * alu_binary would (fixed by e: decided once, when compiled). */
+static bool int32_step(const Expr *e) {
   int64_t r;
-  if (a->dtype != DT_INT32 || b->dtype != DT_INT32 || e->oty != DT_INT32 || !int32_lane(e->op, 0, 0, &r)) return false;
+  if (e->oty != DT_INT32 || !int32_lane(e->op, 0, 1, &r)) return false;
   return e->ty == (is_cmp(e->op) ? DT_BOOL : DT_INT32);
+}
+
+/* out's definedness: both operands' (a scalar's repeats). */
+static void both_defined(Value *out, const Value *a, int64_t sa, const Value *b, int64_t sb) {
+  uint8_t *d = out->def;
+  const uint8_t *x = a->def, *y = b->def;
+  int64_t n = out->n;
+  if (sa && !sb) { /* a vector and a scalar: the vector's, or none */
+    if (y[0]) memcpy(d, x, (size_t)n);
+    else memset(d, 0, (size_t)n);
+  } else if (!sa && sb) {
+    if (x[0]) memcpy(d, y, (size_t)n);
+    else memset(d, 0, (size_t)n);
+  } else {
+    for (int64_t i = 0; i < n; i++) d[i] = x[i * sa] & y[i * sb]; /* flags are 0 or 1 */
+  }
+}
+
+/* int32 + int32, wrapping; a scalar operand hoisted out of the loop. */
+static void add_int32(Value *out, const Value *a, int64_t sa, const Value *b, int64_t sb) {
+  Cell *o = out->v;
+  const Cell *x = a->v, *y = b->v;
+  int64_t n = out->n;
+  if (sa && !sb) {
+    uint32_t w = (uint32_t)y[0].i;
+    for (int64_t i = 0; i < n; i++) o[i].i = (int32_t)((uint32_t)x[i].i + w);
+  } else if (!sa && sb) {
+    uint32_t u = (uint32_t)x[0].i;
+    for (int64_t i = 0; i < n; i++) o[i].i = (int32_t)(u + (uint32_t)y[i].i);
+  } else {
+    for (int64_t i = 0; i < n; i++) o[i].i = (int32_t)((uint32_t)x[i * sa].i + (uint32_t)y[i * sb].i);
+  }
 }
 
 static bool run_binary(Step *s, const Value *a, const Value *b, const RefExprHooks *h, void *ctx) {
@@ -153,13 +198,20 @@ static bool run_binary(Step *s, const Value *a, const Value *b, const RefExprHoo
   Value *out = &s->val;
   const Value *big = a->n >= b->n ? a : b;
   shape_as(out, e->ty, big);
+  bool i32 = s->i32 && a->dtype == DT_INT32 && b->dtype == DT_INT32;
+  if (i32 && a->n == 1 && b->n == 1) { /* two scalars (an index, a bound): the lane loop's one lane */
+    out->def[0] = a->def[0] & b->def[0];
+    if (!int32_lane(e->op, a->v[0].i, b->v[0].i, &out->v[0].i) && out->def[0]) return h->divzero(ctx, e);
+    return true;
+  }
   int64_t sa = a->n != 1, sb = b->n != 1; /* a scalar repeats (val_lane) */
-  for (int64_t i = 0; i < out->n; i++) out->def[i] = a->def[i * sa] && b->def[i * sb];
-  if (int32_form(e, a, b)) {
+  both_defined(out, a, sa, b, sb);
+  if (i32) {
     if (e->op == OP_ADD) /* the commonest, without the switch per lane */
-      for (int64_t i = 0; i < out->n; i++) out->v[i].i = (int32_t)((uint32_t)a->v[i * sa].i + (uint32_t)b->v[i * sb].i);
+      add_int32(out, a, sa, b, sb);
     else
-      for (int64_t i = 0; i < out->n; i++) int32_lane(e->op, a->v[i * sa].i, b->v[i * sb].i, &out->v[i].i);
+      for (int64_t i = 0; i < out->n; i++)
+        if (!int32_lane(e->op, a->v[i * sa].i, b->v[i * sb].i, &out->v[i].i) && out->def[i]) return h->divzero(ctx, e);
     return true;
   }
   for (int64_t i = 0; i < out->n; i++) {

@@ -67,12 +67,57 @@ static bool strides_up(const NDIndexer *ix, const int64_t *start, int64_t *strid
   return true;
 }
 
+/* Whether the span's elements sit densely from its base, row-major. */
+static bool dense(const RefSpan *sp) {
+  int64_t want = sp->esize;
+  for (int d = sp->rank - 1; d >= 0; d--)
+    if ((sp->shape[d] != 1 && sp->stride[d] != want) || __builtin_mul_overflow(want, sp->shape[d], &want)) return false;
+  return true;
+}
+
+/* ref_span_build of the ref itself (ix NULL) or of one indexing ix of it
+ * (affine_transform holds), in one pass over the dimensions: the same
+ * bounds and overflow checks as the level-by-level build, in another order
+ * (either way any failure is a plain false). */
+static bool span_one_level(const NDIndexer *ix, const int64_t *start, const int *rank, const int64_t (*lvl)[MAX_RANK],
+                           const Dtype *dt, RefSpan *sp) {
+  int top = ix != NULL;
+  int64_t rs[MAX_RANK], s = dtype_size(dt[0]);
+  sp->n = 1;
+  for (int d = 0; d < rank[top]; d++) {
+    if (lvl[top][d] <= 0) return false; /* empty: nothing to gain */
+    sp->n *= lvl[top][d], sp->shape[d] = lvl[top][d];
+  }
+  for (int d = rank[0] - 1; d >= 0; d--) rs[d] = s, s *= lvl[0][d]; /* in bounds: no overflow */
+  sp->rank = rank[top], sp->esize = dtype_size(dt[top]), sp->base = 0;
+  if (!ix) {
+    for (int d = 0; d < rank[0]; d++) sp->stride[d] = rs[d];
+  } else {
+    for (int d = 0, si = 0; d < ix->n; d++) {
+      const IxEntry *e = &ix->e[d];
+      int64_t a = start[d], z = a, o;
+      if (e->kind == IX_SLICE) {
+        if (__builtin_mul_overflow(lvl[1][si] - 1, e->stride, &z) || __builtin_add_overflow(z, a, &z) ||
+            __builtin_mul_overflow(rs[d], e->stride, &sp->stride[si]))
+          return false;
+        si++;
+      }
+      if ((a < z ? a : z) < 0 || (a < z ? z : a) >= lvl[0][d]) return false;
+      if (__builtin_mul_overflow(a, rs[d], &o) || __builtin_add_overflow(sp->base, o, &sp->base)) return false;
+    }
+  }
+  sp->contiguous = dense(sp);
+  return true;
+}
+
 bool ref_span_build(const View *v, const int64_t (*start)[MAX_RANK], const int *rank, const int64_t (*lvl)[MAX_RANK],
                     const Dtype *dt, RefSpan *sp) {
   int top = v->ntr;
   Box b;
   for (int k = 0; k < top; k++)
     if (!affine_transform(v->tr[k], k, rank, dt)) return false;
+  if (top == 0) return span_one_level(NULL, NULL, rank, lvl, dt, sp);
+  if (top == 1 && v->tr[0]->kind == TR_INDEX) return span_one_level(v->tr[0]->idx, start[0], rank, lvl, dt, sp);
   sp->n = 1;
   for (int d = 0; d < rank[top]; d++) {
     if (lvl[top][d] <= 0) return false; /* empty: nothing to gain */
@@ -89,10 +134,7 @@ bool ref_span_build(const View *v, const int64_t (*start)[MAX_RANK], const int *
   sp->esize = dtype_size(dt[top]);
   memcpy(sp->shape, lvl[top], sizeof sp->shape);
   memcpy(sp->stride, stride, sizeof sp->stride);
-  sp->contiguous = true;
-  int64_t want = sp->esize;
-  for (int d = sp->rank - 1; d >= 0 && sp->contiguous; d--)
-    if ((sp->shape[d] != 1 && sp->stride[d] != want) || __builtin_mul_overflow(want, sp->shape[d], &want)) sp->contiguous = false;
+  sp->contiguous = dense(sp);
   return true;
 }
 

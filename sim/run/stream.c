@@ -32,7 +32,6 @@ struct Stream {
   void (*pump)(void *, int);
   void *ctx;
   bool pumping;
-  Event tmp;
 };
 
 static bool faulted(const Stream *st, int side) { return st->run[side] && st->run[side]->faulted; }
@@ -58,7 +57,6 @@ void stream_free(Stream *st) {
     if (q->bad) free(q->bad->st.list);
     free(q->bad);
   }
-  val_free(&st->tmp.val);
   free(st->sq);
   free(st);
 }
@@ -96,6 +94,16 @@ static void drop_queue(Stream *st, SubQ *q) {
   q->head = q->n = 0;
 }
 
+/* val_copy into lanes already allocated, without clearing the definedness
+ * it overwrites. */
+static void copy_value(Value *dst, const Value *src) {
+  if (src->n > dst->cap) return val_copy(dst, src);
+  dst->dtype = src->dtype, dst->rank = src->rank, dst->n = src->n;
+  for (int d = 0; d < src->rank; d++) dst->shape[d] = src->shape[d];
+  memcpy(dst->v, src->v, sizeof *src->v * (size_t)src->n);
+  memcpy(dst->def, src->def, (size_t)src->n);
+}
+
 static void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
   if (q->n == q->cap) { /* grow the ring, keeping its order */
     int cap = q->cap ? q->cap * 2 : 16;
@@ -108,7 +116,7 @@ static void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value
   Event *e = &q->q[(q->head + q->n++) % q->cap];
   q->side = side;
   e->op = op, e->kind = k;
-  val_copy(&e->val, v);
+  copy_value(&e->val, v);
   account(st, side, (int64_t)event_bytes(&e->val));
 }
 
@@ -126,9 +134,8 @@ static void stream_event(void *ctx, int side, int sub, int op, EventKind k, cons
   }
   if (q->n && q->side != side) { /* the other side's matching event waits: compare, drop */
     Event *o = &q->q[q->head];
-    st->tmp.op = op, st->tmp.kind = k;
-    const Event *mine = &st->tmp;
-    val_copy(&st->tmp.val, v);
+    Event in_place = {.op = op, .kind = k, .val = *v}; /* v itself, read only: no copy */
+    const Event *mine = &in_place;
     compare(st, sub, side == STREAM_REF ? mine : o, side == STREAM_REF ? o : mine);
     account(st, !side, -(int64_t)event_bytes(&o->val));
     q->head = (q->head + 1) % q->cap;
