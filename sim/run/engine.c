@@ -53,6 +53,8 @@ static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_
 static void set_reg(Sc *s, int r) { s->written[r] = 1; }
 
 
+static bool is_load(Opcode op) { return op == I_LOAD || op == I_VLOAD || op == I_VLOAD_IDX; }
+
 /* ---- timing helpers (the costs are the chip table's, sim/chips.h) ---------- */
 static const ChipParams *cp(const Eng *E) { return &E->p->params; }
 
@@ -193,34 +195,51 @@ static bool int32_wrap(const Instr *in, const Value *a, const Value *b) {
   return op && ints && in->uty == DT_INT32 && in->ty == DT_INT32;
 }
 
-/* t = a op b lane by lane in int32 (a or b may be one lane, broadcast). */
-#define LANES(IA, IB, E)                                                           \
-  for (int64_t i = 0; i < n; i++) {                                                \
-    uint64_t x = (uint64_t)av[IA].i, y = (uint64_t)bv[IB].i;                       \
-    tv[i].i = (int32_t)(uint32_t)(E);                                              \
+/* t = a op b lane by lane in int32 (a or b may be one lane, broadcast):
+ * XA and XB are lane i's operands as uint64_t, a broadcast one read once
+ * before the loop, in blocks of 8 lanes (a fixed trip count the compiler
+ * vectorizes) and then the rest. */
+#define LANES(XA, XB, E)                                                           \
+  {                                                                                \
+    int64_t i0 = 0;                                                                \
+    for (; i0 + 8 <= n; i0 += 8)                                                   \
+      for (int j = 0; j < 8; j++) {                                                \
+        int64_t i = i0 + j;                                                        \
+        uint32_t x = (uint32_t)(XA), y = (uint32_t)(XB); /* the low 32 bits */     \
+        tv[i].i = (int32_t)(E);                                                    \
+      }                                                                            \
+    for (int64_t i = i0; i < n; i++) {                                             \
+      uint32_t x = (uint32_t)(XA), y = (uint32_t)(XB);                             \
+      tv[i].i = (int32_t)(E);                                                      \
+    }                                                                              \
   }
-#define LANES_OP(IA, IB)                                                           \
-  if (op == OP_ADD) LANES(IA, IB, x + y)                                           \
-  else if (op == OP_SUB) LANES(IA, IB, x - y)                                      \
-  else LANES(IA, IB, x * y)
+#define LANES_OP(XA, XB)                                                           \
+  if (op == OP_ADD) LANES(XA, XB, (uint32_t)(x + y))                               \
+  else if (op == OP_SUB) LANES(XA, XB, (uint32_t)(x - y))                          \
+  else LANES(XA, XB, (uint32_t)(x * y))
 static void int32_lanes(ExprOp op, const Value *a, const Value *b, Value *t) {
   int64_t n = t->n;
-  const Cell *av = a->v, *bv = b->v;
+  const Cell *restrict av = a->v, *restrict bv = b->v; /* t is scratch: its lanes are no operand's */
   const uint8_t *ad = a->def, *bd = b->def;
-  Cell *tv = t->v;
+  Cell *restrict tv = t->v;
   uint8_t *td = t->def;
+  uint64_t a0 = (uint64_t)av[0].i, b0 = (uint64_t)bv[0].i; /* a broadcast operand, read once */
+  /* defined flags are 0 or 1: & is && without a branch per lane, and a
+   * broadcast lane that is defined leaves the other operand's flags */
   if (a->n == 1 && b->n == 1) {
-    LANES_OP(0, 0)
-    td[0] = ad[0] && bd[0];
+    LANES_OP(a0, b0)
+    td[0] = ad[0] & bd[0];
   } else if (b->n == 1) {
-    LANES_OP(i, 0)
-    for (int64_t i = 0; i < n; i++) td[i] = ad[i] && bd[0];
+    LANES_OP((uint64_t)av[i].i, b0)
+    if (bd[0]) memcpy(td, ad, (size_t)n);
+    else memset(td, 0, (size_t)n);
   } else if (a->n == 1) {
-    LANES_OP(0, i)
-    for (int64_t i = 0; i < n; i++) td[i] = ad[0] && bd[i];
+    LANES_OP(a0, (uint64_t)bv[i].i)
+    if (ad[0]) memcpy(td, bd, (size_t)n);
+    else memset(td, 0, (size_t)n);
   } else {
-    LANES_OP(i, i)
-    for (int64_t i = 0; i < n; i++) td[i] = ad[i] && bd[i];
+    LANES_OP((uint64_t)av[i].i, (uint64_t)bv[i].i)
+    for (int64_t i = 0; i < n; i++) td[i] = ad[i] & bd[i];
   }
 }
 #undef LANES_OP
@@ -538,6 +557,179 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   prof_bytes(E, ev.n * dtype_size(t));
   trace_access(E, s, in, &ev, NULL, after && after->n ? after : NULL, s->cost, false, ev.n);
   return true;
+}
+
+/* ---- the specialised handlers (FastKind, engine_priv.h) ------------------ */
+/* Each does what the general handler does on its fast form and declines,
+ * changing nothing the general handler reads, on anything else. */
+
+static bool int_dtype(Dtype t) { return t == DT_INT32 || t == DT_INT64; }
+
+/* FK_BIN_I32 on two scalars: one lane without shaping through eng_shape. */
+static bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b, const Value *big) {
+  Value *t = &s->tmp;
+  if (t->cap < 1) return false;
+  ExprOp op = in->sub;
+  uint8_t def = a->def[0] & b->def[0];
+  uint64_t x = (uint64_t)a->v[0].i, y = (uint64_t)b->v[0].i;
+  if (op == OP_ADD || op == OP_SUB || op == OP_MUL) { /* int32_lanes: every lane computed, the low 32 bits kept */
+    t->v[0].i = (int32_t)(uint32_t)(op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);
+  } else if (def) { /* int32_other: an undefined lane keeps what it held */
+    int64_t xi = (int32_t)x, yi = (int32_t)y;
+    if ((op == OP_FLOORDIV || op == OP_MOD) && !yi) return false; /* the general loop faults */
+    int64_t v = int32_op(op, xi, yi);
+    t->v[0].i = in->ty == DT_BOOL ? v != 0 : (int32_t)v;
+  }
+  t->def[0] = def;
+  t->dtype = in->ty, t->rank = big->rank, t->n = 1;
+  for (int k = 0; k < big->rank; k++) t->shape[k] = big->shape[k];
+  eng_swap_in(s, in->d);
+  s->cost = value_cost(E, &s->reg[in->d]);
+  return true;
+}
+
+/* FK_BIN_I32: x_binary's int32 forms, its operand checks passed. */
+static bool fast_binary(Eng *E, Sc *s, const Instr *in) {
+  if (!s->written[in->a] || !s->written[in->b]) return false;
+  const Value *a = &s->reg[in->a], *b = &s->reg[in->b];
+  if (!int_dtype(a->dtype) || !int_dtype(b->dtype)) return false;
+  const Value *big = a->n >= b->n ? a : b;
+  if ((a->n != big->n && a->n != 1) || (b->n != big->n && b->n != 1)) return false;
+  if (big->n == 1) return fast_binary1(E, s, in, a, b, big);
+  Value *t = &s->tmp;
+  eng_shape(t, in->ty, big->rank, big->shape);
+  ExprOp op = in->sub;
+  if (op == OP_ADD || op == OP_SUB || op == OP_MUL) int32_lanes(op, a, b, t);
+  else if (!int32_other(in, a, b, t)) return false; /* a division by zero: the general loop faults */
+  eng_swap_in(s, in->d);
+  s->cost = value_cost(E, &s->reg[in->d]);
+  return true;
+}
+
+/* dtype_load_n / dtype_store_n for the fast handlers: int32 in blocks of 8
+ * lanes, a fixed trip count the compiler vectorizes at -O2, then the rest. */
+static void lanes_load(Dtype t, const uint8_t *restrict b, int64_t n, Cell *restrict out) {
+  if (t != DT_INT32 || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) {
+    dtype_load_n(t, b, n, out);
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) {
+      int32_t w;
+      memcpy(&w, b + 4 * (i + j), 4);
+      out[i + j].i = w;
+    }
+  for (; i < n; i++) {
+    int32_t w;
+    memcpy(&w, b + 4 * i, 4);
+    out[i].i = w;
+  }
+}
+
+static void lanes_store(Dtype t, const Cell *restrict c, int64_t n, uint8_t *restrict b) {
+  if (t != DT_INT32 || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) {
+    dtype_store_n(t, c, n, b);
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) {
+      int32_t w = (int32_t)c[i + j].i; /* dtype_fit of an int32: wrap to 32 bits */
+      memcpy(b + 4 * (i + j), &w, 4);
+    }
+  for (; i < n; i++) {
+    int32_t w = (int32_t)c[i].i;
+    memcpy(b + 4 * i, &w, 4);
+  }
+}
+
+/* Whether bytes [off, off + n) of g are all defined: whole shadow bytes
+ * compared at once when the span starts and ends on 8-byte boundaries. */
+static bool span_defined(const Region *g, int64_t off, int64_t n) {
+  if ((off | n) & 7) return mem_range_defined(g, off, n);
+  const uint8_t *d = g->defined + (off >> 3);
+  int64_t k = n >> 3, i = 0;
+  for (; i + 8 <= k; i += 8) {
+    uint64_t w;
+    memcpy(&w, d + i, 8);
+    if (w != UINT64_MAX) return false;
+  }
+  for (; i < k; i++)
+    if (d[i] != 0xff) return false;
+  return true;
+}
+
+/* The region and first byte of a dense compiled view, or NULL: the fast
+ * memory forms need races and tracing off (both want the general EV). */
+static Region *fast_span(Eng *E, Sc *s, const Instr *in, int64_t *base) {
+  const CView *cv = &E->cview[in->view];
+  if (E->rd || E->trace || cv->shape.n <= 0 || cv->shape.dense < cv->shape.n || !eng_cview_base(s, cv, base)) return NULL;
+  int ref = cv->shape.vd->ref->index;
+  if (!s->rg[ref]) s->rg[ref] = mem_region(&E->r->mem, ref, s->core, s->subcore); /* instances stay put during a run */
+  return s->rg[ref];
+}
+
+/* FK_VLOAD: x_load (a vector or scalar load) without a mask through load_all's dense path. */
+static bool fast_vload(Eng *E, Sc *s, const Instr *in) {
+  int64_t base;
+  Region *g = fast_span(E, s, in, &base);
+  if (!g) return false;
+  const EV *sh = &E->cview[in->view].shape;
+  Dtype t = sh->dt[1];
+  int64_t n = sh->n, bytes = n * E->dsize[t];
+  Value *o = &s->tmp;
+  eng_shape(o, t, sh->rank[1], sh->lvl[1]);
+  lanes_load(t, g->bytes + base, n, o->v);
+  if (span_defined(g, base, bytes)) memset(o->def, 1, (size_t)n);
+  else
+    for (int64_t i = 0; i < n; i++) o->def[i] = mem_range_defined(g, base + i * E->dsize[t], E->dsize[t]);
+  eng_swap_in(s, in->d);
+  log_value(E, s, in, in->log, &s->reg[in->d]);
+  bool scalar = in->op == I_LOAD;
+  s->cost = scalar ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
+  s->ready[in->d] = s->t + (uint64_t)(scalar ? cp(E)->smem_latency_cycles : cp(E)->vmem_latency_cycles);
+  count_access(E, sh->vd->ref->space, bytes, false);
+  prof_bytes(E, bytes);
+  return true;
+}
+
+/* FK_VSTORE: x_store's fast path (no mask, no add, every lane defined, no
+ * conversion); the logged contents read back as load_all reads them. */
+static bool fast_vstore(Eng *E, Sc *s, const Instr *in) {
+  const EV *sh = &E->cview[in->view].shape;
+  Dtype t = sh->dt[1];
+  int64_t n = sh->n, base;
+  if (!s->written[in->a]) return false;
+  const Value *x = &s->reg[in->a];
+  if (x->dtype != t || x->n != n || memchr(x->def, 0, (size_t)n)) return false;
+  Region *g = fast_span(E, s, in, &base);
+  if (!g) return false;
+  int64_t bytes = n * E->dsize[t];
+  lanes_store(t, x->v, n, g->bytes + base);
+  mem_set_defined(g, base, bytes, true);
+  if (in->log && !E->no_log) {
+    Value *after = &s->tmp2;
+    eng_shape(after, t, sh->rank[1], sh->lvl[1]);
+    lanes_load(t, g->bytes + base, n, after->v);
+    memset(after->def, 1, (size_t)n);
+    log_value(E, s, in, in->log, after);
+  }
+  s->cost = in->op == I_STORE ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
+  count_access(E, sh->vd->ref->space, bytes, true);
+  prof_bytes(E, bytes);
+  return true;
+}
+
+/* The instruction's specialised handler; false: it declined. */
+static bool run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
+  switch ((FastKind)k) {
+  case FK_BIN_I32: return fast_binary(E, s, in);
+  case FK_VLOAD: return fast_vload(E, s, in);
+  case FK_VSTORE: return fast_vstore(E, s, in);
+  case FK_NONE: break;
+  }
+  return false;
 }
 
 /* ---- duplicate offsets of a non-add scatter (SPEC §7.7) ---------------- */
@@ -1229,6 +1421,8 @@ static int x_assert(Eng *E, Sc *s, const Instr *in) {
 /* Executes s's instruction at pc: X_OK (advance), X_BLOCKED (retry later),
  * X_BLOCKED + 1 (pc already set by a jump), X_FAULT. */
 static int execute(Eng *E, Sc *s, const Instr *in) {
+  uint8_t k = E->fast[E->cur];
+  if (k && run_fast(E, s, in, k)) return X_OK;
   switch (in->op) {
   case I_CONST: case I_COORD: case I_IOTA: case I_CAST: case I_BROADCAST:
   case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: return x_misc_value(E, s, in) ? X_OK : X_FAULT;
@@ -1393,7 +1587,6 @@ static void limit_fault(Eng *E, Sc *s, const Instr *in, const char *what, uint64
   run_fault(E->r, FAULT_LIMIT, in->loc, s->core, s->subcore, in->op_id, "%s", buf);
 }
 
-static bool is_load(Opcode op) { return op == I_LOAD || op == I_VLOAD || op == I_VLOAD_IDX; }
 
 /* Issues s's next instruction at its cycle; false when the run stops. */
 static bool issue(Eng *E, Sc *s) {
@@ -1418,17 +1611,18 @@ static bool issue(Eng *E, Sc *s) {
   if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps */
   if (E->origin) eng_origin_note(E, s, in);
   if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
-  if (in->d >= 0 && !is_load(in->op)) s->ready[in->d] = s->t + s->cost;
+  uint8_t f = E->op_start[E->cur];
+  if (in->d >= 0 && !(f & OPF_LOAD)) s->ready[in->d] = s->t + s->cost;
   s->t += s->cost;
   SubStats *ss = &E->r->stats.sub[s->idx];
   ss->busy += s->cost;
   ss->instructions++;
   if (E->prof) E->prof[E->cur].instructions++, E->prof[E->cur].issue += s->cost;
   if (st == X_OK) s->pc++;
-  if (in->op == I_SEM_SIGNAL || in->op == I_BARRIER) unblock_all(E, s->t);
-  if (E->op_start[in - E->c->code] && ++E->r->ops > E->max_ops)
+  if (f & OPF_WAKE) unblock_all(E, s->t);
+  if ((f & OPF_START) && ++E->r->ops > E->max_ops)
     limit_fault(E, s, in, "the run executed more than %llu operations (--max-ops)", E->max_ops);
-  if (E->max_cycles && s->t > E->max_cycles) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
+  if (s->t > E->cycle_cap) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
   if (E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
   if (E->rd && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
   return !E->r->faulted;
@@ -1537,8 +1731,11 @@ static uint8_t *op_starts(const Code *c) {
   uint8_t *start = calloc((size_t)(c->n ? c->n : 1), 1), *seen = calloc((size_t)maxid + 1, 1);
   if (!start || !seen) abort();
   for (int i = 0; i < c->n; i++) {
-    int id = c->code[i].op_id;
-    start[i] = id < 0 || !seen[id] || (c->code[i].op == I_JUMP && c->code[i].target <= i);
+    const Instr *in = &c->code[i];
+    int id = in->op_id;
+    start[i] = id < 0 || !seen[id] || (in->op == I_JUMP && in->target <= i) ? OPF_START : 0;
+    if (is_load(in->op)) start[i] |= OPF_LOAD;
+    if (in->op == I_SEM_SIGNAL || in->op == I_BARRIER) start[i] |= OPF_WAKE;
     if (id >= 0) seen[id] = 1;
   }
   free(seen);
@@ -1576,7 +1773,8 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
     s->reg = calloc(nr, sizeof(Value));
     s->written = calloc(nr, 1);
     s->ready = calloc(nr, sizeof(uint64_t));
-    ok = s->reg && s->written && s->ready;
+    s->rg = calloc((size_t)(p->nrefs ? p->nrefs : 1), sizeof *s->rg);
+    ok = s->reg && s->written && s->ready && s->rg;
   }
   return ok;
 }
@@ -1631,6 +1829,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   E.max_ops = lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS;
   E.op_start = op_starts(c);
   E.max_cycles = lim ? lim->max_cycles : 0;
+  E.cycle_cap = E.max_cycles ? E.max_cycles : UINT64_MAX;
   E.max_log = run_max_log_bytes(lim);
   E.trace = lim ? lim->trace : NULL;
   E.no_log = lim && lim->no_log;
@@ -1658,6 +1857,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
     free(E.sc[i].reg);
     free(E.sc[i].written);
     free(E.sc[i].ready);
+    free(E.sc[i].rg);
     val_free(&E.sc[i].tmp);
     val_free(&E.sc[i].tmp2);
   }

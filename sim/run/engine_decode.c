@@ -7,7 +7,8 @@
  *     last resolution are kept (engine_view.c reuses that resolution while
  *     they are unchanged: a load and a store of the same view in a row);
  *   - per view of one integer/slice level with static sizes, its compiled
- *     affine form (CView, engine_priv.h). */
+ *     affine form (CView, engine_priv.h);
+ *   - per instruction, its specialised handler (FastKind, engine_priv.h). */
 #include "engine_priv.h"
 
 #include <stdlib.h>
@@ -112,6 +113,33 @@ static void compile_view(const VDesc *vd, CView *cv) {
   ev->affine = true;
   ev->dense = -1;
   ev->dense = eng_dense_block(ev);
+  cv->quick = true;
+  for (int d = 0; d < cv->nd; d++) { /* the last start whose entry fits, as engine_view.c's cview_fits decides */
+    int64_t span = 0;
+    if (cv->slice[d] && (cv->size[d] <= 0 || cv->stride[d] < 1 || __builtin_mul_overflow(cv->size[d] - 1, cv->stride[d], &span))) cv->quick = false;
+    cv->maxstart[d] = cv->dim[d] - 1 - span;
+    if (cv->maxstart[d] < 0) cv->quick = false; /* no start fits: the full path names the index */
+  }
+}
+
+static bool is_cmp(ExprOp op) { return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
+
+/* The static half of engine.c's int32_wrap and int32_other_fits: an int32
+ * operator into int32, or an int32 comparison into bool. */
+static bool bin_i32(const Instr *in) {
+  ExprOp op = in->sub;
+  bool wrap = op == OP_ADD || op == OP_SUB || op == OP_MUL;
+  bool other = op == OP_FLOORDIV || op == OP_MOD || op == OP_BAND || op == OP_BOR || op == OP_BXOR || op == OP_AND || op == OP_OR;
+  if (in->uty != DT_INT32) return false;
+  return ((wrap || other || is_cmp(op)) && in->ty == DT_INT32) || (is_cmp(op) && in->ty == DT_BOOL);
+}
+
+static uint8_t fast_kind(const Eng *E, const Instr *in) {
+  bool plain = in->mask < 0 && in->view >= 0 && E->cview[in->view].on;
+  if (in->op == I_BINARY && bin_i32(in)) return FK_BIN_I32;
+  if ((in->op == I_VLOAD || in->op == I_LOAD) && plain) return FK_VLOAD;
+  if ((in->op == I_VSTORE || in->op == I_STORE) && plain && !in->add) return FK_VSTORE;
+  return FK_NONE;
 }
 
 bool eng_decode(Eng *E) {
@@ -133,7 +161,9 @@ bool eng_decode(Eng *E) {
   E->vkey = calloc((size_t)(nk ? nk : 1), sizeof *E->vkey);
   E->cview = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cview);
   for (int v = 0; E->cview && v < c->nviews; v++) compile_view(&c->views[v], &E->cview[v]);
-  return ok && E->vkey && E->cview;
+  E->fast = calloc((size_t)(c->n ? c->n : 1), 1);
+  for (int i = 0; E->fast && E->cview && i < c->n; i++) E->fast[i] = fast_kind(E, &c->code[i]);
+  return ok && E->vkey && E->cview && E->fast;
 }
 
 void eng_decode_free(Eng *E) {
@@ -142,4 +172,5 @@ void eng_decode_free(Eng *E) {
   free(E->vkey_at);
   free(E->vkey);
   free(E->cview);
+  free(E->fast);
 }
