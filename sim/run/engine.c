@@ -23,6 +23,8 @@
 
 /* tag 0: a read for verification's own bookkeeping, not an access. */
 
+#define HOST_LE (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+
 /* Whether all n elements of an affine view sit densely from its base. */
 static bool dense_all(const EV *ev) { return ev->affine && eng_dense_block(ev) >= ev->n; }
 
@@ -796,6 +798,85 @@ static void dup_warn(Eng *E, Sc *s, const Instr *in, Hit *h, int64_t n, bool row
            dups > 1 ? ", and other targets repeat too" : "", rows ? "position" : "lane");
 }
 
+/* Lane k's index in dimension d is outside the view. */
+static bool index_oob(Eng *E, Sc *s, const Instr *in, const EV *ev, int64_t k, int d, int64_t at) {
+  char msg[300];
+  snprintf(msg, sizeof msg, "%slane %lld indexes %lld in dimension %d of size %lld of %s '%s'",
+           in->op == I_VLOAD_IDX ? "Trying to perform an indexed vector load from out of bounds address. " : "", (long long)k,
+           (long long)at, d, (long long)ev->lvl[ev->top][d], space_key(ev->vd->ref->space), ev->vd->ref->name);
+  return eng_efault(E, s, in, FAULT_OOB, msg);
+}
+
+/* What an indexed access needs per lane, worked out once per access. */
+typedef struct {
+  const Value *m, *ix, *x; /* mask (or NULL), indices, a scatter's values */
+  Value *out;              /* a gather's result */
+  Hit *hit;                /* the duplicate check's buffer, or NULL */
+  int64_t nhit, maxhit, bank_bytes, banks;
+  int shift;               /* log2 of bank_bytes and banks both powers of two, else -1 */
+} IdxRun;
+
+static int log2_exact(int64_t v) { return v > 0 && !(v & (v - 1)) ? __builtin_ctzll((unsigned long long)v) : -1; }
+
+/* One bank access at byte off >= 0 (the lanes per bank give the
+ * conflicts); a shift and a mask when the chip's figures allow. */
+static void bank_count(Eng *E, IdxRun *r, int64_t off) {
+  int64_t bank = r->shift >= 0 ? (off >> r->shift) & (r->banks - 1) : (off / r->bank_bytes) % r->banks, *hits = E->bank_hits;
+  if (!hits[bank]++) E->bank_used[E->nbank_used++] = (uint8_t)bank;
+  if (hits[bank] > r->maxhit) r->maxhit = hits[bank];
+}
+
+/* x_indexed's lane loop for one int32 index register into a one-dimension
+ * affine int32 view, races and tracing off: the element's offset is
+ * base + index x stride and its 4 bytes move as a word (eng_ev_read and
+ * eng_ev_write's int32 forms), lane by lane in the same order with the
+ * same faults. */
+static bool indexed_rows(Eng *E, Sc *s, const Instr *in, EV *ev, IdxRun *r, int64_t n) {
+  bool gather = in->op == I_VLOAD_IDX, first_wins = in->flags & IF_LOW_WINS;
+  Dtype t = ev->dt[ev->top];
+  int64_t dim = ev->lvl[ev->top][0], base = ev->base, stride = ev->bstride[0];
+  Region *g = ev->reg;
+  for (int64_t j = 0; j < n; j++) {
+    int64_t k = first_wins ? n - 1 - j : j;
+    if (r->m && !truthy(r->m, k)) continue;
+    if (!r->ix->def[k]) return uninit_lane(E, s, in, "indices", r->ix, k);
+    int64_t at = r->ix->v[k].i;
+    if (at < 0 || at >= dim) return index_oob(E, s, in, ev, k, 0, at);
+    if (r->hit) r->hit[r->nhit++] = (Hit){at, k};
+    int64_t off = base + at * stride;
+    bank_count(E, r, off);
+    Part pt = {off, 4};
+    uint8_t cdef;
+    Cell cur;
+    if ((off & 7) <= 4) { /* the word and its 4 shadow bits in one shadow byte */
+      int32_t w;
+      memcpy(&w, g->bytes + off, 4);
+      cur.i = w;
+      cdef = (g->defined[off >> 3] >> (off & 7) & 0xf) == 0xf;
+    } else {
+      cur = eng_ev_read(ev, &pt, 1, &cdef);
+    }
+    if (gather) {
+      r->out->v[k] = cur, r->out->def[k] = cdef;
+      continue;
+    }
+    const Value *x = r->x;
+    if (!x->def[k] || (in->add && !cdef)) eng_ev_undef(ev, &pt, 1); /* SPEC §10.1: not a fault */
+    else {
+      Cell c = x->dtype == t ? x->v[k] : alu_convert(x->dtype, t, x->v[k]);
+      if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
+      if ((off & 7) <= 4) { /* eng_ev_write's int32 form */
+        int32_t w = (int32_t)c.i;
+        memcpy(g->bytes + off, &w, 4);
+        g->defined[off >> 3] |= (uint8_t)(0xfu << (off & 7));
+      } else {
+        eng_ev_write(ev, &pt, 1, c);
+      }
+    }
+  }
+  return true;
+}
+
 static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   EV ev;
   Value *m, *x = NULL;
@@ -824,6 +905,13 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   Hit *hit = gather ? NULL : dup_hits(E, in, n);
   int64_t nhit = 0;
   spans_begin(E);
+  if (in->imm == 1 && !tag && !E->trace && HOST_LE && t == DT_INT32 && ev.affine && ev.arank == 1 && ev.rank[ev.top] == 1 &&
+      ev.adim[0] == ev.lvl[ev.top][0] && ev.bstride[0] >= 4) {
+    IdxRun run = {m, idx[0], x, out, hit, 0, 0, cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4, banks, -1};
+    if (log2_exact(run.banks) >= 0) run.shift = log2_exact(run.bank_bytes);
+    if (!indexed_rows(E, s, in, &ev, &run, n)) return false;
+    nhit = run.nhit, maxhit = run.maxhit;
+  } else
   for (int64_t j = 0; j < n; j++) {
     int64_t k = first_wins ? n - 1 - j : j;
     if (m && !alu_truthy(m->dtype, m->v[k])) continue;
@@ -831,13 +919,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     for (int d = 0; d < in->imm; d++) {
       if (!idx[d]->def[k]) return uninit_lane(E, s, in, "indices", idx[d], k);
       at[d] = idx[d]->v[k].i;
-      if (at[d] < 0 || at[d] >= ev.lvl[ev.top][d]) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "%slane %lld indexes %lld in dimension %d of size %lld of %s '%s'",
-                 gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", (long long)k,
-                 (long long)at[d], d, (long long)ev.lvl[ev.top][d], space_key(ev.vd->ref->space), ev.vd->ref->name);
-        return eng_efault(E, s, in, FAULT_OOB, msg);
-      }
+      if (at[d] < 0 || at[d] >= ev.lvl[ev.top][d]) return index_oob(E, s, in, &ev, k, d, at[d]);
     }
     Part pt[MAX_PARTS];
     int np;
