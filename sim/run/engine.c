@@ -62,7 +62,9 @@ static const ChipParams *cp(const Eng *E) { return &E->p->params; }
 
 /* Issue slots of an n-element vector op: one per num_lanes 32-bit words. */
 static uint64_t groups(const Eng *E, int64_t n, Dtype t) {
-  int64_t words = (n * E->dsize[t] + 3) / 4, lanes = cp(E)->num_lanes > 0 ? cp(E)->num_lanes : 1;
+  int64_t bytes = n * E->dsize[t];
+  if (bytes <= E->group_bytes) return 1; /* one issue slot: the common vector */
+  int64_t words = (bytes + 3) / 4, lanes = cp(E)->num_lanes > 0 ? cp(E)->num_lanes : 1;
   return words <= lanes ? 1 : (uint64_t)((words + lanes - 1) / lanes);
 }
 
@@ -233,11 +235,11 @@ static void int32_lanes(ExprOp op, const Value *a, const Value *b, Value *t) {
     td[0] = ad[0] & bd[0];
   } else if (b->n == 1) {
     LANES_OP((uint64_t)av[i].i, b0)
-    if (bd[0]) memcpy(td, ad, (size_t)n);
+    if (bd[0]) eng_defs_copy(td, ad, n);
     else memset(td, 0, (size_t)n);
   } else if (a->n == 1) {
     LANES_OP(a0, (uint64_t)bv[i].i)
-    if (ad[0]) memcpy(td, bd, (size_t)n);
+    if (ad[0]) eng_defs_copy(td, bd, n);
     else memset(td, 0, (size_t)n);
   } else {
     LANES_OP((uint64_t)av[i].i, (uint64_t)bv[i].i)
@@ -683,7 +685,7 @@ static bool fast_vload(Eng *E, Sc *s, const Instr *in) {
   Value *o = &s->tmp;
   eng_shape(o, t, sh->rank[1], sh->lvl[1]);
   lanes_load(t, g->bytes + base, n, o->v);
-  if (span_defined(g, base, bytes)) memset(o->def, 1, (size_t)n);
+  if (span_defined(g, base, bytes)) eng_defs_set(o->def, n);
   else
     for (int64_t i = 0; i < n; i++) o->def[i] = mem_range_defined(g, base + i * E->dsize[t], E->dsize[t]);
   eng_swap_in(s, in->d);
@@ -704,17 +706,20 @@ static bool fast_vstore(Eng *E, Sc *s, const Instr *in) {
   int64_t n = sh->n, base;
   if (!s->written[in->a]) return false;
   const Value *x = &s->reg[in->a];
-  if (x->dtype != t || x->n != n || memchr(x->def, 0, (size_t)n)) return false;
+  if (x->dtype != t || x->n != n || !eng_defs_all(x->def, n)) return false;
   Region *g = fast_span(E, s, in, &base);
   if (!g) return false;
   int64_t bytes = n * E->dsize[t];
   lanes_store(t, x->v, n, g->bytes + base);
-  mem_set_defined(g, base, bytes, true);
+  if (!((base | bytes) & 7) && bytes <= 64) /* whole shadow bytes, at most 8 */
+    for (int64_t i = base >> 3; i < (base + bytes) >> 3; i++) g->defined[i] = 0xff;
+  else
+    mem_set_defined(g, base, bytes, true);
   if (in->log && !E->no_log) {
     Value *after = &s->tmp2;
     eng_shape(after, t, sh->rank[1], sh->lvl[1]);
     lanes_load(t, g->bytes + base, n, after->v);
-    memset(after->def, 1, (size_t)n);
+    eng_defs_set(after->def, n);
     log_value(E, s, in, in->log, after);
   }
   s->cost = in->op == I_STORE ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
@@ -1831,6 +1836,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   out->stats.dma = calloc((size_t)E->nsub, sizeof *out->stats.dma);
   E->sc = calloc((size_t)E->nsub, sizeof *E->sc);
   for (int t = 0; t < DT_COUNT; t++) E->dsize[t] = (uint8_t)dtype_size((Dtype)t);
+  E->group_bytes = 4 * (int64_t)(p->params.num_lanes > 0 ? p->params.num_lanes : 1);
   const ChipParams *q = &p->params;
   double clock = q->clock_hz > 0 ? (double)q->clock_hz : 1e9;
   E->dm = dma_new(E->nsub, (int)p->mesh_cores, (double)q->dma_bytes_per_cycle, (double)q->hbm_bytes_per_second / clock,

@@ -2,7 +2,8 @@
  * rather than once per executed instruction:
  *   - per instruction, the registers its issue waits for (the source
  *     registers of its form, isa.h A B C M and the run N, and those of its
- *     views), deduplicated, so that the readiness check is one short loop;
+ *     views, that some load writes), deduplicated, so that the readiness
+ *     check is one short loop, and none for most instructions;
  *   - per view with register operands, where the operand values of its
  *     last resolution are kept (engine_view.c reuses that resolution while
  *     they are unchanged: a load and a store of the same view in a row);
@@ -30,6 +31,8 @@ static unsigned operand_bits(Opcode op) {
 typedef struct {
   int *v;
   int n, cap;
+  const uint8_t *loaded; /* instruction sources: per register, whether some load writes it (see push_src) */
+  int nregs;
 } IntList;
 
 static bool push(IntList *l, int x) {
@@ -43,9 +46,15 @@ static bool push(IntList *l, int x) {
   return true;
 }
 
-/* r joins the sources from `from` on unless it is there already. */
+/* Per register: some load (isa.h I_LOAD, I_VLOAD, I_VLOAD_IDX) writes it.
+ * Only a load's result is ready after its instruction ends; every other
+ * instruction sets its result ready at the cycle its subcore moves on to,
+ * and a subcore's cycle never goes back, so a register no load writes is
+ * always ready and the issue need not look at it. */
+/* r joins the sources from `from` on unless it is there already (or is
+ * always ready). */
 static bool push_src(IntList *l, int from, int r) {
-  if (r < 0) return true;
+  if (r < 0 || (r < l->nregs && !l->loaded[r])) return true;
   for (int i = from; i < l->n; i++)
     if (l->v[i] == r) return true;
   return push(l, r);
@@ -145,12 +154,19 @@ static uint8_t fast_kind(const Eng *E, const Instr *in) {
 bool eng_decode(Eng *E) {
   const Code *c = E->c;
   IntList l = {0};
+  uint8_t *ld = calloc((size_t)(c->nregs > 0 ? c->nregs : 1), 1);
+  for (int i = 0; ld && i < c->n; i++) {
+    const Instr *in = &c->code[i];
+    if ((in->op == I_LOAD || in->op == I_VLOAD || in->op == I_VLOAD_IDX) && in->d >= 0 && in->d < c->nregs) ld[in->d] = 1;
+  }
+  l.loaded = ld, l.nregs = c->nregs;
   E->src_at = malloc(sizeof *E->src_at * (size_t)(c->n + 1));
-  bool ok = E->src_at != NULL;
+  bool ok = E->src_at != NULL && ld != NULL;
   for (int i = 0; ok && i < c->n; i++) {
     E->src_at[i] = l.n;
     ok = instr_srcs(E, &c->code[i], &l);
   }
+  free(ld);
   if (ok) E->src_at[c->n] = l.n, E->srcs = l.v;
   else free(l.v);
   E->vkey_at = malloc(sizeof *E->vkey_at * (size_t)(c->nviews + 1));

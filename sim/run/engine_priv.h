@@ -97,6 +97,7 @@ typedef struct {
   int64_t *vkey;
   struct CView *cview; /* per view: its compiled form (engine_decode.c) */
   uint8_t dsize[DT_COUNT]; /* dtype_size, tabulated */
+  int64_t group_bytes;     /* the bytes of one issue slot of a vector op (num_lanes 32-bit words) */
   uint8_t *fast;      /* per instruction: its FastKind (engine_decode.c) */
   int *ring, nring, head; /* engine_sched.c: the runnable subcores sorted by (cycle, index) */
   int *woken, nwoken; /* subcores released from a block, to join the ring */
@@ -257,6 +258,37 @@ static inline void eng_swap_in(Sc *s, int r) {
   for (int k = 0; k < t->rank; k++) d->shape[k] = t->shape[k]; /* the entries in use: a whole-array copy is a rep movs */
   s->written[r] = 1;
 }
+/* Defined flags (one byte a lane, 0 or 1) a word at a time: the lanes of
+ * a vector are few, and a libc call per flag array costs more than they. */
+#define ENG_DEFS_ONE 0x0101010101010101ull
+static inline void eng_defs_set(uint8_t *d, int64_t n) {
+  uint64_t w = ENG_DEFS_ONE;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) memcpy(d + i, &w, 8);
+  for (; i < n; i++) d[i] = 1;
+}
+static inline void eng_defs_copy(uint8_t *restrict d, const uint8_t *restrict src, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, src + i, 8);
+    memcpy(d + i, &w, 8);
+  }
+  for (; i < n; i++) d[i] = src[i];
+}
+/* Whether every flag is 1. */
+static inline bool eng_defs_all(const uint8_t *d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, d + i, 8);
+    if (w != ENG_DEFS_ONE) return false;
+  }
+  for (; i < n; i++)
+    if (d[i] != 1) return false;
+  return true;
+}
+
 /* val_shape for a result whose every lane the caller then writes (value
  * and defined flag): the flags are not cleared first. */
 static inline void eng_shape(Value *v, Dtype t, int rank, const int64_t *shape) {
@@ -268,7 +300,7 @@ static inline void eng_shape(Value *v, Dtype t, int rank, const int64_t *shape) 
   }
   v->dtype = t;
   v->rank = rank;
-  if (rank > 0) memcpy(v->shape, shape, sizeof(int64_t) * (size_t)rank);
+  for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
   v->n = n;
 }
 /* val_scalar without its general shape handling. */
