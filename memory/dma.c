@@ -25,6 +25,10 @@ struct DmaModel {
   int *shared;       /* scratch: active VMEM_SHARED transfers per core */
   int active;        /* transfers queued anywhere */
   Xfer *spare;       /* finished transfers, reused by the next submits (no allocation per DMA) */
+  /* dma_next_event's answer, kept until a submit or an advance changes the
+   * state it is a function of (the scheduler asks at every step). */
+  bool next_known;
+  uint64_t next;
 };
 
 DmaModel *dma_new(int engines, int cores, double engine_bpc, double hbm_bpc, double shared_bpc, uint64_t setup) {
@@ -79,6 +83,7 @@ void dma_submit(DmaModel *m, const DmaReq *r) {
   x->r = *r;
   x->left = r->bytes;
   x->start = x->ready = (double)(r->t + m->setup);
+  m->next_known = false;
   Xfer **tail = &m->queue[r->engine];
   while (*tail) tail = &(*tail)->next;
   *tail = x;
@@ -123,12 +128,14 @@ static double next_change(const DmaModel *m, const double *rate) {
   return t;
 }
 
-uint64_t dma_next_event(const DmaModel *m) {
+uint64_t dma_next_event(DmaModel *m) {
   if (!m->active) return DMA_NEVER;
+  if (m->next_known) return m->next;
   rates(m, m->rate);
   double t = next_change(m, m->rate);
-  if (!isfinite(t)) return DMA_NEVER;
-  return (uint64_t)ceil(t - 1e-9);
+  m->next = isfinite(t) ? (uint64_t)ceil(t - 1e-9) : DMA_NEVER;
+  m->next_known = true;
+  return m->next;
 }
 
 /* A transfer's residency, counted from its own enqueue (an integral over
@@ -143,6 +150,7 @@ static void landed(DmaEngineStats *s, const Xfer *x, double now, double setup) {
 int dma_advance(DmaModel *m, uint64_t until, int *tags, int max) {
   double *rate = m->rate;
   int done = 0;
+  m->next_known = false;
   while (m->now < (double)until) {
     rates(m, rate);
     double c = fmin(next_change(m, rate), (double)until);

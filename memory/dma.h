@@ -41,7 +41,7 @@ DmaModel *dma_new(int engines, int cores, double engine_bpc, double hbm_bpc, dou
 void dma_free(DmaModel *m);
 void dma_submit(DmaModel *m, const DmaReq *r);
 /* The next cycle at which a transfer completes (DMA_NEVER when idle). */
-uint64_t dma_next_event(const DmaModel *m);
+uint64_t dma_next_event(DmaModel *m);
 /* Advances the model to cycle t; writes the tags of transfers completed by
  * then (at most max) and returns how many. */
 int dma_advance(DmaModel *m, uint64_t t, int *tags, int max);

@@ -23,6 +23,8 @@
 
 /* tag 0: a read for verification's own bookkeeping, not an access. */
 
+#define HOST_LE (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+
 /* Whether all n elements of an affine view sit densely from its base. */
 static bool dense_all(const EV *ev) { return ev->affine && eng_dense_block(ev) >= ev->n; }
 
@@ -53,12 +55,16 @@ static bool load_all(Eng *E, Sc *s, const Instr *in, EV *ev, Value *out, uint32_
 static void set_reg(Sc *s, int r) { s->written[r] = 1; }
 
 
+static bool is_load(Opcode op) { return op == I_LOAD || op == I_VLOAD || op == I_VLOAD_IDX; }
+
 /* ---- timing helpers (the costs are the chip table's, sim/chips.h) ---------- */
 static const ChipParams *cp(const Eng *E) { return &E->p->params; }
 
 /* Issue slots of an n-element vector op: one per num_lanes 32-bit words. */
 static uint64_t groups(const Eng *E, int64_t n, Dtype t) {
-  int64_t words = (n * E->dsize[t] + 3) / 4, lanes = cp(E)->num_lanes > 0 ? cp(E)->num_lanes : 1;
+  int64_t bytes = n * E->dsize[t];
+  if (bytes <= E->group_bytes) return 1; /* one issue slot: the common vector */
+  int64_t words = (bytes + 3) / 4, lanes = cp(E)->num_lanes > 0 ? cp(E)->num_lanes : 1;
   return words <= lanes ? 1 : (uint64_t)((words + lanes - 1) / lanes);
 }
 
@@ -193,34 +199,51 @@ static bool int32_wrap(const Instr *in, const Value *a, const Value *b) {
   return op && ints && in->uty == DT_INT32 && in->ty == DT_INT32;
 }
 
-/* t = a op b lane by lane in int32 (a or b may be one lane, broadcast). */
-#define LANES(IA, IB, E)                                                           \
-  for (int64_t i = 0; i < n; i++) {                                                \
-    uint64_t x = (uint64_t)av[IA].i, y = (uint64_t)bv[IB].i;                       \
-    tv[i].i = (int32_t)(uint32_t)(E);                                              \
+/* t = a op b lane by lane in int32 (a or b may be one lane, broadcast):
+ * XA and XB are lane i's operands as uint64_t, a broadcast one read once
+ * before the loop, in blocks of 8 lanes (a fixed trip count the compiler
+ * vectorizes) and then the rest. */
+#define LANES(XA, XB, E)                                                           \
+  {                                                                                \
+    int64_t i0 = 0;                                                                \
+    for (; i0 + 8 <= n; i0 += 8)                                                   \
+      for (int j = 0; j < 8; j++) {                                                \
+        int64_t i = i0 + j;                                                        \
+        uint32_t x = (uint32_t)(XA), y = (uint32_t)(XB); /* the low 32 bits */     \
+        tv[i].i = (int32_t)(E);                                                    \
+      }                                                                            \
+    for (int64_t i = i0; i < n; i++) {                                             \
+      uint32_t x = (uint32_t)(XA), y = (uint32_t)(XB);                             \
+      tv[i].i = (int32_t)(E);                                                      \
+    }                                                                              \
   }
-#define LANES_OP(IA, IB)                                                           \
-  if (op == OP_ADD) LANES(IA, IB, x + y)                                           \
-  else if (op == OP_SUB) LANES(IA, IB, x - y)                                      \
-  else LANES(IA, IB, x * y)
+#define LANES_OP(XA, XB)                                                           \
+  if (op == OP_ADD) LANES(XA, XB, (uint32_t)(x + y))                               \
+  else if (op == OP_SUB) LANES(XA, XB, (uint32_t)(x - y))                          \
+  else LANES(XA, XB, (uint32_t)(x * y))
 static void int32_lanes(ExprOp op, const Value *a, const Value *b, Value *t) {
   int64_t n = t->n;
-  const Cell *av = a->v, *bv = b->v;
+  const Cell *restrict av = a->v, *restrict bv = b->v; /* t is scratch: its lanes are no operand's */
   const uint8_t *ad = a->def, *bd = b->def;
-  Cell *tv = t->v;
+  Cell *restrict tv = t->v;
   uint8_t *td = t->def;
+  uint64_t a0 = (uint64_t)av[0].i, b0 = (uint64_t)bv[0].i; /* a broadcast operand, read once */
+  /* defined flags are 0 or 1: & is && without a branch per lane, and a
+   * broadcast lane that is defined leaves the other operand's flags */
   if (a->n == 1 && b->n == 1) {
-    LANES_OP(0, 0)
-    td[0] = ad[0] && bd[0];
+    LANES_OP(a0, b0)
+    td[0] = ad[0] & bd[0];
   } else if (b->n == 1) {
-    LANES_OP(i, 0)
-    for (int64_t i = 0; i < n; i++) td[i] = ad[i] && bd[0];
+    LANES_OP((uint64_t)av[i].i, b0)
+    if (bd[0]) eng_defs_copy(td, ad, n);
+    else memset(td, 0, (size_t)n);
   } else if (a->n == 1) {
-    LANES_OP(0, i)
-    for (int64_t i = 0; i < n; i++) td[i] = ad[0] && bd[i];
+    LANES_OP(a0, (uint64_t)bv[i].i)
+    if (ad[0]) eng_defs_copy(td, bd, n);
+    else memset(td, 0, (size_t)n);
   } else {
-    LANES_OP(i, i)
-    for (int64_t i = 0; i < n; i++) td[i] = ad[i] && bd[i];
+    LANES_OP((uint64_t)av[i].i, (uint64_t)bv[i].i)
+    for (int64_t i = 0; i < n; i++) td[i] = ad[i] & bd[i];
   }
 }
 #undef LANES_OP
@@ -540,6 +563,182 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
   return true;
 }
 
+/* ---- the specialised handlers (FastKind, engine_priv.h) ------------------ */
+/* Each does what the general handler does on its fast form and declines,
+ * changing nothing the general handler reads, on anything else. */
+
+static bool int_dtype(Dtype t) { return t == DT_INT32 || t == DT_INT64; }
+
+/* FK_BIN_I32 on two scalars: one lane without shaping through eng_shape. */
+static bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b, const Value *big) {
+  Value *t = &s->tmp;
+  if (t->cap < 1) return false;
+  ExprOp op = in->sub;
+  uint8_t def = a->def[0] & b->def[0];
+  uint64_t x = (uint64_t)a->v[0].i, y = (uint64_t)b->v[0].i;
+  if (op == OP_ADD || op == OP_SUB || op == OP_MUL) { /* int32_lanes: every lane computed, the low 32 bits kept */
+    t->v[0].i = (int32_t)(uint32_t)(op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);
+  } else if (def) { /* int32_other: an undefined lane keeps what it held */
+    int64_t xi = (int32_t)x, yi = (int32_t)y;
+    if ((op == OP_FLOORDIV || op == OP_MOD) && !yi) return false; /* the general loop faults */
+    int64_t v = int32_op(op, xi, yi);
+    t->v[0].i = in->ty == DT_BOOL ? v != 0 : (int32_t)v;
+  }
+  t->def[0] = def;
+  t->dtype = in->ty, t->rank = big->rank, t->n = 1;
+  for (int k = 0; k < big->rank; k++) t->shape[k] = big->shape[k];
+  eng_swap_in(s, in->d);
+  s->cost = value_cost(E, &s->reg[in->d]);
+  return true;
+}
+
+/* FK_BIN_I32: x_binary's int32 forms, its operand checks passed. */
+static bool fast_binary(Eng *E, Sc *s, const Instr *in) {
+  if (!s->written[in->a] || !s->written[in->b]) return false;
+  const Value *a = &s->reg[in->a], *b = &s->reg[in->b];
+  if (!int_dtype(a->dtype) || !int_dtype(b->dtype)) return false;
+  const Value *big = a->n >= b->n ? a : b;
+  if ((a->n != big->n && a->n != 1) || (b->n != big->n && b->n != 1)) return false;
+  if (big->n == 1) return fast_binary1(E, s, in, a, b, big);
+  Value *t = &s->tmp;
+  eng_shape(t, in->ty, big->rank, big->shape);
+  ExprOp op = in->sub;
+  if (op == OP_ADD || op == OP_SUB || op == OP_MUL) int32_lanes(op, a, b, t);
+  else if (!int32_other(in, a, b, t)) return false; /* a division by zero: the general loop faults */
+  eng_swap_in(s, in->d);
+  s->cost = value_cost(E, &s->reg[in->d]);
+  return true;
+}
+
+/* dtype_load_n / dtype_store_n for the fast handlers: int32 in blocks of 8
+ * lanes, a fixed trip count the compiler vectorizes at -O2, then the rest. */
+static void lanes_load(Dtype t, const uint8_t *restrict b, int64_t n, Cell *restrict out) {
+  if (t != DT_INT32 || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) {
+    dtype_load_n(t, b, n, out);
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) {
+      int32_t w;
+      memcpy(&w, b + 4 * (i + j), 4);
+      out[i + j].i = w;
+    }
+  for (; i < n; i++) {
+    int32_t w;
+    memcpy(&w, b + 4 * i, 4);
+    out[i].i = w;
+  }
+}
+
+static void lanes_store(Dtype t, const Cell *restrict c, int64_t n, uint8_t *restrict b) {
+  if (t != DT_INT32 || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) {
+    dtype_store_n(t, c, n, b);
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) {
+      int32_t w = (int32_t)c[i + j].i; /* dtype_fit of an int32: wrap to 32 bits */
+      memcpy(b + 4 * (i + j), &w, 4);
+    }
+  for (; i < n; i++) {
+    int32_t w = (int32_t)c[i].i;
+    memcpy(b + 4 * i, &w, 4);
+  }
+}
+
+/* Whether bytes [off, off + n) of g are all defined: whole shadow bytes
+ * compared at once when the span starts and ends on 8-byte boundaries. */
+static bool span_defined(const Region *g, int64_t off, int64_t n) {
+  if ((off | n) & 7) return mem_range_defined(g, off, n);
+  const uint8_t *d = g->defined + (off >> 3);
+  int64_t k = n >> 3, i = 0;
+  for (; i + 8 <= k; i += 8) {
+    uint64_t w;
+    memcpy(&w, d + i, 8);
+    if (w != UINT64_MAX) return false;
+  }
+  for (; i < k; i++)
+    if (d[i] != 0xff) return false;
+  return true;
+}
+
+/* The region and first byte of a dense compiled view, or NULL: the fast
+ * memory forms need races and tracing off (both want the general EV). */
+static Region *fast_span(Eng *E, Sc *s, const Instr *in, int64_t *base) {
+  const CView *cv = &E->cview[in->view];
+  if (E->rd || E->trace || cv->shape.n <= 0 || cv->shape.dense < cv->shape.n || !eng_cview_base(s, cv, base)) return NULL;
+  int ref = cv->shape.vd->ref->index;
+  if (!s->rg[ref]) s->rg[ref] = mem_region(&E->r->mem, ref, s->core, s->subcore); /* instances stay put during a run */
+  return s->rg[ref];
+}
+
+/* FK_VLOAD: x_load (a vector or scalar load) without a mask through load_all's dense path. */
+static bool fast_vload(Eng *E, Sc *s, const Instr *in) {
+  int64_t base;
+  Region *g = fast_span(E, s, in, &base);
+  if (!g) return false;
+  const EV *sh = &E->cview[in->view].shape;
+  Dtype t = sh->dt[1];
+  int64_t n = sh->n, bytes = n * E->dsize[t];
+  Value *o = &s->tmp;
+  eng_shape(o, t, sh->rank[1], sh->lvl[1]);
+  lanes_load(t, g->bytes + base, n, o->v);
+  if (span_defined(g, base, bytes)) eng_defs_set(o->def, n);
+  else
+    for (int64_t i = 0; i < n; i++) o->def[i] = mem_range_defined(g, base + i * E->dsize[t], E->dsize[t]);
+  eng_swap_in(s, in->d);
+  log_value(E, s, in, in->log, &s->reg[in->d]);
+  bool scalar = in->op == I_LOAD;
+  s->cost = scalar ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
+  s->ready[in->d] = s->t + (uint64_t)(scalar ? cp(E)->smem_latency_cycles : cp(E)->vmem_latency_cycles);
+  count_access(E, sh->vd->ref->space, bytes, false);
+  prof_bytes(E, bytes);
+  return true;
+}
+
+/* FK_VSTORE: x_store's fast path (no mask, no add, every lane defined, no
+ * conversion); the logged contents read back as load_all reads them. */
+static bool fast_vstore(Eng *E, Sc *s, const Instr *in) {
+  const EV *sh = &E->cview[in->view].shape;
+  Dtype t = sh->dt[1];
+  int64_t n = sh->n, base;
+  if (!s->written[in->a]) return false;
+  const Value *x = &s->reg[in->a];
+  if (x->dtype != t || x->n != n || !eng_defs_all(x->def, n)) return false;
+  Region *g = fast_span(E, s, in, &base);
+  if (!g) return false;
+  int64_t bytes = n * E->dsize[t];
+  lanes_store(t, x->v, n, g->bytes + base);
+  if (!((base | bytes) & 7) && bytes <= 64) /* whole shadow bytes, at most 8 */
+    for (int64_t i = base >> 3; i < (base + bytes) >> 3; i++) g->defined[i] = 0xff;
+  else
+    mem_set_defined(g, base, bytes, true);
+  if (in->log && !E->no_log) {
+    Value *after = &s->tmp2;
+    eng_shape(after, t, sh->rank[1], sh->lvl[1]);
+    lanes_load(t, g->bytes + base, n, after->v);
+    eng_defs_set(after->def, n);
+    log_value(E, s, in, in->log, after);
+  }
+  s->cost = in->op == I_STORE ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
+  count_access(E, sh->vd->ref->space, bytes, true);
+  prof_bytes(E, bytes);
+  return true;
+}
+
+/* The instruction's specialised handler; false: it declined. */
+static bool run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
+  switch ((FastKind)k) {
+  case FK_BIN_I32: return fast_binary(E, s, in);
+  case FK_VLOAD: return fast_vload(E, s, in);
+  case FK_VSTORE: return fast_vstore(E, s, in);
+  case FK_NONE: break;
+  }
+  return false;
+}
+
 /* ---- duplicate offsets of a non-add scatter (SPEC §7.7) ---------------- */
 /* Legal (the highest lane or row wins) but rarely meant, so the first time
  * an operation does it the run carries a warning naming the duplicates. */
@@ -604,6 +803,85 @@ static void dup_warn(Eng *E, Sc *s, const Instr *in, Hit *h, int64_t n, bool row
            dups > 1 ? ", and other targets repeat too" : "", rows ? "position" : "lane");
 }
 
+/* Lane k's index in dimension d is outside the view. */
+static bool index_oob(Eng *E, Sc *s, const Instr *in, const EV *ev, int64_t k, int d, int64_t at) {
+  char msg[300];
+  snprintf(msg, sizeof msg, "%slane %lld indexes %lld in dimension %d of size %lld of %s '%s'",
+           in->op == I_VLOAD_IDX ? "Trying to perform an indexed vector load from out of bounds address. " : "", (long long)k,
+           (long long)at, d, (long long)ev->lvl[ev->top][d], space_key(ev->vd->ref->space), ev->vd->ref->name);
+  return eng_efault(E, s, in, FAULT_OOB, msg);
+}
+
+/* What an indexed access needs per lane, worked out once per access. */
+typedef struct {
+  const Value *m, *ix, *x; /* mask (or NULL), indices, a scatter's values */
+  Value *out;              /* a gather's result */
+  Hit *hit;                /* the duplicate check's buffer, or NULL */
+  int64_t nhit, maxhit, bank_bytes, banks;
+  int shift;               /* log2 of bank_bytes and banks both powers of two, else -1 */
+} IdxRun;
+
+static int log2_exact(int64_t v) { return v > 0 && !(v & (v - 1)) ? __builtin_ctzll((unsigned long long)v) : -1; }
+
+/* One bank access at byte off >= 0 (the lanes per bank give the
+ * conflicts); a shift and a mask when the chip's figures allow. */
+static void bank_count(Eng *E, IdxRun *r, int64_t off) {
+  int64_t bank = r->shift >= 0 ? (off >> r->shift) & (r->banks - 1) : (off / r->bank_bytes) % r->banks, *hits = E->bank_hits;
+  if (!hits[bank]++) E->bank_used[E->nbank_used++] = (uint8_t)bank;
+  if (hits[bank] > r->maxhit) r->maxhit = hits[bank];
+}
+
+/* x_indexed's lane loop for one int32 index register into a one-dimension
+ * affine int32 view, races and tracing off: the element's offset is
+ * base + index x stride and its 4 bytes move as a word (eng_ev_read and
+ * eng_ev_write's int32 forms), lane by lane in the same order with the
+ * same faults. */
+static bool indexed_rows(Eng *E, Sc *s, const Instr *in, EV *ev, IdxRun *r, int64_t n) {
+  bool gather = in->op == I_VLOAD_IDX, first_wins = in->flags & IF_LOW_WINS;
+  Dtype t = ev->dt[ev->top];
+  int64_t dim = ev->lvl[ev->top][0], base = ev->base, stride = ev->bstride[0];
+  Region *g = ev->reg;
+  for (int64_t j = 0; j < n; j++) {
+    int64_t k = first_wins ? n - 1 - j : j;
+    if (r->m && !truthy(r->m, k)) continue;
+    if (!r->ix->def[k]) return uninit_lane(E, s, in, "indices", r->ix, k);
+    int64_t at = r->ix->v[k].i;
+    if (at < 0 || at >= dim) return index_oob(E, s, in, ev, k, 0, at);
+    if (r->hit) r->hit[r->nhit++] = (Hit){at, k};
+    int64_t off = base + at * stride;
+    bank_count(E, r, off);
+    Part pt = {off, 4};
+    uint8_t cdef;
+    Cell cur;
+    if ((off & 7) <= 4) { /* the word and its 4 shadow bits in one shadow byte */
+      int32_t w;
+      memcpy(&w, g->bytes + off, 4);
+      cur.i = w;
+      cdef = (g->defined[off >> 3] >> (off & 7) & 0xf) == 0xf;
+    } else {
+      cur = eng_ev_read(ev, &pt, 1, &cdef);
+    }
+    if (gather) {
+      r->out->v[k] = cur, r->out->def[k] = cdef;
+      continue;
+    }
+    const Value *x = r->x;
+    if (!x->def[k] || (in->add && !cdef)) eng_ev_undef(ev, &pt, 1); /* SPEC §10.1: not a fault */
+    else {
+      Cell c = x->dtype == t ? x->v[k] : alu_convert(x->dtype, t, x->v[k]);
+      if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
+      if ((off & 7) <= 4) { /* eng_ev_write's int32 form */
+        int32_t w = (int32_t)c.i;
+        memcpy(g->bytes + off, &w, 4);
+        g->defined[off >> 3] |= (uint8_t)(0xfu << (off & 7));
+      } else {
+        eng_ev_write(ev, &pt, 1, c);
+      }
+    }
+  }
+  return true;
+}
+
 static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   EV ev;
   Value *m, *x = NULL;
@@ -632,6 +910,13 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   Hit *hit = gather ? NULL : dup_hits(E, in, n);
   int64_t nhit = 0;
   spans_begin(E);
+  if (in->imm == 1 && !tag && !E->trace && HOST_LE && t == DT_INT32 && ev.affine && ev.arank == 1 && ev.rank[ev.top] == 1 &&
+      ev.adim[0] == ev.lvl[ev.top][0] && ev.bstride[0] >= 4) {
+    IdxRun run = {m, idx[0], x, out, hit, 0, 0, cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4, banks, -1};
+    if (log2_exact(run.banks) >= 0) run.shift = log2_exact(run.bank_bytes);
+    if (!indexed_rows(E, s, in, &ev, &run, n)) return false;
+    nhit = run.nhit, maxhit = run.maxhit;
+  } else
   for (int64_t j = 0; j < n; j++) {
     int64_t k = first_wins ? n - 1 - j : j;
     if (m && !alu_truthy(m->dtype, m->v[k])) continue;
@@ -639,13 +924,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     for (int d = 0; d < in->imm; d++) {
       if (!idx[d]->def[k]) return uninit_lane(E, s, in, "indices", idx[d], k);
       at[d] = idx[d]->v[k].i;
-      if (at[d] < 0 || at[d] >= ev.lvl[ev.top][d]) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "%slane %lld indexes %lld in dimension %d of size %lld of %s '%s'",
-                 gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", (long long)k,
-                 (long long)at[d], d, (long long)ev.lvl[ev.top][d], space_key(ev.vd->ref->space), ev.vd->ref->name);
-        return eng_efault(E, s, in, FAULT_OOB, msg);
-      }
+      if (at[d] < 0 || at[d] >= ev.lvl[ev.top][d]) return index_oob(E, s, in, &ev, k, d, at[d]);
     }
     Part pt[MAX_PARTS];
     int np;
@@ -1229,6 +1508,8 @@ static int x_assert(Eng *E, Sc *s, const Instr *in) {
 /* Executes s's instruction at pc: X_OK (advance), X_BLOCKED (retry later),
  * X_BLOCKED + 1 (pc already set by a jump), X_FAULT. */
 static int execute(Eng *E, Sc *s, const Instr *in) {
+  uint8_t k = E->fast[E->cur];
+  if (k && run_fast(E, s, in, k)) return X_OK;
   switch (in->op) {
   case I_CONST: case I_COORD: case I_IOTA: case I_CAST: case I_BROADCAST:
   case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: return x_misc_value(E, s, in) ? X_OK : X_FAULT;
@@ -1393,7 +1674,6 @@ static void limit_fault(Eng *E, Sc *s, const Instr *in, const char *what, uint64
   run_fault(E->r, FAULT_LIMIT, in->loc, s->core, s->subcore, in->op_id, "%s", buf);
 }
 
-static bool is_load(Opcode op) { return op == I_LOAD || op == I_VLOAD || op == I_VLOAD_IDX; }
 
 /* Issues s's next instruction at its cycle; false when the run stops. */
 static bool issue(Eng *E, Sc *s) {
@@ -1418,17 +1698,18 @@ static bool issue(Eng *E, Sc *s) {
   if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps */
   if (E->origin) eng_origin_note(E, s, in);
   if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
-  if (in->d >= 0 && !is_load(in->op)) s->ready[in->d] = s->t + s->cost;
+  uint8_t f = E->op_start[E->cur];
+  if (in->d >= 0 && !(f & OPF_LOAD)) s->ready[in->d] = s->t + s->cost;
   s->t += s->cost;
   SubStats *ss = &E->r->stats.sub[s->idx];
   ss->busy += s->cost;
   ss->instructions++;
   if (E->prof) E->prof[E->cur].instructions++, E->prof[E->cur].issue += s->cost;
   if (st == X_OK) s->pc++;
-  if (in->op == I_SEM_SIGNAL || in->op == I_BARRIER) unblock_all(E, s->t);
-  if (E->op_start[in - E->c->code] && ++E->r->ops > E->max_ops)
+  if (f & OPF_WAKE) unblock_all(E, s->t);
+  if ((f & OPF_START) && ++E->r->ops > E->max_ops)
     limit_fault(E, s, in, "the run executed more than %llu operations (--max-ops)", E->max_ops);
-  if (E->max_cycles && s->t > E->max_cycles) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
+  if (s->t > E->cycle_cap) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
   if (E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
   if (E->rd && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
   return !E->r->faulted;
@@ -1537,8 +1818,11 @@ static uint8_t *op_starts(const Code *c) {
   uint8_t *start = calloc((size_t)(c->n ? c->n : 1), 1), *seen = calloc((size_t)maxid + 1, 1);
   if (!start || !seen) abort();
   for (int i = 0; i < c->n; i++) {
-    int id = c->code[i].op_id;
-    start[i] = id < 0 || !seen[id] || (c->code[i].op == I_JUMP && c->code[i].target <= i);
+    const Instr *in = &c->code[i];
+    int id = in->op_id;
+    start[i] = id < 0 || !seen[id] || (in->op == I_JUMP && in->target <= i) ? OPF_START : 0;
+    if (is_load(in->op)) start[i] |= OPF_LOAD;
+    if (in->op == I_SEM_SIGNAL || in->op == I_BARRIER) start[i] |= OPF_WAKE;
     if (id >= 0) seen[id] = 1;
   }
   free(seen);
@@ -1552,6 +1836,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   out->stats.dma = calloc((size_t)E->nsub, sizeof *out->stats.dma);
   E->sc = calloc((size_t)E->nsub, sizeof *E->sc);
   for (int t = 0; t < DT_COUNT; t++) E->dsize[t] = (uint8_t)dtype_size((Dtype)t);
+  E->group_bytes = 4 * (int64_t)(p->params.num_lanes > 0 ? p->params.num_lanes : 1);
   const ChipParams *q = &p->params;
   double clock = q->clock_hz > 0 ? (double)q->clock_hz : 1e9;
   E->dm = dma_new(E->nsub, (int)p->mesh_cores, (double)q->dma_bytes_per_cycle, (double)q->hbm_bytes_per_second / clock,
@@ -1576,7 +1861,8 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
     s->reg = calloc(nr, sizeof(Value));
     s->written = calloc(nr, 1);
     s->ready = calloc(nr, sizeof(uint64_t));
-    ok = s->reg && s->written && s->ready;
+    s->rg = calloc((size_t)(p->nrefs ? p->nrefs : 1), sizeof *s->rg);
+    ok = s->reg && s->written && s->ready && s->rg;
   }
   return ok;
 }
@@ -1631,6 +1917,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   E.max_ops = lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS;
   E.op_start = op_starts(c);
   E.max_cycles = lim ? lim->max_cycles : 0;
+  E.cycle_cap = E.max_cycles ? E.max_cycles : UINT64_MAX;
   E.max_log = run_max_log_bytes(lim);
   E.trace = lim ? lim->trace : NULL;
   E.no_log = lim && lim->no_log;
@@ -1658,6 +1945,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
     free(E.sc[i].reg);
     free(E.sc[i].written);
     free(E.sc[i].ready);
+    free(E.sc[i].rg);
     val_free(&E.sc[i].tmp);
     val_free(&E.sc[i].tmp2);
   }

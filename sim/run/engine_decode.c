@@ -2,12 +2,14 @@
  * rather than once per executed instruction:
  *   - per instruction, the registers its issue waits for (the source
  *     registers of its form, isa.h A B C M and the run N, and those of its
- *     views), deduplicated, so that the readiness check is one short loop;
+ *     views, that some load writes), deduplicated, so that the readiness
+ *     check is one short loop, and none for most instructions;
  *   - per view with register operands, where the operand values of its
  *     last resolution are kept (engine_view.c reuses that resolution while
  *     they are unchanged: a load and a store of the same view in a row);
  *   - per view of one integer/slice level with static sizes, its compiled
- *     affine form (CView, engine_priv.h). */
+ *     affine form (CView, engine_priv.h);
+ *   - per instruction, its specialised handler (FastKind, engine_priv.h). */
 #include "engine_priv.h"
 
 #include <stdlib.h>
@@ -29,6 +31,8 @@ static unsigned operand_bits(Opcode op) {
 typedef struct {
   int *v;
   int n, cap;
+  const uint8_t *loaded; /* instruction sources: per register, whether some load writes it (see push_src) */
+  int nregs;
 } IntList;
 
 static bool push(IntList *l, int x) {
@@ -42,9 +46,15 @@ static bool push(IntList *l, int x) {
   return true;
 }
 
-/* r joins the sources from `from` on unless it is there already. */
+/* Per register: some load (isa.h I_LOAD, I_VLOAD, I_VLOAD_IDX) writes it.
+ * Only a load's result is ready after its instruction ends; every other
+ * instruction sets its result ready at the cycle its subcore moves on to,
+ * and a subcore's cycle never goes back, so a register no load writes is
+ * always ready and the issue need not look at it. */
+/* r joins the sources from `from` on unless it is there already (or is
+ * always ready). */
 static bool push_src(IntList *l, int from, int r) {
-  if (r < 0) return true;
+  if (r < 0 || (r < l->nregs && !l->loaded[r])) return true;
   for (int i = from; i < l->n; i++)
     if (l->v[i] == r) return true;
   return push(l, r);
@@ -112,17 +122,51 @@ static void compile_view(const VDesc *vd, CView *cv) {
   ev->affine = true;
   ev->dense = -1;
   ev->dense = eng_dense_block(ev);
+  cv->quick = true;
+  for (int d = 0; d < cv->nd; d++) { /* the last start whose entry fits, as engine_view.c's cview_fits decides */
+    int64_t span = 0;
+    if (cv->slice[d] && (cv->size[d] <= 0 || cv->stride[d] < 1 || __builtin_mul_overflow(cv->size[d] - 1, cv->stride[d], &span))) cv->quick = false;
+    cv->maxstart[d] = cv->dim[d] - 1 - span;
+    if (cv->maxstart[d] < 0) cv->quick = false; /* no start fits: the full path names the index */
+  }
+}
+
+static bool is_cmp(ExprOp op) { return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
+
+/* The static half of engine.c's int32_wrap and int32_other_fits: an int32
+ * operator into int32, or an int32 comparison into bool. */
+static bool bin_i32(const Instr *in) {
+  ExprOp op = in->sub;
+  bool wrap = op == OP_ADD || op == OP_SUB || op == OP_MUL;
+  bool other = op == OP_FLOORDIV || op == OP_MOD || op == OP_BAND || op == OP_BOR || op == OP_BXOR || op == OP_AND || op == OP_OR;
+  if (in->uty != DT_INT32) return false;
+  return ((wrap || other || is_cmp(op)) && in->ty == DT_INT32) || (is_cmp(op) && in->ty == DT_BOOL);
+}
+
+static uint8_t fast_kind(const Eng *E, const Instr *in) {
+  bool plain = in->mask < 0 && in->view >= 0 && E->cview[in->view].on;
+  if (in->op == I_BINARY && bin_i32(in)) return FK_BIN_I32;
+  if ((in->op == I_VLOAD || in->op == I_LOAD) && plain) return FK_VLOAD;
+  if ((in->op == I_VSTORE || in->op == I_STORE) && plain && !in->add) return FK_VSTORE;
+  return FK_NONE;
 }
 
 bool eng_decode(Eng *E) {
   const Code *c = E->c;
   IntList l = {0};
+  uint8_t *ld = calloc((size_t)(c->nregs > 0 ? c->nregs : 1), 1);
+  for (int i = 0; ld && i < c->n; i++) {
+    const Instr *in = &c->code[i];
+    if ((in->op == I_LOAD || in->op == I_VLOAD || in->op == I_VLOAD_IDX) && in->d >= 0 && in->d < c->nregs) ld[in->d] = 1;
+  }
+  l.loaded = ld, l.nregs = c->nregs;
   E->src_at = malloc(sizeof *E->src_at * (size_t)(c->n + 1));
-  bool ok = E->src_at != NULL;
+  bool ok = E->src_at != NULL && ld != NULL;
   for (int i = 0; ok && i < c->n; i++) {
     E->src_at[i] = l.n;
     ok = instr_srcs(E, &c->code[i], &l);
   }
+  free(ld);
   if (ok) E->src_at[c->n] = l.n, E->srcs = l.v;
   else free(l.v);
   E->vkey_at = malloc(sizeof *E->vkey_at * (size_t)(c->nviews + 1));
@@ -133,7 +177,9 @@ bool eng_decode(Eng *E) {
   E->vkey = calloc((size_t)(nk ? nk : 1), sizeof *E->vkey);
   E->cview = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cview);
   for (int v = 0; E->cview && v < c->nviews; v++) compile_view(&c->views[v], &E->cview[v]);
-  return ok && E->vkey && E->cview;
+  E->fast = calloc((size_t)(c->n ? c->n : 1), 1);
+  for (int i = 0; E->fast && E->cview && i < c->n; i++) E->fast[i] = fast_kind(E, &c->code[i]);
+  return ok && E->vkey && E->cview && E->fast;
 }
 
 void eng_decode_free(Eng *E) {
@@ -142,4 +188,5 @@ void eng_decode_free(Eng *E) {
   free(E->vkey_at);
   free(E->vkey);
   free(E->cview);
+  free(E->fast);
 }

@@ -18,6 +18,9 @@
 
 #define MAX_PARTS 16
 
+/* Eng.op_start bits, per instruction. */
+enum { OPF_START = 1, OPF_LOAD = 2 /* its result is ready after the latency, not its issue */, OPF_WAKE = 4 /* a signal or barrier */ };
+
 typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
 
 typedef struct {
@@ -27,6 +30,7 @@ typedef struct {
   Value *reg;
   uint8_t *written;
   uint64_t *ready;     /* per register: the cycle its value is available */
+  Region **rg;         /* per ref: its instance for this subcore, found on first use (NULL: not yet) */
   int barrier_gen;
   bool at_barrier;
   uint64_t t;          /* the cycle its next instruction issues */
@@ -66,7 +70,8 @@ typedef struct {
   Sc *sc;
   int nsub;
   uint64_t max_ops, max_cycles, max_log;
-  uint8_t *op_start;  /* per instruction: 1 when it starts a program operation (--max-ops counts those) */
+  uint64_t cycle_cap;  /* max_cycles, or UINT64_MAX when there is none */
+  uint8_t *op_start;  /* per instruction: OPF_START when it starts a program operation (--max-ops counts those), OPF_LOAD, OPF_WAKE */
   DmaModel *dm;
   DmaRec *dmas;
   int ndmas, capdmas; /* records ever allocated (live or free) */
@@ -92,6 +97,8 @@ typedef struct {
   int64_t *vkey;
   struct CView *cview; /* per view: its compiled form (engine_decode.c) */
   uint8_t dsize[DT_COUNT]; /* dtype_size, tabulated */
+  int64_t group_bytes;     /* the bytes of one issue slot of a vector op (num_lanes 32-bit words) */
+  uint8_t *fast;      /* per instruction: its FastKind (engine_decode.c) */
   int *ring, nring, head; /* engine_sched.c: the runnable subcores sorted by (cycle, index) */
   int *woken, nwoken; /* subcores released from a block, to join the ring */
   int64_t bank_hits[256]; /* an indexed access's lanes per VMEM bank (zero but for the banks in bank_used) */
@@ -151,7 +158,30 @@ typedef struct CView {
   int64_t size[MAX_RANK], stride[MAX_RANK]; /* slices: the static size and step */
   int64_t dim[MAX_RANK], rstride[MAX_RANK]; /* the ref's dims and byte strides */
   EV shape;                 /* the affine fields that do not depend on the starts */
+  /* The fast handlers' check: entry d stays inside the ref exactly when
+   * 0 <= start <= maxstart[d] (quick is false when a slice of no elements
+   * or a step below 1 makes that not so: those views take the full path). */
+  bool quick;
+  int64_t maxstart[MAX_RANK];
 } CView;
+
+static inline bool eng_cview_base(const Sc *s, const CView *cv, int64_t *base) {
+  int64_t b = 0;
+  if (!cv->quick) return false;
+  for (int d = 0; d < cv->nd; d++) {
+    int64_t start = cv->start[d].imm;
+    int r = cv->start[d].reg;
+    if (r >= 0) {
+      const Value *w = &s->reg[r];
+      if (!s->written[r] || w->n != 1 || !w->def[0] || (w->dtype != DT_INT32 && w->dtype != DT_INT64)) return false;
+      if (__builtin_add_overflow(start, w->v[0].i, &start)) return false;
+    }
+    if ((uint64_t)start > (uint64_t)cv->maxstart[d]) return false; /* below 0 or past the last start that fits */
+    b += start * cv->rstride[d];
+  }
+  *base = b;
+  return true;
+}
 
 /* The DMAs one subcore issued onto one semaphore element and has not yet
  * retired, in issue order.  One engine per subcore serves its transfers in
@@ -164,6 +194,19 @@ typedef struct DmaQueue {
   int head, tail;      /* record indices, -1 when empty */
   int last_id, last_line, last_col; /* the last DMA ever queued here */
 } DmaQueue;
+
+/* The specialised handler engine_decode.c picks for an instruction from
+ * its static form (op, dtypes, mask, a compiled view).  engine.c runs it
+ * first; it declines, having changed nothing, when a run-time condition of
+ * its fast form fails (an operand's dtype or lanes, an undefined lane, a
+ * start outside the ref, races or a trace on), and the general handler
+ * then runs the instruction as always, faults included. */
+typedef enum {
+  FK_NONE,
+  FK_BIN_I32,  /* arith.binary of int32 operands into int32 (or a comparison into bool) */
+  FK_VLOAD,    /* an unmasked vector_load or memref.load of a compiled view */
+  FK_VSTORE,   /* an unmasked, non-add vector_store or memref.store of a compiled view */
+} FastKind;
 
 /* ---- engine_decode.c ---- */
 bool eng_decode(Eng *E);
@@ -212,9 +255,40 @@ static inline void eng_swap_in(Sc *s, int r) {
   d->v = t->v, d->def = t->def, d->cap = t->cap;
   t->v = v, t->def = def, t->cap = cap;
   d->dtype = t->dtype, d->rank = t->rank, d->n = t->n;
-  memcpy(d->shape, t->shape, sizeof d->shape);
+  for (int k = 0; k < t->rank; k++) d->shape[k] = t->shape[k]; /* the entries in use: a whole-array copy is a rep movs */
   s->written[r] = 1;
 }
+/* Defined flags (one byte a lane, 0 or 1) a word at a time: the lanes of
+ * a vector are few, and a libc call per flag array costs more than they. */
+#define ENG_DEFS_ONE 0x0101010101010101ull
+static inline void eng_defs_set(uint8_t *d, int64_t n) {
+  uint64_t w = ENG_DEFS_ONE;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) memcpy(d + i, &w, 8);
+  for (; i < n; i++) d[i] = 1;
+}
+static inline void eng_defs_copy(uint8_t *restrict d, const uint8_t *restrict src, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, src + i, 8);
+    memcpy(d + i, &w, 8);
+  }
+  for (; i < n; i++) d[i] = src[i];
+}
+/* Whether every flag is 1. */
+static inline bool eng_defs_all(const uint8_t *d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, d + i, 8);
+    if (w != ENG_DEFS_ONE) return false;
+  }
+  for (; i < n; i++)
+    if (d[i] != 1) return false;
+  return true;
+}
+
 /* val_shape for a result whose every lane the caller then writes (value
  * and defined flag): the flags are not cleared first. */
 static inline void eng_shape(Value *v, Dtype t, int rank, const int64_t *shape) {
@@ -226,7 +300,7 @@ static inline void eng_shape(Value *v, Dtype t, int rank, const int64_t *shape) 
   }
   v->dtype = t;
   v->rank = rank;
-  if (rank > 0) memcpy(v->shape, shape, sizeof(int64_t) * (size_t)rank);
+  for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
   v->n = n;
 }
 /* val_scalar without its general shape handling. */
@@ -262,6 +336,11 @@ static inline bool eng_int_reg(Eng *E, Sc *s, const Instr *in, int r, int64_t *o
   return eng_int_reg_slow(E, s, in, r, out);
 }
 bool eng_ev_resolve(Eng *E, Sc *s, const Instr *in, int view, int core, int subcore, EV *ev);
+/* The byte offset of a compiled view's first element (cv->on) when every
+ * start register holds a defined int32/int64 scalar and every start keeps
+ * its entry inside the ref; false, changing nothing, otherwise (the full
+ * resolution then reads the operands and names any fault). */
+static inline bool eng_cview_base(const Sc *s, const struct CView *cv, int64_t *base);
 int64_t eng_to_flat(int rank, const int64_t *shape, const int64_t *idx);
 bool eng_ev_parts(EV *ev, int64_t elem, Part *parts, int *np);
 Cell eng_ev_read(EV *ev, const Part *pt, int np, uint8_t *def);
