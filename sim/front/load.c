@@ -1482,7 +1482,7 @@ static bool capacity_ok(Loader *L, Space sp, int64_t cap, const char *param) {
   for (int i = 0; i < p->nrefs; i++) {
     const Ref *r = p->refs[i];
     if (r->space != sp) continue;
-    used += r->nelems * dtype_size(r->dtype);
+    used += dtype_packed_bytes(r->dtype, r->nelems); /* the device packs int4 two a byte */
     if (used <= cap) continue;
     char msg[500];
     snprintf(msg, sizeof msg,
