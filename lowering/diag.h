@@ -135,6 +135,8 @@ typedef enum {
   X(M_IND10, "M-IND10", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op %s sample shape must be 1D or (1, N), got (%s)") \
   X(M_RS1, "M-RS1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "Not implemented: 1d memref reshape.") \
   X(M_FA1, "M-FA1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.fetch_and_add_sync' op SC scalar subcore target not supported yet") \
+  X(NW1, "NW1", DC_RULE, 'T', "ValueError", "Invalid integer data type 'V'.") \
+  X(NW2, "NW2", DC_RULE, 'T', "TypeError", "%s does not accept dtype %s. Support for narrow-width integers is platform-dependent and limited to a few specific operations, e.g. basic arithmetic and type casting.") \
   X(RD1, "RD1", DC_RULE, 'L', "NotImplementedError", "reductions require axes to be (0,) on SparseCore, but got %s.") \
   X(RV1, "RV1", DC_RULE, 'L', "NotImplementedError", "Invalid dimensions for SC lax.rev: %s") \
   X(BC1, "BC1", DC_RULE, 'T', "ValueError", "Cannot bitcast a ()-shaped array to a dtype with a different bitwidth: old_bitwidth=%s vs new_bitwidth=%s") \
