@@ -203,7 +203,7 @@ typedef enum {
   X(IN_TYPE, "input-type", DC_INPUT, 0, "", "'%s' must be %s")                                 \
   X(IN_VALUE, "input-value", DC_INPUT, 0, "", "%s")                                            \
   X(IN_DTYPE, "input-dtype", DC_INPUT, 0, "", "unknown dtype '%s'%s")                          \
-  X(IN_SUBBYTE, "input-subbyte", DC_INPUT, 0, "", "dtype '%s' has %s bits; sc-sim programs take whole-byte dtypes only (sub-byte refs, DMA and vectors are not modelled yet)") \
+  X(IN_SUBBYTE, "input-subbyte", DC_INPUT, 0, "", "a ref view's bitcast from %s to %s changes the bit width of a sub-byte dtype; jax accepts it for refs of rank 2 or more, but sc-sim holds int4 and uint4 one element a byte and does not model such a view (plsc.bitcast of a value is modelled)") \
   X(IN_DUP, "input-duplicate", DC_INPUT, 0, "", "%s")                                          \
   X(IN_NAME, "input-undefined", DC_INPUT, 0, "", "'%s' is used before it is defined%s")        \
   X(IN_EXPR, "input-expression", DC_INPUT, 0, "", "%s")                                        \

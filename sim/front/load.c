@@ -26,7 +26,6 @@
 
 #include "../../lowering/index.h"
 #include "../../memory/npy.h"
-#include "../../memory/subbyte.h"
 #include "parse.h"
 #include "select_ref.h"
 
@@ -1341,9 +1340,7 @@ static void names_add(Loader *L, NameSet *s, const char *n) {
 static bool check_names_expr(Loader *L, NameSet *s, const Expr *e) {
   if (!e || L->failed) return !L->failed;
   Dtype t;
-  SubDtype sb; /* a sub-byte dtype name is left to the checker, which refuses it as such */
-  if (e->kind == EX_NAME && !names_has(s, e->name) && !program_ref(L->p, e->name) && !dtype_lookup(e->name, &t) &&
-      !sb_lookup(e->name, &sb)) {
+  if (e->kind == EX_NAME && !names_has(s, e->name) && !program_ref(L->p, e->name) && !dtype_lookup(e->name, &t)) {
     const char *cands[512];
     int nc = 0;
     for (int i = 0; i < s->n && nc < 512; i++) cands[nc++] = s->v[i];
