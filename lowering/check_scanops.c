@@ -145,7 +145,7 @@ bool check_scanops_pack(IndexCtx *ix, Expr *e, AVal *out) {
   } else {
     t = pt;
     int half = dtype_size(a.dtype) * 4;
-    if (dtype_size(pt) * 8 != half && index_fire(ix, D_PK5, e->loc, index_num(ix, half), index_num(ix, dtype_size(pt) * 8))) return false;
+    if (dtype_bits(pt) != half && index_fire(ix, D_PK5, e->loc, index_num(ix, half), index_num(ix, dtype_bits(pt)))) return false;
   }
   if (fmt < 0 && index_fire(ix, D_PK6, e->loc, ftext)) return false;
   if (!same_kind(ix, e, a.dtype, t)) return false;
@@ -175,7 +175,7 @@ static bool unpack(IndexCtx *ix, Expr *e, AVal *out, int *n) {
   } else {
     t = pt;
     int twice = dtype_size(x.dtype) * 16;
-    if (dtype_size(pt) * 8 != twice && index_fire(ix, D_UP4, e->loc, index_num(ix, twice), index_num(ix, dtype_size(pt) * 8)))
+    if (dtype_bits(pt) != twice && index_fire(ix, D_UP4, e->loc, index_num(ix, twice), index_num(ix, dtype_bits(pt))))
       return false;
   }
   if (!same_kind(ix, e, x.dtype, t)) return false;

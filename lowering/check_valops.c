@@ -51,6 +51,9 @@ static bool reduction(IndexCtx *ix, bool scalar, Expr *e, AVal *out) {
   if (!logical && x.dtype == DT_BOOL)
     return index_bad_value(ix, e->loc, "jnp.sum, jnp.max and jnp.min need a numeric vector (jnp.any and jnp.all reduce bools)");
   if (logical && x.dtype != DT_BOOL) return index_bad_value(ix, e->loc, "jnp.all and jnp.any need a bool vector: compare first, jnp.all(x != 0)");
+  /* jnp.sum promotes integers through np.iinfo, which ml_dtypes' int4
+   * (a numpy void, kind 'V') fails (reductions.py _promote_integer_dtype) */
+  if (e->builtin == BI_VSUM && dtype_is_subbyte(x.dtype) && index_fire(ix, D_NW1, e->loc)) return false;
   if (scalar && unimplemented(ix, scalar, e->loc, reduce_prim(e->builtin))) return false;
   if (x.rank != 1 && index_fire(ix, D_RD1, e->loc, axes_text(ix, x.rank))) return false;
   e->sval = x.rank ? x.shape[0] : 1;
@@ -65,6 +68,9 @@ static bool math(IndexCtx *ix, bool scalar, Expr *e, AVal *out) {
   out->is_static = false;
   if (e->builtin == BI_ABS) {
     if (out->dtype == DT_BOOL) return index_bad_value(ix, e->loc, "jnp.abs needs a number, not a bool");
+    /* lax.abs_p is the one unop built with supports_narrow_ints=False;
+     * jnp.abs returns an unsigned array unchanged, so uint4 passes */
+    if (out->dtype == DT_INT4 && index_fire(ix, D_NW2, e->loc, "abs", dtype_name(out->dtype))) return false;
     return true;
   }
   if (!dtype_is_float(out->dtype)) out->dtype = DT_FLOAT32, out->weak = false;

@@ -137,6 +137,8 @@ typedef enum {
   X(M_IND10, "M-IND10", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.enqueue_indirect_dma' op %s sample shape must be 1D or (1, N), got (%s)") \
   X(M_RS1, "M-RS1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "Not implemented: 1d memref reshape.") \
   X(M_FA1, "M-FA1", DC_RULE, 'V', "VerificationError", VERIFY_PREFIX "'tpu.fetch_and_add_sync' op SC scalar subcore target not supported yet") \
+  X(NW1, "NW1", DC_RULE, 'T', "ValueError", "Invalid integer data type 'V'.") \
+  X(NW2, "NW2", DC_RULE, 'T', "TypeError", "%s does not accept dtype %s. Support for narrow-width integers is platform-dependent and limited to a few specific operations, e.g. basic arithmetic and type casting.") \
   X(RD1, "RD1", DC_RULE, 'L', "NotImplementedError", "reductions require axes to be (0,) on SparseCore, but got %s.") \
   X(RV1, "RV1", DC_RULE, 'L', "NotImplementedError", "Invalid dimensions for SC lax.rev: %s") \
   X(BC1, "BC1", DC_RULE, 'T', "ValueError", "Cannot bitcast a ()-shaped array to a dtype with a different bitwidth: old_bitwidth=%s vs new_bitwidth=%s") \
@@ -203,7 +205,7 @@ typedef enum {
   X(IN_TYPE, "input-type", DC_INPUT, 0, "", "'%s' must be %s")                                 \
   X(IN_VALUE, "input-value", DC_INPUT, 0, "", "%s")                                            \
   X(IN_DTYPE, "input-dtype", DC_INPUT, 0, "", "unknown dtype '%s'%s")                          \
-  X(IN_SUBBYTE, "input-subbyte", DC_INPUT, 0, "", "dtype '%s' has %s bits; sc-sim programs take whole-byte dtypes only (sub-byte refs, DMA and vectors are not modelled yet)") \
+  X(IN_SUBBYTE, "input-subbyte", DC_INPUT, 0, "", "a ref view's bitcast from %s to %s changes the bit width of a sub-byte dtype; jax accepts it for refs of rank 2 or more, but sc-sim holds int4 and uint4 one element a byte and does not model such a view (plsc.bitcast of a value is modelled)") \
   X(IN_DUP, "input-duplicate", DC_INPUT, 0, "", "%s")                                          \
   X(IN_NAME, "input-undefined", DC_INPUT, 0, "", "'%s' is used before it is defined%s")        \
   X(IN_EXPR, "input-expression", DC_INPUT, 0, "", "%s")                                        \

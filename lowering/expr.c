@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../memory/subbyte.h"
 
 Loc expr_loc_at(const char *text, Loc at, size_t off) {
   Loc l = at;
@@ -98,13 +97,6 @@ void expr_print(const Expr *e, char *buf, size_t n) {
 }
 
 void dtype_unknown(Diag *d, Loc at, const char *name) {
-  SubDtype sb;
-  if (sb_lookup(name, &sb)) {
-    char bits[8];
-    snprintf(bits, sizeof bits, "%d", sb_bits(sb));
-    diag_set(d, D_IN_SUBBYTE, at, name, bits);
-    return;
-  }
   const char *names[DT_COUNT];
   for (int i = 0; i < DT_COUNT; i++) names[i] = dtype_name((Dtype)i);
   const char *near = names_nearest(name, names, DT_COUNT);

@@ -4,8 +4,7 @@
 
 #include "program.h"
 
-/* Records "unknown dtype 'x'; did you mean 'y'?" (IN_DTYPE), or for a
- * sub-byte dtype (int4, uint4) that programs cannot use it yet (IN_SUBBYTE). */
+/* Records "unknown dtype 'x'; did you mean 'y'?" (IN_DTYPE). */
 void dtype_unknown(Diag *d, Loc at, const char *name);
 /* Position of byte `off` of a string that starts at `at`. */
 Loc expr_loc_at(const char *text, Loc at, size_t off);

@@ -552,6 +552,10 @@ static bool add_bitcast(IndexCtx *c, View *v, Expr *e) {
     if (v->rank < 2) return index_fire(c, D_T1, e->loc), false;
     int64_t d = v->shape[v->rank - 2] * ob;
     if (d % nb) return index_fire(c, D_T2, e->loc), false;
+    /* upstream accepts it, but sc-sim holds int4 one element a byte: a
+     * view that regroups bits across elements is not modelled */
+    if (dtype_is_subbyte(v->dtype) || dtype_is_subbyte(e->dtype))
+      return index_fire(c, D_IN_SUBBYTE, e->loc, dtype_name(v->dtype), dtype_name(e->dtype)), false;
     t->shape[v->rank - 2] = d / nb;
   } else if (v->rank < 2) {
     /* jax 0.10.2 state/utils.py:98 scales shape[-2] even when the widths

@@ -27,6 +27,8 @@ static Dtype signless(Dtype t) {
   case DT_UINT16: return DT_INT16;
   case DT_UINT8: return DT_INT8;
   case DT_UINT64: return DT_INT64;
+  case DT_UINT4: return DT_INT4;
+  case DT_INT4:
   case DT_INT32: case DT_FLOAT32: case DT_BFLOAT16: case DT_FLOAT16: case DT_INT16: case DT_INT8: case DT_INT64:
   case DT_FLOAT64: case DT_FLOAT8_E4M3FN: case DT_FLOAT8_E5M2: case DT_COUNT: break;
   }
@@ -46,6 +48,7 @@ const char *mosaic_elem_name(Dtype t) {
   case DT_FLOAT64: return "f64";
   case DT_FLOAT8_E4M3FN: return "f8E4M3FN";
   case DT_FLOAT8_E5M2: return "f8E5M2";
+  case DT_INT4: case DT_UINT4: return "i4";
   case DT_COUNT: break;
   }
   return "?";

@@ -11,10 +11,10 @@
 
 static const struct {
   const char *name;
-  int size;
+  int size, bits;
   DtypeKind kind;
 } info[DT_COUNT] = {
-#define X(e, n, s, k) [DT_##e] = {n, s, k},
+#define X(e, n, s, b, k) [DT_##e] = {n, s, b, k},
     DTYPES(X)
 #undef X
 };
@@ -22,7 +22,9 @@ static const struct {
 const char *dtype_name(Dtype t) { return info[t].name; }
 int dtype_size(Dtype t) { return info[t].size; }
 DtypeKind dtype_kind(Dtype t) { return info[t].kind; }
-int dtype_bits(Dtype t) { return info[t].size * 8; }
+int dtype_bits(Dtype t) { return info[t].bits; }
+bool dtype_is_subbyte(Dtype t) { return info[t].bits < 8; }
+int64_t dtype_packed_bytes(Dtype t, int64_t n) { return (n * info[t].bits + 7) / 8; }
 bool dtype_is_int(Dtype t) { return info[t].kind == DK_INT || info[t].kind == DK_UINT; }
 bool dtype_is_float(Dtype t) { return info[t].kind == DK_FLOAT; }
 
@@ -95,6 +97,7 @@ static double fit_float(Dtype t, double x) {
 }
 
 static int64_t fit_int(Dtype t, int64_t v) {
+  if (info[t].bits == 4) return info[t].kind == DK_UINT ? v & 15 : ((v & 15) ^ 8) - 8;
   switch (info[t].size) {
   case 1: return info[t].kind == DK_UINT ? (int64_t)(uint8_t)v : (int64_t)(int8_t)v;
   case 2: return info[t].kind == DK_UINT ? (int64_t)(uint16_t)v : (int64_t)(int16_t)v;
@@ -201,6 +204,7 @@ void dtype_store(Dtype t, Cell c, uint8_t *b) {
   } else if (t == DT_FLOAT8_E4M3FN || t == DT_FLOAT8_E5M2) {
     u = t == DT_FLOAT8_E4M3FN ? f8_encode(c.f, 3, 7, true) : f8_encode(c.f, 2, 15, false);
   }
+  if (info[t].bits == 4) u &= 15; /* ml_dtypes' byte: the nibble, high bits clear */
   for (int k = 0; k < info[t].size; k++) b[k] = (uint8_t)(u >> (8 * k));
 }
 

@@ -15,26 +15,33 @@
 
 typedef enum { DK_INT, DK_UINT, DK_FLOAT, DK_BOOL } DtypeKind;
 
-/* X(ENUM, name, itemsize in bytes, kind) */
-#define DTYPES(X)                                   \
-  X(INT32, "int32", 4, DK_INT)                      \
-  X(UINT32, "uint32", 4, DK_UINT)                   \
-  X(FLOAT32, "float32", 4, DK_FLOAT)                \
-  X(BFLOAT16, "bfloat16", 2, DK_FLOAT)              \
-  X(FLOAT16, "float16", 2, DK_FLOAT)                \
-  X(INT16, "int16", 2, DK_INT)                      \
-  X(UINT16, "uint16", 2, DK_UINT)                   \
-  X(INT8, "int8", 1, DK_INT)                        \
-  X(UINT8, "uint8", 1, DK_UINT)                     \
-  X(BOOL, "bool", 1, DK_BOOL)                       \
-  X(INT64, "int64", 8, DK_INT)                      \
-  X(UINT64, "uint64", 8, DK_UINT)                   \
-  X(FLOAT64, "float64", 8, DK_FLOAT)                \
-  X(FLOAT8_E4M3FN, "float8_e4m3fn", 1, DK_FLOAT)    \
-  X(FLOAT8_E5M2, "float8_e5m2", 1, DK_FLOAT)
+/* X(ENUM, name, itemsize in bytes, bits, kind).  int4 and uint4 have
+ * ml_dtypes' itemsize 1 (what jax's shape rules see, SPEC §4.F) and 4 bits
+ * (what plsc.bitcast, lax.bitcast_convert_type and the wrap see): the
+ * simulator holds one element a byte, its value in the low nibble, as
+ * ml_dtypes does, so definedness and races are per element.  The packed
+ * size a DMA moves is dtype_packed_bytes. */
+#define DTYPES(X)                                      \
+  X(INT32, "int32", 4, 32, DK_INT)                     \
+  X(UINT32, "uint32", 4, 32, DK_UINT)                  \
+  X(FLOAT32, "float32", 4, 32, DK_FLOAT)               \
+  X(BFLOAT16, "bfloat16", 2, 16, DK_FLOAT)             \
+  X(FLOAT16, "float16", 2, 16, DK_FLOAT)               \
+  X(INT16, "int16", 2, 16, DK_INT)                     \
+  X(UINT16, "uint16", 2, 16, DK_UINT)                  \
+  X(INT8, "int8", 1, 8, DK_INT)                        \
+  X(UINT8, "uint8", 1, 8, DK_UINT)                     \
+  X(BOOL, "bool", 1, 8, DK_BOOL)                       \
+  X(INT64, "int64", 8, 64, DK_INT)                     \
+  X(UINT64, "uint64", 8, 64, DK_UINT)                  \
+  X(FLOAT64, "float64", 8, 64, DK_FLOAT)               \
+  X(FLOAT8_E4M3FN, "float8_e4m3fn", 1, 8, DK_FLOAT)    \
+  X(FLOAT8_E5M2, "float8_e5m2", 1, 8, DK_FLOAT)        \
+  X(INT4, "int4", 1, 4, DK_INT)                        \
+  X(UINT4, "uint4", 1, 4, DK_UINT)
 
 typedef enum {
-#define X(e, n, s, k) DT_##e,
+#define X(e, n, s, b, k) DT_##e,
   DTYPES(X)
 #undef X
   DT_COUNT
@@ -51,6 +58,12 @@ DtypeKind dtype_kind(Dtype t);
 bool dtype_is_int(Dtype t);   /* signed or unsigned integer (not bool) */
 bool dtype_is_float(Dtype t);
 int dtype_bits(Dtype t);
+/* Whether t is narrower than a byte (int4, uint4). */
+bool dtype_is_subbyte(Dtype t);
+/* The bytes n elements of t take packed, as HBM and VMEM hold them (two
+ * int4 a byte, a trailing odd one in a byte of its own): what a DMA moves
+ * and an allocation takes.  n * itemsize for the whole-byte types. */
+int64_t dtype_packed_bytes(Dtype t, int64_t n);
 /* Looks a dtype up by its numpy name; false when unknown. */
 bool dtype_lookup(const char *name, Dtype *out);
 

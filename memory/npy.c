@@ -17,6 +17,7 @@ static const struct {
     {"i4", DT_INT32}, {"u4", DT_UINT32}, {"f4", DT_FLOAT32}, {"V2", DT_BFLOAT16}, {"f2", DT_FLOAT16},
     {"i2", DT_INT16}, {"u2", DT_UINT16}, {"i1", DT_INT8},    {"u1", DT_UINT8},   {"b1", DT_BOOL},
     {"i8", DT_INT64}, {"u8", DT_UINT64}, {"f8", DT_FLOAT64},
+    {"V1", DT_INT4}, /* a one-byte void: ml_dtypes' int4 or uint4 (the ref says which) */
 };
 enum { NCODES = sizeof codes / sizeof codes[0] };
 
@@ -111,12 +112,12 @@ static bool descr_of(const char *d, NpyHeader *h, char *err, size_t n) {
   for (int i = 0; i < NCODES; i++) {
     if (strcmp(code, codes[i].code)) continue;
     h->dtype = codes[i].dtype;
-    if (codes[i].dtype == DT_BFLOAT16 && order == '>') break; /* a void has no byte order: not what ml_dtypes writes */
+    if ((codes[i].dtype == DT_BFLOAT16 || codes[i].dtype == DT_INT4) && order == '>') break; /* a void has no byte order: not what ml_dtypes writes */
     h->swap = order == '>' && dtype_size(h->dtype) > 1;
     return true;
   }
   return failf(err, n,
-               "its dtype '%s' is not one sc-sim reads (int32 <i4, uint32 <u4, float32 <f4, bfloat16 <V2 as ml_dtypes saves it, "
+               "its dtype '%s' is not one sc-sim reads (int32 <i4, uint32 <u4, float32 <f4, bfloat16 <V2 as ml_dtypes saves it, int4 and uint4 <V1 likewise, "
                "float16 <f2, int16 <i2, uint16 <u2, int8 |i1, uint8 |u1, bool |b1, int64 <i8, uint64 <u8, float64 <f8)",
                d);
 }

@@ -16,7 +16,9 @@
  * float16, <i2 int16, <u2 uint16, |i1 int8, |u1 uint8, |b1 bool, <i8
  * int64, <u8 uint64, <f8 float64, and <V2 (or |V2) bfloat16: ml_dtypes'
  * bfloat16 has no numpy type code, so numpy.save writes it as a 2-byte
- * void, its raw bits.  Big-endian descrs ('>i4') are read and swapped. */
+ * void, its raw bits; ml_dtypes' int4 and uint4 likewise save as <V1 (one
+ * element a byte, the value in the low nibble), read as DT_INT4 and taken
+ * as the ref's int4 or uint4.  Big-endian descrs ('>i4') are read and swapped. */
 #ifndef SC_NPY_H
 #define SC_NPY_H
 

@@ -7,11 +7,9 @@
  * neighbour in the same byte is defined.  Values travel as the same
  * sign- or zero-extended Cell as the whole-byte dtypes (memory/dtype.h).
  *
- * Programs cannot name these dtypes yet: the views, DMA, engine and
- * reference all count in whole bytes.  This module is the storage model
- * they will use; the race detector is meant to treat a nibble write as a
- * write of its whole byte (a byte is the smallest unit a store moves), so
- * sb_byte_of gives the byte an element lives in. */
+ * Programs do name int4 and uint4 (memory/dtype.h), but the simulator
+ * holds them one element a byte, as ml_dtypes does; this packed model is
+ * kept, unit-tested, for a memory that packs them as the device does. */
 #ifndef SC_SUBBYTE_H
 #define SC_SUBBYTE_H
 

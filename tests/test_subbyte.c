@@ -110,6 +110,41 @@ static void test_copy(void) {
   sb_free(&d);
 }
 
+/* The program dtypes int4 and uint4 (memory/dtype.h): ml_dtypes' one byte
+ * an element, the value in its low nibble; 4 bits for the wrap, the
+ * conversions and the packed size. */
+static void test_program_dtypes(void) {
+  Dtype t;
+  CU_ASSERT_TRUE(dtype_lookup("int4", &t) && t == DT_INT4);
+  CU_ASSERT_TRUE(dtype_lookup("uint4", &t) && t == DT_UINT4);
+  CU_ASSERT_EQUAL(dtype_size(DT_INT4), 1);
+  CU_ASSERT_EQUAL(dtype_bits(DT_INT4), 4);
+  CU_ASSERT_TRUE(dtype_is_subbyte(DT_UINT4));
+  CU_ASSERT_FALSE(dtype_is_subbyte(DT_INT8));
+  /* 9 = 0b1001 wraps to -7 as int4; 17 to 1 as uint4; -9 to 7 as int4 */
+  CU_ASSERT_EQUAL(dtype_fit(DT_INT4, (Cell){.i = 9}).i, -7);
+  CU_ASSERT_EQUAL(dtype_fit(DT_UINT4, (Cell){.i = 17}).i, 1);
+  CU_ASSERT_EQUAL(dtype_fit(DT_INT4, (Cell){.i = -9}).i, 7);
+  /* floats truncate and saturate to -8..7 and 0..15 (jnp on CPU) */
+  CU_ASSERT_EQUAL(dtype_convert(DT_FLOAT32, DT_INT4, (Cell){.f = 9.7}).i, 7);
+  CU_ASSERT_EQUAL(dtype_convert(DT_FLOAT32, DT_INT4, (Cell){.f = -8.5}).i, -8);
+  CU_ASSERT_EQUAL(dtype_convert(DT_FLOAT32, DT_UINT4, (Cell){.f = 17.5}).i, 15);
+  CU_ASSERT_EQUAL(dtype_convert(DT_FLOAT32, DT_UINT4, (Cell){.f = -1.0}).i, 0);
+  /* the byte ml_dtypes holds: -1 is 0x0F, -8 is 0x08, high bits clear */
+  uint8_t b[1];
+  dtype_store(DT_INT4, (Cell){.i = -1}, b);
+  CU_ASSERT_EQUAL(b[0], 0x0F);
+  dtype_store(DT_INT4, (Cell){.i = -8}, b);
+  CU_ASSERT_EQUAL(b[0], 0x08);
+  b[0] = 0xFE; /* a set high nibble is not part of the value */
+  CU_ASSERT_EQUAL(dtype_load(DT_INT4, b).i, -2);
+  CU_ASSERT_EQUAL(dtype_load(DT_UINT4, b).i, 14);
+  /* packed: two a byte, an odd one rounds up */
+  CU_ASSERT_EQUAL(dtype_packed_bytes(DT_INT4, 64), 32);
+  CU_ASSERT_EQUAL(dtype_packed_bytes(DT_UINT4, 31), 16);
+  CU_ASSERT_EQUAL(dtype_packed_bytes(DT_INT32, 3), 12);
+}
+
 int main(void) {
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
   CU_pSuite s = CU_add_suite("subbyte", NULL, NULL);
@@ -117,6 +152,7 @@ int main(void) {
   CU_add_test(s, "pack layout", test_pack_layout);
   CU_add_test(s, "neighbour definedness", test_neighbour_definedness);
   CU_add_test(s, "copy", test_copy);
+  CU_add_test(s, "program dtypes", test_program_dtypes);
   CU_basic_set_mode(CU_BRM_NORMAL);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures();

@@ -53,7 +53,11 @@ def use_npy() -> bool:
 
 _DTYPES = {"bfloat16": np.dtype(ml_dtypes.bfloat16),
            "float8_e4m3fn": np.dtype(ml_dtypes.float8_e4m3fn),
-           "float8_e5m2": np.dtype(ml_dtypes.float8_e5m2)}
+           "float8_e5m2": np.dtype(ml_dtypes.float8_e5m2),
+           "int4": np.dtype(ml_dtypes.int4), "uint4": np.dtype(ml_dtypes.uint4)}
+# ml_dtypes' 4-bit integers: numpy saves them as '<V1' (one a byte, the
+# value in the low nibble) and np.iinfo does not know them.
+_NIBBLES = {np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4)}
 _VOIDS = {np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn),
           np.dtype(ml_dtypes.float8_e5m2)}
 
@@ -93,6 +97,8 @@ def undefined_fill(dtype: np.dtype) -> Any:
     """What Pallas interpret mode puts in uninitialised memory."""
     if dtype == np.bool_:
         return False
+    if dtype in _NIBBLES:
+        return ml_dtypes.iinfo(dtype).max
     if np.issubdtype(dtype, np.integer):
         return np.iinfo(dtype).max
     return np.nan
@@ -107,7 +113,7 @@ def read_output(ref: Ref, outcome: dict[str, Any],
         mpath = os.path.join(out_dir, f"{ref.name}.undefined.npy")
         mask = np.load(mpath) if os.path.exists(mpath) else \
             np.zeros(arr.shape, np.bool_)
-        if dtype in _VOIDS and arr.dtype != dtype and arr.dtype.itemsize == dtype.itemsize:
+        if (dtype in _VOIDS or dtype in _NIBBLES) and arr.dtype != dtype and arr.dtype.itemsize == dtype.itemsize:
             arr = arr.view(dtype)  # saved as '<V2' / '|V1' (ml_dtypes) or as bits
         arr = arr.astype(dtype, copy=True)
         if mask.any():

@@ -279,7 +279,7 @@ static void summary(const Program *p) {
     const Ref *r = p->refs[i];
     printf("  ref %-12s %-11s %-8s shape (", r->name, space_key(r->space), dtype_name(r->dtype));
     for (int k = 0; k < r->rank; k++) printf("%s%lld", k ? ", " : "", (long long)r->shape[k]);
-    printf("%s) %lld bytes\n", r->rank == 1 ? "," : "", (long long)(r->nelems * dtype_size(r->dtype)));
+    printf("%s) %lld bytes\n", r->rank == 1 ? "," : "", (long long)dtype_packed_bytes(r->dtype, r->nelems));
   }
   for (int k = 0; k < p->nkernels; k++) {
     const Program *K = &p->kernels[k];

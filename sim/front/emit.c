@@ -760,7 +760,8 @@ static void cell(Em *m, Dtype t, Cell c) {
 static void input(Em *m, const Ref *r) {
   const char *dt = r->dtype == DT_BFLOAT16 ? "jnp.bfloat16" : r->dtype == DT_BOOL ? "np.bool_" : NULL;
   char np[32];
-  snprintf(np, sizeof np, "np.%s", dtype_name(r->dtype));
+  /* ml_dtypes' int4 and uint4 are jnp's, not numpy's */
+  snprintf(np, sizeof np, "%s.%s", dtype_is_subbyte(r->dtype) ? "jnp" : "np", dtype_name(r->dtype));
   if (!dt) dt = np;
   fprintf(m->f, "np.asarray(");
   InitKind init = m->legality && r->init != INIT_IOTA ? INIT_ZEROS : r->init;

@@ -26,7 +26,6 @@
 
 #include "../../lowering/index.h"
 #include "../../memory/npy.h"
-#include "../../memory/subbyte.h"
 #include "parse.h"
 #include "select_ref.h"
 
@@ -594,7 +593,8 @@ static bool npy_read(NpySource *src, uint64_t off, uint8_t *out, size_t n) {
 }
 
 static bool npy_matches(Loader *L, const Ref *r, const NpyHeader *h, const NpySource *src, Loc at) {
-  bool same = h->dtype == r->dtype && h->rank == r->rank;
+  /* <V1 (read as int4) has no signedness: a uint4 ref takes it too */
+  bool same = (h->dtype == r->dtype || (h->dtype == DT_INT4 && r->dtype == DT_UINT4)) && h->rank == r->rank;
   for (int i = 0; same && i < r->rank; i++) same = h->shape[i] == r->shape[i];
   char msg[1000], hs[256], rs[256];
   fmt_shape(hs, sizeof hs, h->rank, h->shape);
@@ -622,6 +622,20 @@ static bool npy_header(Loader *L, NpySource *src, NpyHeader *h, Loc at) {
   return fail(L, D_IN_VALUE, at, msg);
 }
 
+/* ml_dtypes keeps an int4 or uint4 in the low nibble of its byte, the
+ * high nibble clear; a byte with high bits is some other one-byte void
+ * (a float8), not an element of the ref. */
+static bool nibbles_ok(Loader *L, const Ref *r, const NpySource *src, const uint8_t *data, int64_t n, Loc at) {
+  for (int64_t i = 0; i < n; i++) {
+    if (data[i] < 16) continue;
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s holds byte 0x%02x at flat index %lld, which is no %s of ml_dtypes (one element a byte, in its low nibble): "
+             "save the array as ref '%s's dtype", src->shown, data[i], (long long)i, dtype_name(r->dtype), r->name);
+    return fail(L, D_IN_VALUE, at, msg);
+  }
+  return true;
+}
+
 /* The file's elements into the arena, as the ref's init. */
 static bool npy_data(Loader *L, Ref *r, NpySource *src, const NpyHeader *h, const char *path, Loc at) {
   char msg[1200];
@@ -637,6 +651,7 @@ static bool npy_data(Loader *L, Ref *r, NpySource *src, const NpyHeader *h, cons
     return fail(L, D_IN_FILE, at, msg);
   }
   npy_decode(h, data);
+  if (dtype_is_subbyte(r->dtype) && !nibbles_ok(L, r, src, data, h->nelems, at)) return false;
   r->init = INIT_BYTES;
   r->init_bytes = data;
   r->init_file = arena_strdup(&L->p->arena, path);
@@ -1325,9 +1340,7 @@ static void names_add(Loader *L, NameSet *s, const char *n) {
 static bool check_names_expr(Loader *L, NameSet *s, const Expr *e) {
   if (!e || L->failed) return !L->failed;
   Dtype t;
-  SubDtype sb; /* a sub-byte dtype name is left to the checker, which refuses it as such */
-  if (e->kind == EX_NAME && !names_has(s, e->name) && !program_ref(L->p, e->name) && !dtype_lookup(e->name, &t) &&
-      !sb_lookup(e->name, &sb)) {
+  if (e->kind == EX_NAME && !names_has(s, e->name) && !program_ref(L->p, e->name) && !dtype_lookup(e->name, &t)) {
     const char *cands[512];
     int nc = 0;
     for (int i = 0; i < s->n && nc < 512; i++) cands[nc++] = s->v[i];
@@ -1482,7 +1495,7 @@ static bool capacity_ok(Loader *L, Space sp, int64_t cap, const char *param) {
   for (int i = 0; i < p->nrefs; i++) {
     const Ref *r = p->refs[i];
     if (r->space != sp) continue;
-    used += r->nelems * dtype_size(r->dtype);
+    used += dtype_packed_bytes(r->dtype, r->nelems); /* the device packs int4 two a byte */
     if (used <= cap) continue;
     char msg[500];
     snprintf(msg, sizeof msg,

@@ -91,12 +91,14 @@ static bool ty_eq(const Ty *a, const Ty *b) {
 }
 
 /* Picks a data dtype the swarm enabled (the DTYPES up to bool: the 8-byte
- * ones come after it); `want32` restricts to 32-bit ones. */
+ * ones come after it; then int4 and uint4); `want32` restricts to 32-bit
+ * ones. */
 static Dtype pick_dtype(G *g, bool want32) {
   Dtype c[DT_COUNT];
   int n = 0;
-  for (int d = 0; d <= DT_BOOL; d++)
-    if ((g->pl->dtypes & (1u << d)) && (!want32 || dtype_size((Dtype)d) == 4)) c[n++] = (Dtype)d;
+  for (int d = 0; d < DT_COUNT; d++)
+    if ((d <= DT_BOOL || dtype_is_subbyte((Dtype)d)) && (g->pl->dtypes & (1u << d)) && (!want32 || dtype_size((Dtype)d) == 4))
+      c[n++] = (Dtype)d;
   return n ? c[rr(R(g), 0, n - 1)] : DT_INT32;
 }
 
@@ -106,8 +108,11 @@ static const char *const float_lits[] = {"0.5", "1.5", "2.0", "-1.25", "3.0", "0
 /* A weak literal of d's kind that fits d. */
 static void lit(G *g, Buf *o, Dtype d) {
   switch (dtype_kind(d)) {
-  case DK_INT: bput(o, "%lld", (long long)rr(R(g), dtype_size(d) == 1 ? -9 : -20, 20)); break;
-  case DK_UINT: bput(o, "%lld", (long long)rr(R(g), 0, 30)); break;
+  case DK_INT:
+    if (dtype_is_subbyte(d)) bput(o, "%lld", (long long)rr(R(g), -8, 7));
+    else bput(o, "%lld", (long long)rr(R(g), dtype_size(d) == 1 ? -9 : -20, 20));
+    break;
+  case DK_UINT: bput(o, "%lld", (long long)rr(R(g), 0, dtype_is_subbyte(d) ? 15 : 30)); break;
   case DK_FLOAT: bput(o, "%s", float_lits[rr(R(g), 0, 9)]); break;
   case DK_BOOL: bput(o, "%s", rp(R(g), 50) ? "true" : "false"); break;
   }
@@ -2007,6 +2012,11 @@ void plan_program(uint64_t seed, int index, int reject_rate, unsigned avoid_bugs
   pl->dtypes = 1u << DT_INT32;
   for (int d = 0; d <= DT_BOOL; d++)
     if (rp(&r, 40)) pl->dtypes |= 1u << d;
+  /* int4 and uint4 draw from a stream of their own: the plans of the
+   * whole-byte dtypes stay what they were before the 4-bit ones */
+  Rng r4 = rng_at(seed, (uint64_t)index, 0x4b17, 0);
+  if (rp(&r4, 25)) pl->dtypes |= 1u << DT_INT4;
+  if (rp(&r4, 25)) pl->dtypes |= 1u << DT_UINT4;
   unsigned kinds = 0;
   for (int k = 0; k < U_COUNT; k++)
     if ((unit_info[k].kernels & (pl->scalar ? K_SCALAR : K_VEC)) && rp(&r, 50)) kinds |= 1u << k;

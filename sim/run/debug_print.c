@@ -36,6 +36,8 @@ static const char *short_name(Dtype t) {
   case DT_FLOAT64: return "f64";
   case DT_FLOAT8_E4M3FN: return "f8e4m3fn";
   case DT_FLOAT8_E5M2: return "f8e5m2";
+  case DT_INT4: return "s4";
+  case DT_UINT4: return "u4";
   case DT_COUNT: break;
   }
   return "?";

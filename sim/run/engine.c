@@ -1057,8 +1057,8 @@ static bool dma_indirect(Eng *E, Sc *s, const Instr *in, EV *src, EV *dst, int64
   if (!dma_offsets(E, s, in, &o) || (filter && !eng_int_reg(E, s, in, in->c, &ignored))) return val_free(&o), false;
   int64_t rows = pl->rank[pl->top] ? pl->lvl[pl->top][0] : 1, z = ix->lvl[ix->top][0];
   int64_t row = rows ? pl->n / rows : 0;
-  *bytes = pl->n * dtype_size(pl->dt[pl->top]);
-  *row_bytes = row * dtype_size(pl->dt[pl->top]);
+  *bytes = dtype_packed_bytes(pl->dt[pl->top], pl->n); /* int4: two a byte */
+  *row_bytes = dtype_packed_bytes(pl->dt[pl->top], row);
   *rows_done = 0;
   Hit *hit = gather ? NULL : dup_hits(E, in, rows < o.n ? rows : o.n);
   int64_t nhit = 0;
@@ -1216,7 +1216,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   EV src, dst;
   if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &src) || !eng_ev_resolve(E, s, in, in->view2, s->core, s->subcore, &dst))
     return X_FAULT;
-  int64_t bytes = dst.n * dtype_size(dst.dt[dst.top]), moved;
+  int64_t bytes = dtype_packed_bytes(dst.dt[dst.top], dst.n), moved;
   int thr = race_dma_start(E->rd, s->idx);
   E->dma_thread = thr;
   bool ind = in->op == I_ENQUEUE_INDIRECT_DMA;
@@ -1284,7 +1284,7 @@ static int x_wait(Eng *E, Sc *s, const Instr *in) {
   if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &src) || !eng_ev_resolve(E, s, in, in->view2, s->core, s->subcore, &dst))
     return X_FAULT;
   EV *moved = in->op == I_WAIT_INDIRECT_DMA && in->imm ? &dst : in->op == I_WAIT_INDIRECT_DMA ? &src : &dst;
-  int64_t need = moved->n * dtype_size(moved->dt[moved->top]);
+  int64_t need = dtype_packed_bytes(moved->dt[moved->top], moved->n);
   Region *g;
   int64_t off;
   if (!sem_addr(E, s, in, in->view3, s->core, s->subcore, &g, &off)) return X_FAULT;

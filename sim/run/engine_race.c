@@ -49,6 +49,11 @@ static void race_text(Eng *E, const RaceReport *rep, char *buf, size_t n) {
   describe(&rep->second, b, sizeof b);
   const Ref *ref = program_ref(E->p, rep->region->name);
   run_instance_name(ref, rep->region, name, sizeof name);
+  if (dtype_is_subbyte(ref->dtype)) { /* one element a byte in the simulator: name the elements, not its bytes */
+    snprintf(buf, n, "%s of %s elements [%lld, %lld) of %s '%s' races with %s: no wait, barrier or semaphore orders them", b,
+             dtype_name(ref->dtype), (long long)rep->lo, (long long)rep->hi, space_key(ref->space), name, a);
+    return;
+  }
   snprintf(buf, n, "%s of bytes [%lld, %lld) of %s '%s' races with %s: no wait, barrier or semaphore orders them", b,
            (long long)rep->lo, (long long)rep->hi, space_key(ref->space), name, a);
 }

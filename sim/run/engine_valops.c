@@ -57,9 +57,58 @@ static bool x_shape_cast(Eng *E, Sc *s, const Instr *in, const Value *a) {
   return true;
 }
 
+/* An element's bits as it is stored: its little-endian bytes, an int4's
+ * nibble. */
+static uint64_t raw_bits(Dtype t, Cell c) {
+  uint8_t b[8] = {0};
+  dtype_store(t, c, b);
+  uint64_t u = 0;
+  for (int k = 0; k < dtype_size(t); k++) u |= (uint64_t)b[k] << (8 * k);
+  return u;
+}
+
+static Cell from_bits(Dtype t, uint64_t u) {
+  uint8_t b[8];
+  for (int k = 0; k < 8; k++) b[k] = (uint8_t)(u >> (8 * k));
+  return dtype_load(t, b);
+}
+
+/* plsc.bitcast to or from a sub-byte dtype: the operand's bits, element 0
+ * lowest, regrouped into widths of nb (int4 from int8 splits each byte
+ * into its low then its high nibble).  The widths are powers of two, so an
+ * output element gathers whole inputs (nb >= ob) or is a slice of one. */
+static bool x_bitcast_bits(Eng *E, Sc *s, const Instr *in, const Value *a) {
+  int ob = dtype_bits(a->dtype), nb = dtype_bits(in->ty);
+  if ((a->n * ob) % nb || (a->rank == 0 && ob != nb)) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.bitcast: the operand's bits do not divide into the new dtype");
+  int64_t shape[MAX_RANK];
+  memcpy(shape, a->shape, sizeof shape);
+  if (a->rank) shape[a->rank - 1] = shape[a->rank - 1] * ob / nb;
+  Value *t = &s->tmp;
+  val_shape(t, in->ty, a->rank, shape);
+  uint64_t mask = nb == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nb) - 1;
+  for (int64_t j = 0; j < t->n; j++) {
+    uint64_t u = 0;
+    bool def = true;
+    if (nb >= ob) {
+      for (int k = 0; k < nb / ob; k++) {
+        int64_t e = j * (nb / ob) + k;
+        u |= raw_bits(a->dtype, a->v[e]) << (k * ob);
+        def = def && a->def[e];
+      }
+    } else {
+      int64_t e = j * nb / ob;
+      u = raw_bits(a->dtype, a->v[e]) >> (j * nb % ob) & mask;
+      def = a->def[e];
+    }
+    t->v[j] = from_bits(in->ty, u), t->def[j] = def;
+  }
+  return true;
+}
+
 /* The operand's bytes, little-endian, reread as ty; an element is defined
  * when every byte it takes is. */
 static bool x_bitcast(Eng *E, Sc *s, const Instr *in, const Value *a) {
+  if (dtype_is_subbyte(a->dtype) || dtype_is_subbyte(in->ty)) return x_bitcast_bits(E, s, in, a);
   int ob = dtype_size(a->dtype), nb = dtype_size(in->ty);
   int64_t bytes = a->n * ob;
   if (bytes % nb || (a->rank == 0 && ob != nb)) return eng_efault(E, s, in, FAULT_LOWERING, "tpu.bitcast: the operand's bytes do not divide into the new dtype");

@@ -990,7 +990,8 @@ static bool read_offsets(Ref_ *R, Sub *s, const Op *op, const DmaPlan *pl, Value
   return ev(R, s, op, pl->off_e ? pl->off_e : e->e, o);
 }
 
-static int64_t view_bytes(const RV *rv) { return rv->n * dtype_size(rv->dt[rv->v->ntr]); }
+/* The bytes a DMA of the view moves, packed (two int4 a byte). */
+static int64_t view_bytes(const RV *rv) { return dtype_packed_bytes(rv->dt[rv->v->ntr], rv->n); }
 
 static bool pend_alloc(Pending *pd, int64_t n) {
   pd->n = n;

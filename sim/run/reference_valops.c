@@ -52,7 +52,45 @@ static void take(const Value *x, const Value *idx, Value *out) {
   }
 }
 
+/* Bit i of element x as numpy's view lays it out: byte i / 8 of its
+ * little-endian bytes (int4's nibble sits in the low half of its byte). */
+static int bit_of(Dtype t, Cell c, int i) {
+  uint8_t b[8] = {0};
+  dtype_store(t, c, b);
+  return (b[i / 8] >> (i % 8)) & 1;
+}
+
+/* plsc.bitcast with a sub-byte side: the operand as one stream of bits,
+ * element 0 first and each element's bits from the lowest, cut into
+ * pieces of the new width. */
+static void bitcast_bits(const Expr *e, const Value *x, Value *out) {
+  int ob = dtype_bits(x->dtype), nb = dtype_bits(e->ty);
+  int64_t nbits = x->n * ob;
+  uint8_t *bit = malloc((size_t)nbits + 1), *def = malloc((size_t)nbits + 1);
+  if (!bit || !def) abort();
+  for (int64_t i = 0; i < nbits; i++) bit[i] = (uint8_t)bit_of(x->dtype, x->v[i / ob], (int)(i % ob)), def[i] = x->def[i / ob];
+  int64_t shape[MAX_RANK];
+  memcpy(shape, x->shape, sizeof shape);
+  if (x->rank) shape[x->rank - 1] = shape[x->rank - 1] * ob / nb;
+  val_shape(out, e->ty, x->rank, shape);
+  for (int64_t j = 0; j < out->n; j++) {
+    uint8_t b[8] = {0};
+    bool d = true;
+    for (int k = 0; k < nb; k++) {
+      b[k / 8] |= (uint8_t)(bit[j * nb + k] << (k % 8));
+      d = d && def[j * nb + k];
+    }
+    out->v[j] = dtype_load(e->ty, b), out->def[j] = d;
+  }
+  free(bit);
+  free(def);
+}
+
 static void bitcast(const Expr *e, const Value *x, Value *out) {
+  if (dtype_is_subbyte(x->dtype) || dtype_is_subbyte(e->ty)) {
+    bitcast_bits(e, x, out);
+    return;
+  }
   int ob = dtype_size(x->dtype), nb = dtype_size(e->ty);
   int64_t bytes = x->n * ob;
   uint8_t *img = malloc((size_t)bytes + 8), *def = malloc((size_t)bytes + 8);
