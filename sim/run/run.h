@@ -188,6 +188,17 @@ bool run_carry(const Program *p, const MemSystem *from, KernelKind from_kind, Ru
 /* "kernel" or "program": where a run checks its semaphores (SPEC §7.5). */
 const char *run_sem_scope(const RunLimits *lim);
 
+/* An mpmd kernel (Program.mpmd_vsubs, sim/run/run_mpmd.c) runs two meshes
+ * on one combined mesh: subcore mpmd_vsubs of each core is its scalar
+ * subcore, the others its vector subcores.  These give, for the subcore
+ * `subcore` of a core, its mesh's subcores on that core (the first and how
+ * many: what a barrier waits for) and the body it runs; for any other
+ * kernel, the whole core and p->body. */
+bool run_is_scalar_sub(const Program *p, int subcore);
+int run_mesh_first(const Program *p, int subcore);
+int run_mesh_count(const Program *p, int subcore);
+const Body *run_body_of(const Program *p, int subcore);
+
 /* The reference interpreter (sim/reference.c): SPEC §5 and §9 applied to
  * the body directly. */
 bool reference_run(const Program *p, const RunLimits *lim, RunResult *out);
