@@ -1644,7 +1644,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   if (lim && lim->stream) stream_attach(lim->stream, STREAM_ENG, out);
   E.sem_scope = run_sem_scope(lim);
   if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
-  else if (lim && lim->carry && !run_carry(p, lim->carry, lim->carry_kind, out)) {
+  else if (lim && lim->carry && !run_carry(p, lim->carry, lim, out)) {
   } else {
     for (int i = 0; lim && lim->t0 && i < E.nsub; i++) E.sc[i].t = lim->t0; /* after the previous kernels */
     engine_schedule(&E);

@@ -1598,7 +1598,7 @@ struct RefRun *reference_open(const Program *p, const RunLimits *lim, RunResult 
   R->arrived = calloc((size_t)p->mesh_cores, sizeof(int));
   if (!out->logs || !R->subs || !R->arrived || !run_mem_init(p, &out->mem)) {
     run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs");
-  } else if (lim && lim->carry && !run_carry(p, lim->carry, lim->carry_kind, out)) {
+  } else if (lim && lim->carry && !run_carry(p, lim->carry, lim, out)) {
   } else {
     for (int i = 0; i < R->nsub; i++) {
       Sub *s = &R->subs[i];
