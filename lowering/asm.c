@@ -140,9 +140,12 @@ static void print_instr(FILE *f, const Instr *in, int pc) {
 
 void asm_print(const Code *c, FILE *f) {
   fprintf(f, "# sc-sim lowered code: kernel %s, lowering %s, %d registers\n",
-          c->p->kernel == KERNEL_VECTOR ? "vector_subcore" : "scalar_subcore", mutant_name(c->mutant), c->nregs);
+          c->split ? "mpmd (vector_subcore, then scalar_subcore)" : c->p->kernel == KERNEL_VECTOR ? "vector_subcore" : "scalar_subcore", mutant_name(c->mutant), c->nregs);
   for (int i = 0; i < c->nviews; i++) print_view(f, &c->views[i], i);
-  for (int i = 0; i < c->n; i++) print_instr(f, &c->code[i], i);
+  for (int i = 0; i < c->n; i++) {
+    if (c->split && i == c->split) fprintf(f, "# mpmd: the scalar_subcore mesh's code; the scalar subcores start here\n");
+    print_instr(f, &c->code[i], i);
+  }
 }
 
 /* ---- parsing ---------------------------------------------------------------- */

@@ -153,6 +153,11 @@ typedef enum {
   X(CF1, "CF1", DC_RULE, 'T', "TypeError", "%s function carry input and carry output must have equal types, but they differ:\n\n%s\nRevise the function so that all output types match the corresponding input types.") \
   X(CF2, "CF2", DC_RULE, 'T', "TypeError", "cond_fun must return a boolean scalar, but got output type(s) [%s].") \
   X(SR1, "SR1", DC_RULE, 'T', "ValueError", "At least two refs are required for pl.select_ref.") \
+  X(MP1, "MP1", DC_RULE, 'T', "ValueError", "At least one mesh/function pair is required") \
+  X(MP2, "MP2", DC_RULE, 'T', "ValueError", "You can't use two different %s.") \
+  X(MP3, "MP3", DC_RULE, 'T', "ValueError", "%s should have the same core axis name and number of cores as the %s %s.") \
+  X(MP4, "MP4", DC_RULE, 'T', "ValueError", "Memory space %s is not supported by mesh %s") \
+  X(MP5, "MP5", DC_RULE, 'T', "NotImplementedError", "MPMD map with more than one mesh requires scratch_type to have a `core_type` specified, but scratch_type=%s is missing it.") \
   X(EP1, "EP1", DC_RULE, 'T', "ValueError", "All elements in the grid must be strictly positive, but got grid=%s") \
   X(EP2, "EP2", DC_RULE, 'T', "ValueError", "dimension_semantics must be the same length as grid.") \
   X(EP3, "EP3", DC_RULE, 'T', "NotImplementedError", "Cannot partition over cores without parallel grid dimensions: dimension_semantics=%s") \

@@ -83,6 +83,8 @@ typedef struct {
   const char **reg_name; /* nregs entries: the program name a register holds, or NULL */
   Mutant mutant;              /* the rewrite applied (MUT_NONE: the correct lowering) */
   const Program *p;
+  int split;                  /* an mpmd kernel: [0, split) is the vector mesh's code, [split, n) the scalar
+                               * subcore's (lowering/lower_mpmd.c); 0 for any other code */
 } Code;
 
 /* Every register lives on every subcore of the mesh, so registers times
@@ -102,6 +104,13 @@ void lower_free(Code *c);
  * instructions they named; new registers and views are appended.  Called
  * by lower_program before it sizes reg_name. */
 void mutant_apply(Code *c, Mutant m);
+
+/* An mpmd kernel (Program.mpmd): the vector mesh's code v and the scalar
+ * subcore's code s, each lowered on its own, as one Code for p (the
+ * combined program): s follows v, its registers, views and jump targets
+ * moved past v's, and out->split marks where it starts.  v and s are
+ * left empty (their arrays move into out). */
+void lower_mpmd_merge(const Program *p, Code *v, Code *s, Code *out);
 
 
 #endif

@@ -40,6 +40,8 @@ Ref *program_ref(const Program *p, const char *name) {
 void program_free(Program *p) {
   for (int i = 0; i < p->nkernels; i++) program_free(&p->kernels[i]);
   free(p->kernels);
+  for (int i = 0; i < p->nmpmd; i++) program_free(&p->mpmd[i]);
+  free(p->mpmd);
   arena_free(&p->arena);
 }
 

@@ -269,6 +269,18 @@ typedef struct Program {
   Loc kernels_loc;
   int nshared;      /* a kernel: how many of its refs are the program's */
   int kernel_index; /* a kernel: its position in the list, 0-based */
+  /* An item of `kernels` that is an mpmd_map over a vector and a scalar
+   * mesh (docs/format.md "Kernels over several meshes"): this Program is
+   * what runs, on the combined mesh of mesh_cores x (mpmd_vsubs + 1)
+   * subcores, the scalar subcore of each core being its subcore
+   * mpmd_vsubs; its refs are the shared ones, then each mesh's scratch,
+   * and its body is the vector mesh's.  mpmd[0] (vector) and mpmd[1]
+   * (scalar) are the two meshes' kernels, each checked and lowered on
+   * its own.  mpmd_vsubs is 0 for any other kernel. */
+  struct Program *mpmd;
+  int nmpmd;
+  int64_t mpmd_vsubs;
+  bool mpmd_scalar_first; /* the scalar mesh's kernel comes first in the file (what is checked first) */
 } Program;
 
 /* Finds a ref by name; NULL when none. */

@@ -33,6 +33,7 @@ class Ref:
     sem_type: str | None = None  # dma | regular
     init: Any = None           # a YAML-ready value or None (undefined)
     role: str = "scratch"      # input, output, scratch
+    owner: str | None = None   # an mpmd kernel's scratch: the kernel kind of its mesh (core_type)
 
 
 @dataclasses.dataclass
@@ -44,6 +45,12 @@ class Program:
     refs: list[Ref]
     body: list[Op]
     layout_passes: bool | None = None
+    # an mpmd_map over several meshes (docs/format.md "Kernels over several
+    # meshes"): one Program per mesh (its kernel, mesh, scratch as refs and
+    # body); `refs` are the program's (hbm, semaphores) and `shared` the
+    # scratch the meshes share (vmem_shared)
+    mpmd: list["Program"] | None = None
+    shared: list[Ref] = dataclasses.field(default_factory=list)
 
 
 Scalar = Union[str, int, float, bool, None]
@@ -105,6 +112,43 @@ class _Writer:
                     self.add(f"{pad}    {key}: {_scalar(value)}", op.src)
 
 
+def _ref_line(w: _Writer, ref: Ref, indent: int) -> None:
+    fields: dict[str, Any] = {"space": ref.space}
+    if ref.space == "semaphore":
+        fields["type"] = ref.sem_type or "regular"
+        if ref.shape:
+            fields["shape"] = list(ref.shape)
+    else:
+        fields["shape"] = list(ref.shape)
+        fields["dtype"] = ref.dtype
+        if ref.init is not None:
+            fields["init"] = ref.init
+    w.add(f"{' ' * indent}{ref.name}: {_scalar(fields)}  # {ref.role}")
+
+
+def _mpmd(w: _Writer, prog: Program) -> None:
+    """The one kernel of an mpmd_map over several meshes."""
+    w.add("kernels:")
+    w.add(f"  - name: {json.dumps(prog.name)}")
+    if prog.shared:
+        w.add("    scratch:")
+        for ref in prog.shared:
+            _ref_line(w, ref, 6)
+    w.add("    mpmd:")
+    for k in prog.mpmd or []:
+        w.add(f"      - kernel: {k.kernel}")
+        w.add("        mesh: " + _scalar(k.mesh))
+        if k.refs:
+            w.add("        scratch:")
+            for ref in k.refs:
+                _ref_line(w, ref, 10)
+        if k.body:
+            w.add("        body:")
+            w.ops(k.body, 10)
+        else:
+            w.add("        body: []")
+
+
 def render(prog: Program) -> tuple[str, dict[int, Source]]:
     """The program's YAML text and the map from its line numbers (1-based)
     to Python source locations."""
@@ -113,23 +157,17 @@ def render(prog: Program) -> tuple[str, dict[int, Source]]:
     w.add("version: 1")
     w.add(f"name: {json.dumps(prog.name)}")
     w.add(f"chip: {prog.chip}")
-    w.add(f"kernel: {prog.kernel}")
-    w.add("mesh: " + _scalar(prog.mesh))
+    if prog.mpmd is None:
+        w.add(f"kernel: {prog.kernel}")
+        w.add("mesh: " + _scalar(prog.mesh))
     if prog.layout_passes is not None:
         w.add(f"layout_passes: {_scalar(prog.layout_passes)}")
     w.add("refs:")
     for ref in prog.refs:
-        fields: dict[str, Any] = {"space": ref.space}
-        if ref.space == "semaphore":
-            fields["type"] = ref.sem_type or "regular"
-            if ref.shape:
-                fields["shape"] = list(ref.shape)
-        else:
-            fields["shape"] = list(ref.shape)
-            fields["dtype"] = ref.dtype
-            if ref.init is not None:
-                fields["init"] = ref.init
-        w.add(f"  {ref.name}: {_scalar(fields)}  # {ref.role}")
+        _ref_line(w, ref, 2)
+    if prog.mpmd is not None:
+        _mpmd(w, prog)
+        return "\n".join(w.lines) + "\n", w.line_map
     if prog.body:
         w.add("body:")
         w.ops(prog.body, 2)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from jax._src import core as jax_core
+from jax._src.pallas import core as pallas_core
+from jax._src.pallas.mosaic import sc_core
 from jax._src.pallas.mosaic import sc_primitives
 from jax._src.state import primitives as state_primitives
 
@@ -139,10 +141,17 @@ def _sem_signal(t: Translator, eqn, out, src) -> None:
     if device_id is not None:
         if not isinstance(device_id, dict):
             raise UnsupportedError("semaphore_signal to another device")
-        for axis, idx in device_id.items():
-            if axis not in t.axes:
+        for axis, idx in device_id.items():  # an mpmd_map's other mesh's axes too
+            if axis not in t.all_axes:
                 raise UnsupportedError(f"semaphore_signal on axis {axis!r}")
-            fields.append((t.axes[axis], t.val(idx)))
+            fields.append((t.all_axes[axis], t.val(idx)))
+    ms = getattr(t.ref(ref).aval, "memory_space", None)
+    if isinstance(ms, pallas_core.CoreMemorySpace) and t.scalar_sub is not None \
+            and isinstance(ms.mesh, sc_core.ScalarSubcoreMesh) and t.kernel == "vector_subcore" \
+            and not any(k == "subcore" for k, _ in fields):
+        # an mpmd_map's scalar subcore's semaphore: on the combined mesh
+        # the scalar subcore of a core is its subcore scalar_sub
+        fields.append(("subcore", str(t.scalar_sub)))
     out.append(Op("semaphore_signal", fields, src))
 
 

@@ -23,7 +23,7 @@ from .errors import (FaultError, InvalidProgramError, ScSimError, UnsupportedErr
                      VerificationError, exception_class)
 from .profile import ProfileRow, format_profile, python_profile
 from .program import Source, render
-from .translate import KernelInfo, Translator, format_source
+from .translate import KernelInfo, format_source, translate_kernel
 
 
 class ScSimWarning(UserWarning):
@@ -101,7 +101,7 @@ def kernel_name(params: dict[str, Any]) -> str:
 def prepare(params: dict[str, Any], chip: str, n_inputs: int) -> Prepared:
     """Translate an mpmd_map call (raises UnsupportedError / TypeError)."""
     name = kernel_name(params)
-    info = Translator(params, chips.resolve(chip).preset, name).translate(n_inputs)
+    info = translate_kernel(params, chips.resolve(chip).preset, name, n_inputs)
     return Prepared(info, name)
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from jax._src import core as jax_core
 from jax._src import source_info_util
+from jax._src.pallas import core as pallas_core
 from jax._src.pallas.mosaic import core as tpu_core
 from jax._src.pallas.mosaic import lowering as tc_lowering
 from jax._src.pallas.mosaic import sc_core
@@ -103,18 +104,20 @@ def _identifier(name: str, taken: set[str]) -> str:
 
 class Translator:
     def __init__(self, params: dict[str, Any], chip: str, name: str,
-                 src: Source | None = None) -> None:
+                 src: Source | None = None, which: int | None = None) -> None:
         self.params = params
         self.src = src
         self.chip = chip
         self.name = name
         meshes = params["meshes"]
-        if len(meshes) != 1 or len(params["jaxprs"]) != 1:
-            raise UnsupportedError(
-                f"kernel {name} at {format_source(src)}: MPMD kernels "
-                f"with {len(meshes)} meshes are not modelled by sc-sim")
-        self.mesh = meshes[0]
-        self.jaxpr: jax_core.Jaxpr = params["jaxprs"][0]
+        if which is None:  # one mesh (translate_kernel takes mpmd_maps of several)
+            if len(meshes) != 1 or len(params["jaxprs"]) != 1:
+                raise UnsupportedError(
+                    f"kernel {name} at {format_source(src)}: MPMD kernels "
+                    f"with {len(meshes)} meshes go through translate_kernel")
+            which = 0
+        self.mesh = meshes[which]
+        self.jaxpr: jax_core.Jaxpr = params["jaxprs"][which]
         if isinstance(self.mesh, sc_core.VectorSubcoreMesh):
             self.kernel = "vector_subcore"
             self.axes = {self.mesh.core_axis_name: "core",
@@ -129,6 +132,8 @@ class Translator:
             raise TypeError(
                 f"sc_sim runs SparseCore kernels (plsc.VectorSubcoreMesh or "
                 f"plsc.ScalarSubcoreMesh); kernel {name} has mesh {self.mesh!r}")
+        self.all_axes = dict(self.axes)  # translate_kernel: every mesh's of an mpmd_map
+        self.scalar_sub: int | None = None  # translate_kernel: the scalar subcore's index on the combined mesh
         self.core_type = self.mesh.core_type
         self.kernel_type = str(self.core_type)
         self.rules = tc_lowering.lowering_rules[self.core_type]
@@ -180,9 +185,12 @@ class Translator:
 
     def add_ref(self, base: str, aval: Any, role: str) -> RefVal:
         inner = aval.inner_aval
-        space = _SPACES.get(aval.memory_space)
+        ms, owner = aval.memory_space, None
+        if isinstance(ms, pallas_core.CoreMemorySpace):  # mpmd_map scratch of one mesh
+            owner = _KINDS.get(type(ms.mesh))
+            ms = ms.memory_space
+        space = _SPACES.get(ms)
         if space is None:
-            ms = aval.memory_space
             if ms is None or str(ms) in ("any", "MemorySpace.ANY", "ANY"):
                 space = "hbm"
             else:
@@ -196,13 +204,18 @@ class Translator:
         else:
             dtype = _dtype_name(inner.dtype)
         ref = Ref(name=name, space=space, shape=tuple(inner.shape), dtype=dtype,
-                  sem_type=sem_type, role=role)
+                  sem_type=sem_type, role=role, owner=owner or self.kernel)
         self.refs.append(ref)
         return RefVal(name, aval)
 
     # -- the kernel ----------------------------------------------------------
-    def translate(self, n_inputs: int) -> KernelInfo:
+    def translate(self, n_inputs: int, args: Sequence[RefVal] | None = None) -> KernelInfo:
+        """args: an mpmd_map's other mesh: its refs, which this mesh's
+        function receives too (the same inputs, outputs and scratch)."""
         jaxpr = self.jaxpr
+        if args is not None:
+            self.env.update(zip(jaxpr.invars, args))
+            return self._translate_body([], [])
         n_out = len(self.params["out_avals"])
         names = list(getattr(jaxpr.debug_info, "arg_names", None) or [])
         inputs, outputs = [], []
@@ -222,6 +235,10 @@ class Translator:
             ref = self.refs[-1]
             (inputs if role == "input" else outputs if role == "output"
              else []).append(ref)
+        return self._translate_body(inputs, outputs)
+
+    def _translate_body(self, inputs: list[Ref], outputs: list[Ref]) -> KernelInfo:
+        jaxpr = self.jaxpr
         for var in jaxpr.constvars:
             raise UnsupportedError(f"kernel {self.name} closes over a constant {var}")
         body: list[Op] = []
@@ -375,6 +392,47 @@ def handler(*names: str) -> Callable[[Handler], Handler]:
             _HANDLERS[n] = fn
         return fn
     return deco
+
+
+_KINDS = {sc_core.VectorSubcoreMesh: "vector_subcore",
+          sc_core.ScalarSubcoreMesh: "scalar_subcore"}
+
+
+def translate_kernel(params: dict[str, Any], chip: str, name: str,
+                     n_inputs: int) -> KernelInfo:
+    """An mpmd_map equation as a program: of one kernel for one mesh; for
+    several meshes, a `kernels:` item with `mpmd:` (docs/format.md
+    "Kernels over several meshes"), each mesh's function translated on its
+    own over the same refs.  The inputs, outputs and semaphores become the
+    program's refs, vmem_shared the scratch the meshes share, and the rest
+    (VMEM or SMEM with a core_type, run_scoped allocations) its mesh's."""
+    meshes = params["meshes"]
+    if len(meshes) == 1:
+        return Translator(params, chip, name).translate(n_inputs)
+    ts = [Translator(params, chip, name, which=k) for k in range(len(meshes))]
+    for t in ts:  # a signal names the target's axes (device_id of another mesh)
+        for u in ts:
+            t.all_axes.update(u.axes)
+            if u.kernel == "vector_subcore":
+                t.scalar_sub = u.mesh.num_subcores
+    first = ts[0].translate(n_inputs)
+    args = [ts[0].env[v] for v in ts[0].jaxpr.invars]
+    infos = [first]
+    for t in ts[1:]:
+        t.taken = ts[0].taken  # one namespace: every mesh names the same refs
+        infos.append(t.translate(n_inputs, args))
+    refs = [r for t in ts for r in t.refs]  # mesh 0 made the arguments' refs
+    top = [r for r in refs if r.role != "scratch" or r.space == "semaphore"]
+    shared = [r for r in refs if r not in top and r.space == "vmem_shared"]
+    kernels = [Program(name=name, chip=chip, kernel=t.kernel, mesh=t.mesh_spec,
+                       refs=[r for r in refs if r not in top and r not in shared and r.owner == t.kernel],
+                       body=info.program.body)
+               for t, info in zip(ts, infos)]
+    prog = Program(name=name, chip=chip, kernel="mpmd", mesh={}, refs=top, body=[],
+                   layout_passes=first.program.layout_passes, mpmd=kernels, shared=shared)
+    unimpl = next((i.unimplemented for i in infos if i.unimplemented), None)
+    return KernelInfo(prog, first.inputs, first.outputs, first.out_avals,
+                      first.kernel_type, unimpl)
 
 
 def find_kernel_eqns(jaxpr: jax_core.Jaxpr) -> list[jax_core.JaxprEqn]:

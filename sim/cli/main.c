@@ -283,6 +283,13 @@ static void summary(const Program *p) {
   }
   for (int k = 0; k < p->nkernels; k++) {
     const Program *K = &p->kernels[k];
+    if (K->mpmd_vsubs) { /* docs/format.md "Kernels over several meshes" */
+      printf("  kernel %d: %s%smpmd over a vector_subcore mesh %lld core(s) x %lld subcore(s) and a scalar_subcore mesh %lld core(s) "
+             "(its subcore %lld on each core), %d scratch ref(s), %d operation(s)\n", k + 1, K->name != p->name ? K->name : "",
+             K->name != p->name ? ", " : "", (long long)K->mesh_cores, (long long)K->mpmd_vsubs, (long long)K->mesh_cores,
+             (long long)K->mpmd_vsubs, K->nrefs - K->nshared, K->nops);
+      continue;
+    }
     printf("  kernel %d: %s%s%s kernel, mesh %lld core(s) x %lld subcore(s), %d scratch ref(s), %d operation(s)\n", k + 1,
            K->name != p->name ? K->name : "", K->name != p->name ? ", " : "", K->kernel == KERNEL_VECTOR ? "vector_subcore" : "scalar_subcore",
            (long long)K->mesh_cores, (long long)K->mesh_subcores, K->nrefs - K->nshared, K->nops);

@@ -44,6 +44,11 @@ typedef struct {
   yaml_node_t *defines; /* the top-level define: mapping, or NULL */
   Pipe **pipes;         /* the emit_pipelines of the kernel being loaded (load_pipeline.inc) */
   int npipes, cappipes;
+  /* an item of an mpmd kernel being loaded (load_mpmd.inc): its number
+   * (1-based; 0 otherwise) and the item's own scratch, which every mesh
+   * of the mpmd kernel shares */
+  int mesh_no;
+  yaml_node_t *common;
 } Loader;
 
 #define MAX_VISITS 2000000L
@@ -742,7 +747,7 @@ static bool ref_space(Loader *L, Ref *r, yaml_node_t *n) {
     for (int i = 0; i < SP_COUNT; i++)
       if (!strcmp(scalar(n), keys[i])) {
         r->space = (Space)i;
-        if (r->space == SP_VMEM && L->p->kernel == KERNEL_SCALAR)
+        if (r->space == SP_VMEM && L->p->kernel == KERNEL_SCALAR && !L->mesh_no) /* an mpmd mesh: rule MP4 */
           return fail(L, D_IN_VALUE, node_loc(L, n),
                       "the scalar subcore has no VMEM: a scalar_subcore program cannot declare a vmem ref (use smem or vmem_shared)");
         return true;
@@ -1543,6 +1548,7 @@ static bool expect_instance_ok(Loader *L, int k) {
 static bool select_refs(Loader *L) { return select_ref_rewrite(L->p, L->d) || (L->failed = true, false); }
 
 #include "load_kernels.inc"
+#include "load_mpmd.inc"
 
 /* chip and kernel come first whatever their position: refs and mesh
  * depend on them. */
@@ -1791,7 +1797,7 @@ static bool no_nul_scalars(Loader *L) {
 }
 
 static bool load_utf8(const char *path, const char *text, size_t len, const LoadFiles *files, Program *p, Diag *d) {
-  Loader L = {p, text, len, NULL, d, false, 0, 0, MAX_VISITS, 0, 1L << 20, files, NULL, NULL, 0, 0};
+  Loader L = {p, text, len, NULL, d, false, 0, 0, MAX_VISITS, 0, 1L << 20, files, NULL, NULL, 0, 0, 0, NULL};
   p->file = path;
   p->version = 1;
   p->layout_passes = true;

@@ -1335,14 +1335,14 @@ static int x_barrier(Eng *E, Sc *s) {
     s->at_barrier = true, s->barrier_gen++;
     race_barrier_arrive(E->rd, s->idx, s->barrier_gen);
   }
-  int here = 0;
+  int here = 0, first = run_mesh_first(E->p, s->subcore), count = run_mesh_count(E->p, s->subcore); /* its mesh's subcores of its core */
   for (int i = 0; i < E->nsub; i++) {
     Sc *o = &E->sc[i];
-    if (o->core == s->core && o->barrier_gen >= s->barrier_gen) here++;
+    if (o->core == s->core && o->subcore >= first && o->subcore < first + count && o->barrier_gen >= s->barrier_gen) here++;
   }
-  if (here < E->p->mesh_subcores) return X_BLOCKED;
+  if (here < count) return X_BLOCKED;
   s->at_barrier = false;
-  race_barrier_leave(E->rd, s->idx, s->barrier_gen, s->core * (int)E->p->mesh_subcores, (int)E->p->mesh_subcores);
+  race_barrier_leave(E->rd, s->idx, s->barrier_gen, s->core * (int)E->p->mesh_subcores + first, count);
   return X_OK;
 }
 
@@ -1667,7 +1667,7 @@ static void limit_fault(Eng *E, Sc *s, const Instr *in, const char *what, uint64
   size_t len = (size_t)snprintf(buf, sizeof buf, what, (unsigned long long)n);
   for (int i = 0; i < E->nsub && len < sizeof buf - 80; i++) {
     const Sc *o = &E->sc[i];
-    const Instr *at = o->pc < E->c->n ? &E->c->code[o->pc] : NULL;
+    const Instr *at = o->pc < o->end ? &E->c->code[o->pc] : NULL;
     if (at) len += (size_t)snprintf(buf + len, sizeof buf - len, "%s subcore %d.%d at line %d", i ? ";" : ":", o->core, o->subcore, at->loc.line);
     else len += (size_t)snprintf(buf + len, sizeof buf - len, "%s subcore %d.%d done", i ? ";" : ":", o->core, o->subcore);
   }
@@ -1719,7 +1719,6 @@ static bool issue(Eng *E, Sc *s) {
  * landing; ties go to the DMA, then to the lowest subcore, so every run of
  * a program is identical. */
 static void engine_schedule(Eng *E) {
-  int n = E->c->n;
   eng_ring_fill(E);
   for (;;) {
     uint64_t second;
@@ -1739,7 +1738,7 @@ static void engine_schedule(Eng *E) {
     uint64_t limit = te < second ? te : second;
     E->woke = false;
     do {
-      if (s->pc >= n) {
+      if (s->pc >= s->end) {
         s->done = true;
         E->r->stats.sub[s->idx].end = s->t;
         break;
@@ -1857,6 +1856,9 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
     s->idx = i;
     s->core = i / (int)p->mesh_subcores;
     s->subcore = i % (int)p->mesh_subcores;
+    bool scalar = run_is_scalar_sub(p, s->subcore); /* an mpmd kernel: the scalar subcore runs the second part */
+    s->pc = scalar ? c->split : 0;
+    s->end = c->split && !scalar ? c->split : c->n;
     s->sync_tag = -1;
     s->reg = calloc(nr, sizeof(Value));
     s->written = calloc(nr, 1);
@@ -1929,7 +1931,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   if (lim && lim->stream) stream_attach(lim->stream, STREAM_ENG, out);
   E.sem_scope = run_sem_scope(lim);
   if (!engine_init(&E, p, c)) run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs or registers");
-  else if (lim && lim->carry && !run_carry(p, lim->carry, lim->carry_kind, out)) {
+  else if (lim && lim->carry && !run_carry(p, lim->carry, lim, out)) {
   } else {
     for (int i = 0; lim && lim->t0 && i < E.nsub; i++) E.sc[i].t = lim->t0; /* after the previous kernels */
     engine_schedule(&E);

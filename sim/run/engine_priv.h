@@ -26,6 +26,7 @@ typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
 typedef struct {
   int core, subcore, idx;
   int pc;
+  int end;             /* the pc past its code: Code.n, or Code.split for an mpmd kernel's vector subcores */
   bool done;
   Value *reg;
   uint8_t *written;

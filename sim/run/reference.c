@@ -1275,10 +1275,10 @@ static int do_barrier(Ref_ *R, Sub *s) {
     s->barrier_gen++;
     R->arrived[s->core]++;
   }
-  int total = (int)R->p->mesh_subcores, passed = 0;
+  int first = run_mesh_first(R->p, s->subcore), total = run_mesh_count(R->p, s->subcore), passed = 0; /* its mesh only */
   for (int i = 0; i < R->nsub; i++) {
     Sub *o = &R->subs[i];
-    if (o->core == s->core && o->barrier_gen >= s->barrier_gen) passed++;
+    if (o->core == s->core && o->subcore >= first && o->subcore < first + total && o->barrier_gen >= s->barrier_gen) passed++;
   }
   if (passed < total) return ST_BLOCKED;
   s->at_barrier = false;
@@ -1690,14 +1690,14 @@ struct RefRun *reference_open(const Program *p, const RunLimits *lim, RunResult 
   R->arrived = calloc((size_t)p->mesh_cores, sizeof(int));
   if (!out->logs || !R->subs || !R->arrived || !run_mem_init(p, &out->mem)) {
     run_fault(out, FAULT_LIMIT, (Loc){p->file, 0, 0}, 0, 0, -1, "out of memory for the program's refs");
-  } else if (lim && lim->carry && !run_carry(p, lim->carry, lim->carry_kind, out)) {
+  } else if (lim && lim->carry && !run_carry(p, lim->carry, lim, out)) {
   } else {
     for (int i = 0; i < R->nsub; i++) {
       Sub *s = &R->subs[i];
       s->idx = i;
       s->core = i / (int)p->mesh_subcores;
       s->subcore = i % (int)p->mesh_subcores;
-      push(R, s, NULL, &p->body);
+      push(R, s, NULL, run_body_of(p, s->subcore)); /* an mpmd kernel: the scalar subcore's own body */
     }
   }
   return (struct RefRun *)R;

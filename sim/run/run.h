@@ -137,6 +137,7 @@ typedef struct {
   /* A kernel of a program of several kernels (sim/run/run_kernels.c): */
   const MemSystem *carry; /* the memory the previous kernel left (NULL: the first kernel, or one kernel) */
   KernelKind carry_kind;  /* the previous kernel's kind: semaphores carry between kernels of one kind */
+  int64_t carry_vsubs;    /* the previous kernel's Program.mpmd_vsubs: its subcore carry_vsubs was a scalar subcore */
   bool defer_sem_check;   /* not the last kernel: semaphores are checked at the end of the program */
   bool program_end;       /* the last kernel of several: a leak is "at the end of the program" */
   uint64_t t0;            /* engine only: the cycle the kernel starts at (the previous kernels' end) */
@@ -184,9 +185,20 @@ Region *run_region(RunResult *r, const Ref *ref, int core, int subcore);
  * semaphores are not a vector subcore's).  A semaphore instance left
  * nonzero that p's subcores do not hold can never be waited: r faults
  * `semaphore` and false is returned. */
-bool run_carry(const Program *p, const MemSystem *from, KernelKind from_kind, RunResult *r);
+bool run_carry(const Program *p, const MemSystem *from, const RunLimits *lim, RunResult *r);
 /* "kernel" or "program": where a run checks its semaphores (SPEC §7.5). */
 const char *run_sem_scope(const RunLimits *lim);
+
+/* An mpmd kernel (Program.mpmd_vsubs, sim/run/run_mpmd.c) runs two meshes
+ * on one combined mesh: subcore mpmd_vsubs of each core is its scalar
+ * subcore, the others its vector subcores.  These give, for the subcore
+ * `subcore` of a core, its mesh's subcores on that core (the first and how
+ * many: what a barrier waits for) and the body it runs; for any other
+ * kernel, the whole core and p->body. */
+bool run_is_scalar_sub(const Program *p, int subcore);
+int run_mesh_first(const Program *p, int subcore);
+int run_mesh_count(const Program *p, int subcore);
+const Body *run_body_of(const Program *p, int subcore);
 
 /* The reference interpreter (sim/reference.c): SPEC §5 and §9 applied to
  * the body directly. */

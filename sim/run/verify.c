@@ -18,6 +18,12 @@ static const Op *find_op(const Body *b, int id) {
   return NULL;
 }
 
+/* An operation of p; an mpmd kernel's scalar subcore runs a body of its own. */
+static const Op *prog_op(const Program *p, int id) {
+  const Op *op = find_op(&p->body, id);
+  return op || !p->mpmd_vsubs ? op : find_op(&p->mpmd[1].body, id);
+}
+
 
 void verify_fault_diag(const RunResult *r, Diag *d) {
   if (r->fault.kind == FAULT_EXPECT) diag_set(d, D_RUN_EXPECT, r->fault.loc, r->fault.details);
@@ -48,7 +54,7 @@ static void first_event(const Program *p, int sub, const Op *op, const Event *a,
 }
 
 static bool mismatch_event(const Program *p, int sub, const Event *a, const Event *b, int64_t lane, Diag *d, VerifyFirst *f) {
-  const Op *op = find_op(&p->body, a->op);
+  const Op *op = prog_op(p, a->op);
   char ra[64], rb[64], msg[700];
   first_event(p, sub, op, a, b, lane, f);
   if (lane < 0) {
@@ -116,7 +122,7 @@ void verify_event_pair(const Program *p, int s, const Event *x, const Event *y, 
     }
     st->mismatched++;
     if (*ok) *ok = mismatch_event(p, s, x, y, i, d, &st->first);
-    const Op *op = find_op(&p->body, x->op);
+    const Op *op = prog_op(p, x->op);
     char ra[64], rb[64], where[32], what[64];
     cell_text(x->val.dtype, x->val.v[i], x->val.def[i], ra, sizeof ra);
     cell_text(y->val.dtype, y->val.v[i], y->val.def[i], rb, sizeof rb);
@@ -131,7 +137,7 @@ void verify_event_counts(const Program *p, int s, uint64_t na, uint64_t nb, int 
   st->mismatched += na > nb ? na - nb : nb - na;
   if (!*ok) return;
   /* located at the first result only one side has */
-  const Op *op = find_op(&p->body, extra_op);
+  const Op *op = prog_op(p, extra_op);
   char msg[200];
   snprintf(msg, sizeof msg, "subcore %d.%d logged %llu memory results in the reference and %llu in the lowering",
            s / (int)p->mesh_subcores, s % (int)p->mesh_subcores, (unsigned long long)na, (unsigned long long)nb);
