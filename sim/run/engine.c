@@ -648,22 +648,6 @@ static void lanes_store(Dtype t, const Cell *restrict c, int64_t n, uint8_t *res
   }
 }
 
-/* Whether bytes [off, off + n) of g are all defined: whole shadow bytes
- * compared at once when the span starts and ends on 8-byte boundaries. */
-static bool span_defined(const Region *g, int64_t off, int64_t n) {
-  if ((off | n) & 7) return mem_range_defined(g, off, n);
-  const uint8_t *d = g->defined + (off >> 3);
-  int64_t k = n >> 3, i = 0;
-  for (; i + 8 <= k; i += 8) {
-    uint64_t w;
-    memcpy(&w, d + i, 8);
-    if (w != UINT64_MAX) return false;
-  }
-  for (; i < k; i++)
-    if (d[i] != 0xff) return false;
-  return true;
-}
-
 /* The region and first byte of a dense compiled view, or NULL: the fast
  * memory forms need races and tracing off (both want the general EV). */
 static Region *fast_span(Eng *E, Sc *s, const Instr *in, int64_t *base) {
@@ -685,7 +669,7 @@ static bool fast_vload(Eng *E, Sc *s, const Instr *in) {
   Value *o = &s->tmp;
   eng_shape(o, t, sh->rank[1], sh->lvl[1]);
   lanes_load(t, g->bytes + base, n, o->v);
-  if (span_defined(g, base, bytes)) eng_defs_set(o->def, n);
+  if (mem_range_defined(g, base, bytes)) eng_defs_set(o->def, n);
   else
     for (int64_t i = 0; i < n; i++) o->def[i] = mem_range_defined(g, base + i * E->dsize[t], E->dsize[t]);
   eng_swap_in(s, in->d);
