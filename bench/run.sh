@@ -23,11 +23,16 @@ trap 'rm -rf "$tmp"' EXIT
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "make bench needs /usr/bin/time (Debian package time)" >&2; exit 1; }
 
-# The issue's targets per row: the ratio to C with the default checks (60x,
-# or 20x faster than the issue's measurement where that is less strict).
+# The issue's targets per row, with default checks: at most 60x the C loop or
+# 20x faster than the issue's measurement, whichever is less strict.  As a
+# ratio to C ("x R") for the rows the issue timed linearly (its ratio / 20
+# where that is above 60); as seconds at 1e6 ("s S") for asyncdma, which the
+# issue timed only at 1e5 (19 s, quadratic): 20x faster than 19 s x 10.
+# swapstorm has its own targets: 60x with checks, 25x for the engine alone.
 target() {
-  case $1 in smalldma) echo 170 ;; mesh) echo 155 ;; *) echo 60 ;; esac
+  case $1 in smalldma) echo "x 170" ;; mesh) echo "x 155" ;; asyncdma) echo "s 9.5" ;; *) echo "x 60" ;; esac
 }
+engine_target() { [ "$1" = swapstorm ] && echo 25 || echo -; }
 
 prog() { # row n -> a program file with N substituted
   local f="$tmp/$1.$2.yaml"
@@ -74,7 +79,7 @@ mb() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
   echo "(bench/baseline.c, best of 5 runs of at least 0.5 s each); instr/s = simulated instructions per wall-clock second."
   echo "Linear: time at 1e5 within 13x of 1e4, RSS at $BIG within 1.3x of 1e5 (default checks). Exit codes other than 0 are shown."
   echo
-  echo "| row | C ns/iter | default s | default x C | default instr/s | default RSS MB | engine s | engine x C | engine instr/s | engine RSS MB | 1e4 s | $BIG s | $BIG RSS MB | time 1e5/1e4 | RSS $BIG/1e5 | linear | target x C (default) | met |"
+  echo "| row | C ns/iter | default s | default x C | default instr/s | default RSS MB | engine s | engine x C | engine instr/s | engine RSS MB | 1e4 s | $BIG s | $BIG RSS MB | time 1e5/1e4 | RSS $BIG/1e5 | linear | target (default checks) | met |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   for r in $ROWS; do
     read -r c _ <<<"$("$base" "$r")"
@@ -87,10 +92,14 @@ mb() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
     tl=$(awk -v a="$w5" -v b="$w4" 'BEGIN { printf "%.1f", a / b }')
     rl=$(awk -v a="$rb" -v b="$r5" 'BEGIN { printf "%.2f", a / b }')
     lin=$(awk -v t="$tl" -v m="$rl" 'BEGIN { print (t <= 13 && m <= 1.3) ? "PASS" : "FAIL" }')
-    tg=$(target "$r")
-    met=$(awk -v x="$dx" -v t="$tg" -v m="$(mb "$rb")" 'BEGIN { print (x <= t && m <= 64) ? "yes" : "no" }')
+    read -r tk tv <<<"$(target "$r")"
+    et=$(engine_target "$r")
+    met=$(awk -v k="$tk" -v t="$tv" -v x="$dx" -v w="$wb" -v n="$BIG" -v e="$ex" -v et="$et" -v m="$(mb "$rb")" 'BEGIN {
+      ok = (k == "x" ? x <= t : w * 1e6 / n <= t) && m <= 64 && (et == "-" || e <= et); print ok ? "yes" : "no" }')
+    if [ "$tk" = x ]; then tg="${tv}x"; else tg="${tv} s at 1e6"; fi
+    [ "$et" = - ] || tg="$tg; engine ${et}x"
     ex0() { [ "$1" = 0 ] && echo "" || echo " (exit $1)"; }
-    printf '| %s | %.1f | %s%s | %s | %s | %s | %s%s | %s | %s | %s | %s | %s%s | %s | %s | %s | %s | %s, RSS <= 64 MB | %s |\n' \
+    printf '| %s | %.1f | %s%s | %s | %s | %s | %s%s | %s | %s | %s | %s | %s%s | %s | %s | %s | %s | %s; RSS <= 64 MB | %s |\n' \
       "$r" "$(awk -v c="$c" 'BEGIN { print c * 1e9 }')" "$dw" "$(ex0 "$drc")" "$dx" "$(ips "$dw" "$di")" "$(mb "$dr")" \
       "$ew" "$(ex0 "$erc")" "$ex" "$(ips "$ew" "$ei")" "$(mb "$er")" "$w4" "$wb" "$(ex0 "$rcb")" "$(mb "$rb")" "$tl" "$rl" "$lin" \
       "$tg" "$met"
