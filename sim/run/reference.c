@@ -876,6 +876,52 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
 }
 
 /* ---- register gather / scatter (SPEC §5.4) ----------------------------- */
+/* gs_dense's lanes for int32 elements at offsets that are multiples of 4
+ * (an element's 4 defined bits in one shadow byte), not an add: the same
+ * reads and writes, in loops of their own (GS_LOOP: never inlined) so that
+ * a lane's few values stay in registers.  Each returns the first lane it
+ * did not do, as gs_dense. */
+#define GS_LOOP __attribute__((noinline))
+
+GS_LOOP static int64_t gather32(const Region *g, int64_t base, int64_t size, const Value *ix, Value *out, int64_t n) {
+  const uint8_t *bytes = g->bytes, *defined = g->defined, *idef = ix->def;
+  const Cell *iv = ix->v;
+  Cell *ov = out->v;
+  uint8_t *od = out->def;
+  int64_t k = 0;
+  for (; k < n; k++) {
+    int64_t at = iv[k].i, off = base + 4 * at;
+    if (!idef[k] || (uint64_t)at >= (uint64_t)size) break;
+    int32_t w;
+    memcpy(&w, bytes + off, 4);
+    ov[k].i = w;
+    od[k] = (defined[off >> 3] >> (off & 7) & 0xf) == 0xf;
+  }
+  return k;
+}
+
+/* x int32: its lanes stored as they are (an undefined one leaves its
+ * element undefined, SPEC §10.1). */
+GS_LOOP static int64_t scatter32(Region *g, int64_t base, int64_t size, const Value *ix, const Value *x, int64_t n) {
+  uint8_t *bytes = g->bytes, *defined = g->defined;
+  const uint8_t *idef = ix->def, *xdef = x->def;
+  const Cell *iv = ix->v, *xv = x->v;
+  int64_t k = 0;
+  for (; k < n; k++) {
+    int64_t at = iv[k].i, off = base + 4 * at;
+    if (!idef[k] || (uint64_t)at >= (uint64_t)size) break;
+    uint8_t bits = (uint8_t)(0xfu << (off & 7));
+    if (!xdef[k]) {
+      defined[off >> 3] &= (uint8_t)~bits;
+      continue;
+    }
+    int32_t w = (int32_t)xv[k].i;
+    defined[off >> 3] |= bits;
+    memcpy(bytes + off, &w, 4);
+  }
+  return k;
+}
+
 /* do_gather_scatter's lanes from k on, for one index vector into a dense
  * affine view without a mask, while each lane is defined and in bounds:
  * the same reads and writes in the same order, at base + index x esize.
@@ -883,6 +929,8 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
 static int64_t gs_dense(RV *rv, Dtype t, bool gather, bool add, const Value *ix, const Value *x, Value *out, int64_t n) {
   Region *g = rv->reg;
   int64_t size = rv->lvl[rv->v->ntr][0], base = rv->sp.base, es = rv->sp.esize, k = 0;
+  if (t == DT_INT32 && es == 4 && !(base & 3) && !add && (gather || x->dtype == DT_INT32))
+    return gather ? gather32(g, base, size, ix, out, n) : scatter32(g, base, size, ix, x, n);
   for (; k < n; k++) {
     int64_t at = ix->v[k].i;
     if (!ix->def[k] || at < 0 || at >= size) break; /* the general loop faults as it always did */
