@@ -963,7 +963,8 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   if (ok && !gather) ok = (x = ev_top(R, s, op, op->e[FLD_VALUE])) != NULL;
   int64_t n = ok && ni ? idx[0]->n : 0;
   Dtype t = rv.dt[rv.v->ntr];
-  if (ok) val_shape(&out, t, 1, &n);
+  if (ok && gather && m) val_shape(&out, t, 1, &n); /* a masked-off lane stays undefined */
+  else if (ok && gather) shape_lanes(&out, t, 1, &n); /* every lane is read, or the gather faults */
   int64_t k0 = 0;
   if (ok && ni == 1 && !(op->has & F(MASK)) && rv.affine && rv.sp.contiguous && rv.rank[rv.v->ntr] == 1)
     k0 = gs_dense(&rv, t, gather, add, idx[0], x, &out, n);
