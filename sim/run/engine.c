@@ -901,19 +901,22 @@ ROWS_LOOP static void plain_gather(Eng *E, const EV *ev, IdxRun *r, int64_t n) {
   for (int64_t k = 0; k < n; k++) {
     int64_t off = base + iv[k].i * stride;
     bank_lane(E, shift, bmask, off);
+    uint8_t bits = off & 4 ? 0xf0 : 0x0f; /* off is a multiple of 4; no shift by a variable: the bank's has the count register */
     int32_t w;
     memcpy(&w, bytes + off, 4);
     ov[k].i = w;
-    od[k] = (defined[off >> 3] >> (off & 7) & 0xf) == 0xf;
+    od[k] = (defined[off >> 3] & bits) == bits;
   }
   r->maxhit = bank_max(E);
 }
 
 /* Whether the n indices strictly rise or strictly fall (then none repeats). */
 static bool ix_monotone(const Cell *iv, int64_t n) {
-  unsigned up = 0, down = 0;
-  for (int64_t k = 1; k < n; k++) up |= iv[k].i <= iv[k - 1].i, down |= iv[k].i >= iv[k - 1].i;
-  return !up || !down;
+  int64_t k = 1;
+  while (k < n && iv[k].i > iv[k - 1].i) k++;
+  if (k >= n) return true;
+  for (k = 1; k < n && iv[k].i < iv[k - 1].i; k++) continue;
+  return k >= n;
 }
 
 /* A plain scatter (not an add): the lanes in order (reversed when the
@@ -930,7 +933,7 @@ ROWS_LOOP static void plain_scatter(Eng *E, const Instr *in, const EV *ev, IdxRu
   for (int64_t k = first; k != end; k += step) {
     int64_t off = base + iv[k].i * stride;
     bank_lane(E, shift, bmask, off);
-    uint8_t bits = (uint8_t)(0xfu << (off & 7));
+    uint8_t bits = off & 4 ? 0xf0 : 0x0f; /* as in plain_gather */
     if (xdef[k]) {
       int32_t w = (int32_t)xv[k].i;
       memcpy(bytes + off, &w, 4);
