@@ -966,11 +966,6 @@ ROWS_LOOP static bool indexed_rows(Eng *E, Sc *s, const Instr *in, EV *ev, IdxRu
   Hit *hit = r->hit;
   Region *g = ev->reg;
   int64_t *hits = E->bank_hits, maxhit = 0, nhit = 0;
-  if (rows_plain(r, n, dim) && (gather || (!in->add && x->dtype == DT_INT32))) {
-    if (gather) plain_gather(E, ev, r, n);
-    else plain_scatter(E, in, ev, r, n);
-    return true;
-  }
   for (int64_t j = 0; j < n; j++) {
     int64_t k = first_wins ? n - 1 - j : j;
     if (m && !truthy(m, k)) continue;
@@ -984,6 +979,16 @@ ROWS_LOOP static bool indexed_rows(Eng *E, Sc *s, const Instr *in, EV *ev, IdxRu
     if (!(gather ? row_gather(E, tag, g, off, &ov[k], &od[k]) : row_scatter(E, in, tag, g, off, x, k))) return false;
   }
   r->nhit = nhit, r->maxhit = maxhit;
+  return true;
+}
+
+/* An indexed access of indexed_rows' form: a plain loop when no lane can
+ * fault, else the checked loop. */
+static bool rows_run(Eng *E, Sc *s, const Instr *in, EV *ev, IdxRun *r, int64_t n) {
+  bool gather = in->op == I_VLOAD_IDX;
+  if (!rows_plain(r, n, ev->lvl[ev->top][0]) || !(gather || (!in->add && r->x->dtype == DT_INT32))) return indexed_rows(E, s, in, ev, r, n);
+  if (gather) plain_gather(E, ev, r, n);
+  else plain_scatter(E, in, ev, r, n);
   return true;
 }
 
@@ -1020,7 +1025,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
       ev.adim[0] == ev.lvl[ev.top][0] && ev.bstride[0] >= 4 && !((ev.base | ev.bstride[0]) & 3)) {
     IdxRun run = {m, idx[0], x, out, hit, 0, 0, cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4, banks, -1, tag};
     if (log2_exact(run.banks) >= 0) run.shift = log2_exact(run.bank_bytes);
-    if (!indexed_rows(E, s, in, &ev, &run, n)) return false;
+    if (!rows_run(E, s, in, &ev, &run, n)) return false;
     nhit = run.nhit, maxhit = run.maxhit;
   } else
   for (int64_t j = 0; j < n; j++) {
@@ -1061,8 +1066,8 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
   s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
   E->r->stats.space[ev.vd->ref->space].bank_conflicts += conflicts;
-  count_access(E, ev.vd->ref->space, n * dtype_size(t), !gather);
-  prof_bytes(E, n * dtype_size(t));
+  count_access(E, ev.vd->ref->space, n * E->dsize[t], !gather);
+  prof_bytes(E, n * E->dsize[t]);
   if (gather) {
     eng_swap_in(s, in->d);
     out = &s->reg[in->d];

@@ -956,7 +956,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
   int ni = op->nlist[FLD_INDICES];
   const Value *idx[MAX_RANK] = {0}, *m = NULL, *x = NULL;
-  Value out = tmp_take(R);
+  Value out = gather ? tmp_take(R) : (Value){0}; /* a gather's lanes (a scatter has none) */
   bool ok = resolve_field(R, s, op, FLD_REF, &rv);
   for (int d = 0; ok && d < ni; d++) ok = (idx[d] = ev_top(R, s, op, op->list[FLD_INDICES][d])) != NULL;
   if (ok && (op->has & F(MASK))) ok = (m = eval_mask(R, s, op, op->e[FLD_MASK])) != NULL;
@@ -1023,7 +1023,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
     run_log(R->r, s->idx, op->id, EV_LOADED, &out);
     env_set(R, s, op->name[FLD_OUT], &out);
   }
-  tmp_give(R, &out);
+  if (gather) tmp_give(R, &out);
   return ok;
 }
 
