@@ -827,8 +827,7 @@ static int log2_exact(int64_t v) { return v > 0 && !(v & (v - 1)) ? __builtin_ct
  * 4 shadow bits sit in one shadow byte): checked for races before it is
  * read, as the general loop does, then read as a word. */
 static inline bool row_gather(Eng *E, uint32_t tag, Region *g, int64_t off, Cell *v, uint8_t *def) {
-  Part pt = {off, 4};
-  if (tag && !eng_race_parts(E, tag, g, &pt, 1)) return false;
+  if (tag && !eng_race_lane(E, tag, g, off, 4)) return false;
   int32_t w;
   memcpy(&w, g->bytes + off, 4);
   v->i = w;
@@ -840,9 +839,8 @@ static inline bool row_gather(Eng *E, uint32_t tag, Region *g, int64_t off, Cell
  * race_pre, the word written (or marked undefined, SPEC §10.1), then the
  * race check after the write, in the general loop's order. */
 static inline bool row_scatter(Eng *E, const Instr *in, uint32_t tag, Region *g, int64_t off, const Value *x, int64_t k) {
-  Part pt = {off, 4};
   uint8_t *sh = g->defined + (off >> 3), bits = (uint8_t)(0xfu << (off & 7));
-  if (tag) eng_race_pre(E, tag, g, &pt, 1);
+  if (tag) race_pre(E->rd, tag, g, off, 4); /* eng_race_pre of the one part */
   if (!x->def[k] || (in->add && (*sh & bits) != bits)) {
     *sh &= (uint8_t)~bits;
   } else {
@@ -856,25 +854,39 @@ static inline bool row_scatter(Eng *E, const Instr *in, uint32_t tag, Region *g,
     memcpy(g->bytes + off, &w, 4);
     *sh |= bits;
   }
-  return !tag || eng_race_parts(E, tag, g, &pt, 1);
+  return !tag || eng_race_lane(E, tag, g, off, 4);
 }
 
 /* ---- indexed_rows' loops without a fault to give ------------------------- */
-/* With no mask, no race tag, every index defined and inside the view and
- * the banks a power of two (rows_plain), no lane can fault, so the lanes
- * run without the per-lane checks: the same reads and writes in the same
- * order, the same bank counts.  The loops are functions of their own
- * (ROWS_LOOP: never inlined) so that their few variables stay in
- * registers, not spilled as in x_indexed's many. */
+/* With no mask, every index defined and inside the view, the banks a power
+ * of two and, with races checked, the lanes' span clean (rows_clean), no
+ * lane can fault, so the lanes run without the per-lane checks (rows_run):
+ * the same reads and writes in the same order, the same bank counts, then
+ * the same race records.  The loops are functions of their own (ROWS_LOOP:
+ * never inlined) so that their few variables stay in registers, not
+ * spilled as in x_indexed's many. */
 #define ROWS_LOOP __attribute__((noinline))
 
 static bool rows_plain(const IdxRun *r, int64_t n, int64_t dim) {
-  if (r->m || r->tag || r->shift < 0) return false;
+  if (r->m || r->shift < 0) return false;
   const Cell *iv = r->ix->v;
   const uint8_t *idef = r->ix->def;
   for (int64_t k = 0; k < n; k++)
     if ((uint64_t)iv[k].i >= (uint64_t)dim || !idef[k]) return false;
   return true;
+}
+
+/* With races checked: lanes whose elements lie close together (their span
+ * at most twice their bytes, so that the bytes between them are few) and
+ * whose span conflicts with nothing cannot race.  Other lanes are checked
+ * one by one (indexed_rows). */
+static bool rows_clean(Eng *E, const EV *ev, const IdxRun *r, int64_t n) {
+  if (!r->tag || n <= 0) return true;
+  const Cell *iv = r->ix->v;
+  int64_t lo = iv[0].i, hi = iv[0].i;
+  for (int64_t k = 1; k < n; k++) lo = iv[k].i < lo ? iv[k].i : lo, hi = iv[k].i > hi ? iv[k].i : hi;
+  int64_t first = ev->base + lo * ev->bstride[0], end = ev->base + hi * ev->bstride[0] + 4;
+  return end - first <= 8 * n && eng_race_lanes_clean(E, r->tag, ev->reg, first, end);
 }
 
 /* Counts a lane at byte off in its bank (E->bank_hits, bank_used). */
@@ -986,9 +998,11 @@ ROWS_LOOP static bool indexed_rows(Eng *E, Sc *s, const Instr *in, EV *ev, IdxRu
  * fault, else the checked loop. */
 static bool rows_run(Eng *E, Sc *s, const Instr *in, EV *ev, IdxRun *r, int64_t n) {
   bool gather = in->op == I_VLOAD_IDX;
-  if (!rows_plain(r, n, ev->lvl[ev->top][0]) || !(gather || (!in->add && r->x->dtype == DT_INT32))) return indexed_rows(E, s, in, ev, r, n);
+  if (!(gather || (!in->add && r->x->dtype == DT_INT32)) || !rows_plain(r, n, ev->lvl[ev->top][0]) || !rows_clean(E, ev, r, n))
+    return indexed_rows(E, s, in, ev, r, n);
   if (gather) plain_gather(E, ev, r, n);
   else plain_scatter(E, in, ev, r, n);
+  if (r->tag) eng_race_lanes_record(E, r->tag, ev->reg, ev->base, ev->bstride[0], r->ix->v, n);
   return true;
 }
 
