@@ -747,16 +747,31 @@ static Hit *dup_hits(Eng *E, const Instr *in, int64_t n) {
   return E->hits;
 }
 
-/* Offsets strictly increasing or strictly decreasing repeat none: the
- * common scatter needs no sort. */
-static bool monotone(const Hit *h, int64_t n) {
-  bool up = true, down = true;
-  for (int64_t i = 1; i < n && (up || down); i++) up = up && h[i].at > h[i - 1].at, down = down && h[i].at < h[i - 1].at;
-  return up || down;
+/* Whether some offset repeats, without sorting: none when they strictly
+ * rise or strictly fall (the common scatter), else a set of up to 256
+ * offsets open-addressed on the stack; -1 (not known) past that, or for an
+ * offset below 0 (the set's empty mark), when the sort decides. */
+static int dup_any(const Hit *h, int64_t n) {
+  int up = 0, down = 0;
+  for (int64_t i = 1; i < n; i++) up |= h[i].at <= h[i - 1].at, down |= h[i].at >= h[i - 1].at;
+  if (!up || !down) return 0;
+  if (n > 256) return -1;
+  int64_t set[512];
+  uint64_t mask = 32;
+  while (mask < 2 * (uint64_t)n) mask *= 2;
+  memset(set, 0xff, sizeof set[0] * mask--);
+  for (int64_t i = 0; i < n; i++) {
+    if (h[i].at < 0) return -1;
+    uint64_t at = (uint64_t)h[i].at, j = (at * 0x9e3779b97f4a7c15ULL) >> 32 & mask;
+    for (; set[j] >= 0; j = (j + 1) & mask)
+      if (set[j] == h[i].at) return 1;
+    set[j] = h[i].at;
+  }
+  return 0;
 }
 
 static void dup_warn(Eng *E, Sc *s, const Instr *in, Hit *h, int64_t n, bool rows, const EV *ev) {
-  if (n < 2 || monotone(h, n)) return;
+  if (n < 2 || !dup_any(h, n)) return;
   qsort(h, (size_t)n, sizeof *h, hit_cmp);
   int64_t dups = 0, first = -1;
   for (int64_t i = 1; i < n; i++)
@@ -803,66 +818,191 @@ typedef struct {
   Hit *hit;                /* the duplicate check's buffer, or NULL */
   int64_t nhit, maxhit, bank_bytes, banks;
   int shift;               /* log2 of bank_bytes and banks both powers of two, else -1 */
+  uint32_t tag;            /* the race detector's access, or 0 */
 } IdxRun;
 
 static int log2_exact(int64_t v) { return v > 0 && !(v & (v - 1)) ? __builtin_ctzll((unsigned long long)v) : -1; }
 
-/* One bank access at byte off >= 0 (the lanes per bank give the
- * conflicts); a shift and a mask when the chip's figures allow. */
-static void bank_count(Eng *E, IdxRun *r, int64_t off) {
-  int64_t bank = r->shift >= 0 ? (off >> r->shift) & (r->banks - 1) : (off / r->bank_bytes) % r->banks, *hits = E->bank_hits;
-  if (!hits[bank]++) E->bank_used[E->nbank_used++] = (uint8_t)bank;
-  if (hits[bank] > r->maxhit) r->maxhit = hits[bank];
+/* One gather lane of indexed_rows at byte off (a multiple of 4, so that its
+ * 4 shadow bits sit in one shadow byte): checked for races before it is
+ * read, as the general loop does, then read as a word. */
+static inline bool row_gather(Eng *E, uint32_t tag, Region *g, int64_t off, Cell *v, uint8_t *def) {
+  if (tag && !eng_race_lane(E, tag, g, off, 4)) return false;
+  int32_t w;
+  memcpy(&w, g->bytes + off, 4);
+  v->i = w;
+  *def = (g->defined[off >> 3] >> (off & 7) & 0xf) == 0xf;
+  return true;
+}
+
+/* One scatter lane of indexed_rows (lane k of x, at byte off as above):
+ * race_pre, the word written (or marked undefined, SPEC §10.1), then the
+ * race check after the write, in the general loop's order. */
+static inline bool row_scatter(Eng *E, const Instr *in, uint32_t tag, Region *g, int64_t off, const Value *x, int64_t k) {
+  uint8_t *sh = g->defined + (off >> 3), bits = (uint8_t)(0xfu << (off & 7));
+  if (tag) race_pre(E->rd, tag, g, off, 4); /* eng_race_pre of the one part */
+  if (!x->def[k] || (in->add && (*sh & bits) != bits)) {
+    *sh &= (uint8_t)~bits;
+  } else {
+    Cell c = x->dtype == DT_INT32 ? x->v[k] : alu_convert(x->dtype, DT_INT32, x->v[k]);
+    int32_t w;
+    if (in->add) {
+      memcpy(&w, g->bytes + off, 4);
+      alu_binary(OP_ADD, DT_INT32, DT_INT32, (Cell){.i = w}, c, &c);
+    }
+    w = (int32_t)c.i;
+    memcpy(g->bytes + off, &w, 4);
+    *sh |= bits;
+  }
+  return !tag || eng_race_lane(E, tag, g, off, 4);
+}
+
+/* ---- indexed_rows' loops without a fault to give ------------------------- */
+/* With no mask, every index defined and inside the view, the banks a power
+ * of two and, with races checked, the lanes' span clean (rows_clean), no
+ * lane can fault, so the lanes run without the per-lane checks (rows_run):
+ * the same reads and writes in the same order, the same bank counts, then
+ * the same race records.  The loops are functions of their own (ROWS_LOOP:
+ * never inlined) so that their few variables stay in registers, not
+ * spilled as in x_indexed's many. */
+#define ROWS_LOOP __attribute__((noinline))
+
+static bool rows_plain(const IdxRun *r, int64_t n, int64_t dim) {
+  if (r->m || r->shift < 0) return false;
+  const Cell *iv = r->ix->v;
+  const uint8_t *idef = r->ix->def;
+  for (int64_t k = 0; k < n; k++)
+    if ((uint64_t)iv[k].i >= (uint64_t)dim || !idef[k]) return false;
+  return true;
+}
+
+/* With races checked: lanes whose elements lie close together (their span
+ * at most twice their bytes, so that the bytes between them are few) and
+ * whose span conflicts with nothing cannot race.  Other lanes are checked
+ * one by one (indexed_rows). */
+static bool rows_clean(Eng *E, const EV *ev, const IdxRun *r, int64_t n) {
+  if (!r->tag || n <= 0) return true;
+  const Cell *iv = r->ix->v;
+  int64_t lo = iv[0].i, hi = iv[0].i;
+  for (int64_t k = 1; k < n; k++) lo = iv[k].i < lo ? iv[k].i : lo, hi = iv[k].i > hi ? iv[k].i : hi;
+  int64_t first = ev->base + lo * ev->bstride[0], end = ev->base + hi * ev->bstride[0] + 4;
+  return end - first <= 8 * n && eng_race_lanes_clean(E, r->tag, ev->reg, first, end);
+}
+
+/* Counts a lane at byte off in its bank (E->bank_hits, bank_used). */
+static inline void bank_lane(Eng *E, int shift, int64_t bmask, int64_t off) {
+  int64_t bank = (off >> shift) & bmask;
+  if (!E->bank_hits[bank]++) E->bank_used[E->nbank_used++] = (uint8_t)bank;
+}
+
+/* The most lanes of the access in one bank, once its lanes are counted. */
+static int64_t bank_max(const Eng *E) {
+  int64_t most = 0;
+  for (int b = 0; b < E->nbank_used; b++)
+    if (E->bank_hits[E->bank_used[b]] > most) most = E->bank_hits[E->bank_used[b]];
+  return most;
+}
+
+ROWS_LOOP static void plain_gather(Eng *E, const EV *ev, IdxRun *r, int64_t n) {
+  const int64_t base = ev->base, stride = ev->bstride[0], bmask = r->banks - 1;
+  const int shift = r->shift;
+  const Cell *iv = r->ix->v;
+  const uint8_t *bytes = ev->reg->bytes, *defined = ev->reg->defined;
+  Cell *ov = r->out->v;
+  uint8_t *od = r->out->def;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t off = base + iv[k].i * stride;
+    bank_lane(E, shift, bmask, off);
+    uint8_t bits = off & 4 ? 0xf0 : 0x0f; /* off is a multiple of 4; no shift by a variable: the bank's has the count register */
+    int32_t w;
+    memcpy(&w, bytes + off, 4);
+    ov[k].i = w;
+    od[k] = (defined[off >> 3] & bits) == bits;
+  }
+  r->maxhit = bank_max(E);
+}
+
+/* Whether the n indices strictly rise or strictly fall (then none repeats). */
+static bool ix_monotone(const Cell *iv, int64_t n) {
+  int64_t k = 1;
+  while (k < n && iv[k].i > iv[k - 1].i) k++;
+  if (k >= n) return true;
+  for (k = 1; k < n && iv[k].i < iv[k - 1].i; k++) continue;
+  return k >= n;
+}
+
+/* A plain scatter (not an add): the lanes in order (reversed when the
+ * lowest lane wins), each a word or, its value undefined, four undefined
+ * bytes.  The writes are listed for the duplicate check only when their
+ * indices neither strictly rise nor strictly fall. */
+ROWS_LOOP static void plain_scatter(Eng *E, const Instr *in, const EV *ev, IdxRun *r, int64_t n) {
+  const int64_t base = ev->base, stride = ev->bstride[0], bmask = r->banks - 1, step = in->flags & IF_LOW_WINS ? -1 : 1;
+  const int64_t first = step > 0 ? 0 : n - 1, end = step > 0 ? n : -1;
+  const int shift = r->shift;
+  const Cell *iv = r->ix->v, *xv = r->x->v;
+  const uint8_t *xdef = r->x->def;
+  uint8_t *bytes = ev->reg->bytes, *defined = ev->reg->defined;
+  for (int64_t k = first; k != end; k += step) {
+    int64_t off = base + iv[k].i * stride;
+    bank_lane(E, shift, bmask, off);
+    uint8_t bits = off & 4 ? 0xf0 : 0x0f; /* as in plain_gather */
+    if (xdef[k]) {
+      int32_t w = (int32_t)xv[k].i;
+      memcpy(bytes + off, &w, 4);
+      defined[off >> 3] |= bits;
+    } else {
+      defined[off >> 3] &= (uint8_t)~bits;
+    }
+  }
+  r->maxhit = bank_max(E);
+  if (r->hit && !ix_monotone(iv, n))
+    for (int64_t k = first; k != end; k += step) r->hit[r->nhit++] = (Hit){iv[k].i, k};
 }
 
 /* x_indexed's lane loop for one int32 index register into a one-dimension
- * affine int32 view, races and tracing off: the element's offset is
- * base + index x stride and its 4 bytes move as a word (eng_ev_read and
- * eng_ev_write's int32 forms), lane by lane in the same order with the
- * same faults. */
-static bool indexed_rows(Eng *E, Sc *s, const Instr *in, EV *ev, IdxRun *r, int64_t n) {
+ * affine int32 view at 4-byte aligned offsets, tracing off: the element's
+ * offset is base + index x stride and its 4 bytes move as a word, lane by
+ * lane in the same order with the same faults and race reports as the
+ * general loop.  What the loop reads per lane is held in locals: its byte
+ * stores could alias every field. */
+ROWS_LOOP static bool indexed_rows(Eng *E, Sc *s, const Instr *in, EV *ev, IdxRun *r, int64_t n) {
   bool gather = in->op == I_VLOAD_IDX, first_wins = in->flags & IF_LOW_WINS;
-  Dtype t = ev->dt[ev->top];
-  int64_t dim = ev->lvl[ev->top][0], base = ev->base, stride = ev->bstride[0];
+  const int64_t dim = ev->lvl[ev->top][0], base = ev->base, stride = ev->bstride[0], banks = r->banks, bank_bytes = r->bank_bytes;
+  const int shift = r->shift;
+  const uint32_t tag = r->tag;
+  const Value *m = r->m, *x = r->x;
+  const Cell *iv = r->ix->v;
+  const uint8_t *idef = r->ix->def;
+  Cell *ov = gather ? r->out->v : NULL;
+  uint8_t *od = gather ? r->out->def : NULL;
+  Hit *hit = r->hit;
   Region *g = ev->reg;
+  int64_t *hits = E->bank_hits, maxhit = 0, nhit = 0;
   for (int64_t j = 0; j < n; j++) {
     int64_t k = first_wins ? n - 1 - j : j;
-    if (r->m && !truthy(r->m, k)) continue;
-    if (!r->ix->def[k]) return uninit_lane(E, s, in, "indices", r->ix, k);
-    int64_t at = r->ix->v[k].i;
+    if (m && !truthy(m, k)) continue;
+    if (!idef[k]) return uninit_lane(E, s, in, "indices", r->ix, k);
+    int64_t at = iv[k].i;
     if (at < 0 || at >= dim) return index_oob(E, s, in, ev, k, 0, at);
-    if (r->hit) r->hit[r->nhit++] = (Hit){at, k};
-    int64_t off = base + at * stride;
-    bank_count(E, r, off);
-    Part pt = {off, 4};
-    uint8_t cdef;
-    Cell cur;
-    if ((off & 7) <= 4) { /* the word and its 4 shadow bits in one shadow byte */
-      int32_t w;
-      memcpy(&w, g->bytes + off, 4);
-      cur.i = w;
-      cdef = (g->defined[off >> 3] >> (off & 7) & 0xf) == 0xf;
-    } else {
-      cur = eng_ev_read(ev, &pt, 1, &cdef);
-    }
-    if (gather) {
-      r->out->v[k] = cur, r->out->def[k] = cdef;
-      continue;
-    }
-    const Value *x = r->x;
-    if (!x->def[k] || (in->add && !cdef)) eng_ev_undef(ev, &pt, 1); /* SPEC §10.1: not a fault */
-    else {
-      Cell c = x->dtype == t ? x->v[k] : alu_convert(x->dtype, t, x->v[k]);
-      if (in->add) alu_binary(OP_ADD, t, t, cur, c, &c);
-      if ((off & 7) <= 4) { /* eng_ev_write's int32 form */
-        int32_t w = (int32_t)c.i;
-        memcpy(g->bytes + off, &w, 4);
-        g->defined[off >> 3] |= (uint8_t)(0xfu << (off & 7));
-      } else {
-        eng_ev_write(ev, &pt, 1, c);
-      }
-    }
+    if (hit) hit[nhit++] = (Hit){at, k};
+    int64_t off = base + at * stride, bank = shift >= 0 ? (off >> shift) & (banks - 1) : (off / bank_bytes) % banks;
+    if (!hits[bank]++) E->bank_used[E->nbank_used++] = (uint8_t)bank;
+    if (hits[bank] > maxhit) maxhit = hits[bank];
+    if (!(gather ? row_gather(E, tag, g, off, &ov[k], &od[k]) : row_scatter(E, in, tag, g, off, x, k))) return false;
   }
+  r->nhit = nhit, r->maxhit = maxhit;
+  return true;
+}
+
+/* An indexed access of indexed_rows' form: a plain loop when no lane can
+ * fault, else the checked loop. */
+static bool rows_run(Eng *E, Sc *s, const Instr *in, EV *ev, IdxRun *r, int64_t n) {
+  bool gather = in->op == I_VLOAD_IDX;
+  if (!(gather || (!in->add && r->x->dtype == DT_INT32)) || !rows_plain(r, n, ev->lvl[ev->top][0]) || !rows_clean(E, ev, r, n))
+    return indexed_rows(E, s, in, ev, r, n);
+  if (gather) plain_gather(E, ev, r, n);
+  else plain_scatter(E, in, ev, r, n);
+  if (r->tag) eng_race_lanes_record(E, r->tag, ev->reg, ev->base, ev->bstride[0], r->ix->v, n);
   return true;
 }
 
@@ -885,7 +1025,8 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   if ((m && !eng_fits(E, s, in, "mask", m->n, "the indices", n)) || (x && !eng_fits(E, s, in, "value", x->n, "the indices", n))) return false;
   Dtype t = ev.dt[ev.top];
   Value *out = gather ? &s->tmp : NULL; /* a gather's result is built in the scratch value, then swapped in */
-  if (gather) val_shape(out, t, 1, &n);
+  if (gather && m) val_shape(out, t, 1, &n); /* a masked-off lane stays undefined */
+  else if (gather) eng_shape(out, t, 1, &n); /* both loops write every lane */
   uint32_t tag = race_open(E, s, in, !gather, false, -1, NULL);
   int64_t *hits = E->bank_hits, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
   for (int b = 0; b < E->nbank_used; b++) hits[E->bank_used[b]] = 0; /* the previous access's counts, cleared */
@@ -894,11 +1035,11 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   Hit *hit = gather ? NULL : dup_hits(E, in, n);
   int64_t nhit = 0;
   spans_begin(E);
-  if (in->imm == 1 && !tag && !E->trace && HOST_LE && t == DT_INT32 && ev.affine && ev.arank == 1 && ev.rank[ev.top] == 1 &&
-      ev.adim[0] == ev.lvl[ev.top][0] && ev.bstride[0] >= 4) {
-    IdxRun run = {m, idx[0], x, out, hit, 0, 0, cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4, banks, -1};
+  if (in->imm == 1 && !E->trace && HOST_LE && t == DT_INT32 && ev.affine && ev.arank == 1 && ev.rank[ev.top] == 1 &&
+      ev.adim[0] == ev.lvl[ev.top][0] && ev.bstride[0] >= 4 && !((ev.base | ev.bstride[0]) & 3)) {
+    IdxRun run = {m, idx[0], x, out, hit, 0, 0, cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4, banks, -1, tag};
     if (log2_exact(run.banks) >= 0) run.shift = log2_exact(run.bank_bytes);
-    if (!indexed_rows(E, s, in, &ev, &run, n)) return false;
+    if (!rows_run(E, s, in, &ev, &run, n)) return false;
     nhit = run.nhit, maxhit = run.maxhit;
   } else
   for (int64_t j = 0; j < n; j++) {
@@ -939,8 +1080,8 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
   s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
   E->r->stats.space[ev.vd->ref->space].bank_conflicts += conflicts;
-  count_access(E, ev.vd->ref->space, n * dtype_size(t), !gather);
-  prof_bytes(E, n * dtype_size(t));
+  count_access(E, ev.vd->ref->space, n * E->dsize[t], !gather);
+  prof_bytes(E, n * E->dsize[t]);
   if (gather) {
     eng_swap_in(s, in->d);
     out = &s->reg[in->d];

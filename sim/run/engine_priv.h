@@ -368,6 +368,10 @@ void eng_race_pre(Eng *E, uint32_t tag, const Region *g, const Part *pt, int np)
 bool eng_race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, int np);
 bool eng_race_copy_clean(Eng *E, const Region *sg, int64_t soff, const Region *dg, int64_t doff, int64_t n);
 void eng_race_copy_record(Eng *E, const Region *sg, int64_t soff, const Region *dg, int64_t doff, int64_t n);
+/* An indexed access's lanes (x_indexed): one lane, or lanes close together as one span. */
+bool eng_race_lane(Eng *E, uint32_t tag, const Region *g, int64_t off, int n);
+bool eng_race_lanes_clean(Eng *E, uint32_t tag, const Region *g, int64_t lo, int64_t hi);
+void eng_race_lanes_record(Eng *E, uint32_t tag, const Region *g, int64_t base, int64_t stride, const Cell *iv, int64_t n);
 int eng_sem_slot(Eng *E, const Region *g, int64_t off);
 
 #endif

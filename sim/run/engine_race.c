@@ -168,3 +168,32 @@ int eng_sem_slot(Eng *E, const Region *g, int64_t off) {
   E->semslots[E->nsemslots].signal = (Loc){NULL, 0, 0};
   return E->semslots[E->nsemslots++].slot = race_slot(E->rd);
 }
+
+/* ---- indexed accesses (engine.c x_indexed) ---------------------------------- */
+
+/* One lane's n bytes at off: eng_race_parts for a single part. */
+bool eng_race_lane(Eng *E, uint32_t tag, const Region *g, int64_t off, int n) {
+  RaceReport rep;
+  if (!race_bytes(E->rd, tag, g, off, n, &rep)) return race_fault(E, &rep);
+  return race_benign(E);
+}
+
+/* The lanes of an indexed access whose elements lie within [lo, hi):
+ * whether no byte of the span, the elements and the bytes between them
+ * alike, conflicts with access tag, so that no lane can race
+ * (race_span_clean: nothing changes; on false each lane goes through
+ * eng_race_lane, which reports as always). */
+bool eng_race_lanes_clean(Eng *E, uint32_t tag, const Region *g, int64_t lo, int64_t hi) {
+  return race_span_clean(E->rd, tag, g, lo, hi - lo);
+}
+
+/* Then each lane's 4 bytes at base + iv[k] x stride are recorded (for a
+ * write once they are stored), as race_bytes records a lane that does not
+ * race; lanes whose elements follow each other in lane order, one record. */
+void eng_race_lanes_record(Eng *E, uint32_t tag, const Region *g, int64_t base, int64_t stride, const Cell *iv, int64_t n) {
+  for (int64_t k = 0, j; k < n; k = j) {
+    int64_t off = base + iv[k].i * stride;
+    for (j = k + 1; j < n && base + iv[j].i * stride == off + 4 * (j - k);) j++;
+    race_span_record(E->rd, tag, g, off, 4 * (j - k));
+  }
+}

@@ -876,6 +876,52 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
 }
 
 /* ---- register gather / scatter (SPEC §5.4) ----------------------------- */
+/* gs_dense's lanes for int32 elements at offsets that are multiples of 4
+ * (an element's 4 defined bits in one shadow byte), not an add: the same
+ * reads and writes, in loops of their own (GS_LOOP: never inlined) so that
+ * a lane's few values stay in registers.  Each returns the first lane it
+ * did not do, as gs_dense. */
+#define GS_LOOP __attribute__((noinline))
+
+GS_LOOP static int64_t gather32(const Region *g, int64_t base, int64_t size, const Value *ix, Value *out, int64_t n) {
+  const uint8_t *bytes = g->bytes, *defined = g->defined, *idef = ix->def;
+  const Cell *iv = ix->v;
+  Cell *ov = out->v;
+  uint8_t *od = out->def;
+  int64_t k = 0;
+  for (; k < n; k++) {
+    int64_t at = iv[k].i, off = base + 4 * at;
+    if (!idef[k] || (uint64_t)at >= (uint64_t)size) break;
+    int32_t w;
+    memcpy(&w, bytes + off, 4);
+    ov[k].i = w;
+    od[k] = (defined[off >> 3] >> (off & 7) & 0xf) == 0xf;
+  }
+  return k;
+}
+
+/* x int32: its lanes stored as they are (an undefined one leaves its
+ * element undefined, SPEC §10.1). */
+GS_LOOP static int64_t scatter32(Region *g, int64_t base, int64_t size, const Value *ix, const Value *x, int64_t n) {
+  uint8_t *bytes = g->bytes, *defined = g->defined;
+  const uint8_t *idef = ix->def, *xdef = x->def;
+  const Cell *iv = ix->v, *xv = x->v;
+  int64_t k = 0;
+  for (; k < n; k++) {
+    int64_t at = iv[k].i, off = base + 4 * at;
+    if (!idef[k] || (uint64_t)at >= (uint64_t)size) break;
+    uint8_t bits = (uint8_t)(0xfu << (off & 7));
+    if (!xdef[k]) {
+      defined[off >> 3] &= (uint8_t)~bits;
+      continue;
+    }
+    int32_t w = (int32_t)xv[k].i;
+    defined[off >> 3] |= bits;
+    memcpy(bytes + off, &w, 4);
+  }
+  return k;
+}
+
 /* do_gather_scatter's lanes from k on, for one index vector into a dense
  * affine view without a mask, while each lane is defined and in bounds:
  * the same reads and writes in the same order, at base + index x esize.
@@ -883,6 +929,8 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
 static int64_t gs_dense(RV *rv, Dtype t, bool gather, bool add, const Value *ix, const Value *x, Value *out, int64_t n) {
   Region *g = rv->reg;
   int64_t size = rv->lvl[rv->v->ntr][0], base = rv->sp.base, es = rv->sp.esize, k = 0;
+  if (t == DT_INT32 && es == 4 && !(base & 3) && !add && (gather || x->dtype == DT_INT32))
+    return gather ? gather32(g, base, size, ix, out, n) : scatter32(g, base, size, ix, x, n);
   for (; k < n; k++) {
     int64_t at = ix->v[k].i;
     if (!ix->def[k] || at < 0 || at >= size) break; /* the general loop faults as it always did */
@@ -908,14 +956,15 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
   int ni = op->nlist[FLD_INDICES];
   const Value *idx[MAX_RANK] = {0}, *m = NULL, *x = NULL;
-  Value out = tmp_take(R);
+  Value out = gather ? tmp_take(R) : (Value){0}; /* a gather's lanes (a scatter has none) */
   bool ok = resolve_field(R, s, op, FLD_REF, &rv);
   for (int d = 0; ok && d < ni; d++) ok = (idx[d] = ev_top(R, s, op, op->list[FLD_INDICES][d])) != NULL;
   if (ok && (op->has & F(MASK))) ok = (m = eval_mask(R, s, op, op->e[FLD_MASK])) != NULL;
   if (ok && !gather) ok = (x = ev_top(R, s, op, op->e[FLD_VALUE])) != NULL;
   int64_t n = ok && ni ? idx[0]->n : 0;
   Dtype t = rv.dt[rv.v->ntr];
-  if (ok) val_shape(&out, t, 1, &n);
+  if (ok && gather && m) val_shape(&out, t, 1, &n); /* a masked-off lane stays undefined */
+  else if (ok && gather) shape_lanes(&out, t, 1, &n); /* every lane is read, or the gather faults */
   int64_t k0 = 0;
   if (ok && ni == 1 && !(op->has & F(MASK)) && rv.affine && rv.sp.contiguous && rv.rank[rv.v->ntr] == 1)
     k0 = gs_dense(&rv, t, gather, add, idx[0], x, &out, n);
@@ -974,7 +1023,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
     run_log(R->r, s->idx, op->id, EV_LOADED, &out);
     env_set(R, s, op->name[FLD_OUT], &out);
   }
-  tmp_give(R, &out);
+  if (gather) tmp_give(R, &out);
   return ok;
 }
 
