@@ -117,7 +117,11 @@ typedef struct {
   const char *nc_key[NAME_CACHE]; /* name_id's cache */
   int nc_id[NAME_CACHE];
   RefProgs *progs; /* compiled expressions (reference_expr.h) */
+  struct ViewPlan **plans; /* by view, open addressing (plan_of) */
+  int nplans, capplans;
 } Ref_;
+
+typedef struct ViewPlan ViewPlan;
 
 /* A temporary Value, with the lanes of one given back before (no heap
  * allocation per expression once the pool is warm). */
@@ -462,7 +466,9 @@ static bool hook_divzero(void *ctx, const Expr *e) {
 
 static int hook_name_id(void *ctx, const char *name) { return name_id(ctx, name); }
 
-static const RefExprHooks HOOKS = {hook_walk, hook_name, hook_divzero};
+static const Value *hook_bound(void *ctx, int id) { return env_at(((EvCtx *)ctx)->s, id); }
+
+static const RefExprHooks HOOKS = {hook_walk, hook_name, hook_divzero, hook_bound};
 
 /* The value of e as ev gives it, owned by the compiled form (valid until e
  * is evaluated again); NULL after a fault. */
@@ -474,6 +480,9 @@ static const Value *ev_top(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
 
 /* A scalar that must be defined (an index, a bound, a condition). */
 static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
+  EvCtx c = {R, s, op};
+  if (!R->progs) R->progs = ref_progs_new(hook_name_id, R);
+  if (ref_progs_int(R->progs, e, &HOOKS, &c, v)) return true; /* int32 scalars: the same value without the Values */
   const Value *t = ev_top(R, s, op, e);
   bool ok = t != NULL;
   if (ok && !t->def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
@@ -483,15 +492,17 @@ static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
 
 /* ---- views ------------------------------------------------------------- */
 /* A view with its dynamic starts and sizes evaluated: lvl[k] is the shape
- * after k transforms (lvl[0] the ref's shape). */
+ * after k transforms (lvl[0] the ref's shape).  rank, lvl and dt point at
+ * the view's ViewPlan when they cannot change between resolutions, else
+ * at own_rank, own_lvl and own_dt. */
 typedef struct {
   const View *v;
   Region *reg;
   int64_t start[MAX_TRANSFORMS][MAX_RANK];
   int64_t size[MAX_TRANSFORMS][MAX_RANK];
-  int rank[MAX_TRANSFORMS + 1];
-  int64_t lvl[MAX_TRANSFORMS + 1][MAX_RANK];
-  Dtype dt[MAX_TRANSFORMS + 1];
+  const int *rank;
+  const int64_t (*lvl)[MAX_RANK];
+  const Dtype *dt;
   int64_t n; /* elements of the view */
   const Op *op;
   uint64_t gen;       /* this resolution (its PieceCache holds it while cache->gen == gen) */
@@ -499,42 +510,157 @@ typedef struct {
   bool affine;        /* sp holds the view (reference_span.h): no walk per element */
   RefSpan sp;
   char oob[400];
+  int own_rank[MAX_TRANSFORMS + 1];
+  int64_t own_lvl[MAX_TRANSFORMS + 1][MAX_RANK];
+  Dtype own_dt[MAX_TRANSFORMS + 1];
 } RV;
 
-static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
-  rv->oob[0] = '\0'; /* every other field is set below (or only read where it is) */
+/* What every resolution of a view that is the ref itself or one indexing
+ * of it by slices of static sizes and integers computes alike: the levels'
+ * ranks, shapes and dtypes, and its span but for the base, which only the
+ * dynamic starts move.  fast is false for any other view (and for one
+ * that ref_span_build does not show affine with its dynamic starts at 0):
+ * those resolve through rv_levels every time. */
+struct ViewPlan {
+  const View *v;
+  bool fast;
+  int rank[2];
+  int64_t lvl[2][MAX_RANK];
+  Dtype dt[2];
+  int64_t n;
+  RefSpan sp;            /* base: that of the static starts alone */
+  int64_t rs[MAX_RANK];  /* the ref's byte strides */
+  int64_t ext[MAX_RANK]; /* per entry: the last index a slice reaches past its start (an integer: 0) */
+};
+
+static void rv_head(Ref_ *R, const Op *op, const View *v, int core, int subcore, RV *rv) {
+  rv->oob[0] = '\0'; /* every other field is set by the resolution (or only read where it is) */
   rv->v = v;
   rv->op = op;
   rv->gen = ++R->gen;
   rv->cache = NULL;
   rv->reg = run_region(R->r, v->ref, core, subcore);
-  rv->rank[0] = v->ref->rank;
-  memcpy(rv->lvl[0], v->ref->shape, sizeof rv->lvl[0]);
-  rv->dt[0] = v->ref->dtype;
+}
+
+/* The levels' ranks, shapes and dtypes into rv's own arrays, evaluating
+ * the dynamic starts and sizes (eval false: the static ones only). */
+static bool rv_levels(Ref_ *R, Sub *s, const Op *op, const View *v, RV *rv, bool eval) {
+  rv->rank = rv->own_rank, rv->lvl = (const int64_t(*)[MAX_RANK])rv->own_lvl, rv->dt = rv->own_dt;
+  rv->own_rank[0] = v->ref->rank;
+  memcpy(rv->own_lvl[0], v->ref->shape, sizeof rv->own_lvl[0]);
+  rv->own_dt[0] = v->ref->dtype;
   for (int k = 0; k < v->ntr; k++) {
     const Transform *t = v->tr[k];
-    rv->dt[k + 1] = t->dtype;
-    rv->rank[k + 1] = t->rank;
-    memcpy(rv->lvl[k + 1], t->shape, sizeof rv->lvl[0]);
+    rv->own_dt[k + 1] = t->dtype;
+    rv->own_rank[k + 1] = t->rank;
+    memcpy(rv->own_lvl[k + 1], t->shape, sizeof rv->own_lvl[0]);
     if (t->kind != TR_INDEX) continue;
     int ns = 0;
     for (int d = 0; d < t->idx->n; d++) {
       const IxEntry *e = &t->idx->e[d];
-      rv->start[k][d] = e->start;
+      rv->start[k][d] = e->start_e ? 0 : e->start;
       rv->size[k][d] = e->size;
-      if (e->start_e && !ev_int(R, s, op, e->start_e, &rv->start[k][d])) return false;
-      if (e->kind == IX_SLICE && e->size_e && !ev_int(R, s, op, e->size_e, &rv->size[k][d])) return false;
+      if (eval && e->start_e && !ev_int(R, s, op, e->start_e, &rv->start[k][d])) return false;
+      if (eval && e->kind == IX_SLICE && e->size_e && !ev_int(R, s, op, e->size_e, &rv->size[k][d])) return false;
       if (e->kind == IX_SLICE) ns++;
     }
     /* dynamic sizes: rebuild this level's shape from the slice sizes */
     int r = 0;
     for (int d = 0; d < t->idx->n; d++)
-      if (t->idx->e[d].kind == IX_SLICE) rv->lvl[k + 1][r++] = rv->size[k][d];
-    if (t->idx->int_rank == 0 && r == ns) rv->rank[k + 1] = r;
+      if (t->idx->e[d].kind == IX_SLICE) rv->own_lvl[k + 1][r++] = rv->size[k][d];
+    if (t->idx->int_rank == 0 && r == ns) rv->own_rank[k + 1] = r;
   }
   rv->n = 1;
   for (int d = 0; d < rv->rank[v->ntr]; d++) rv->n *= rv->lvl[v->ntr][d];
-  rv->affine = ref_span_build(v, (const int64_t(*)[MAX_RANK])rv->start, rv->rank, (const int64_t(*)[MAX_RANK])rv->lvl, rv->dt, &rv->sp);
+  rv->affine = ref_span_build(v, (const int64_t(*)[MAX_RANK])rv->start, rv->rank, rv->lvl, rv->dt, &rv->sp);
+  return true;
+}
+
+static bool plan_eligible(const View *v) {
+  if (v->ntr == 0) return true;
+  if (v->ntr != 1 || v->tr[0]->kind != TR_INDEX) return false;
+  const NDIndexer *ix = v->tr[0]->idx;
+  for (int d = 0; d < ix->n; d++)
+    if ((ix->e[d].kind != IX_SLICE && ix->e[d].kind != IX_INT) || (ix->e[d].kind == IX_SLICE && ix->e[d].size_e)) return false;
+  return true;
+}
+
+static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
+  RV *rv = calloc(1, sizeof *rv);
+  if (!rv) abort();
+  memset(pl, 0, sizeof *pl);
+  pl->v = v;
+  rv_levels(R, NULL, NULL, v, rv, false);
+  pl->fast = plan_eligible(v) && rv->affine;
+  if (pl->fast) {
+    for (int k = 0; k <= v->ntr; k++) pl->rank[k] = rv->rank[k], pl->dt[k] = rv->dt[k], memcpy(pl->lvl[k], rv->lvl[k], sizeof pl->lvl[k]);
+    pl->n = rv->n;
+    pl->sp = rv->sp;
+    int64_t sz = dtype_size(pl->dt[0]);
+    for (int d = pl->rank[0] - 1; d >= 0; d--) pl->rs[d] = sz, sz *= pl->lvl[0][d]; /* as span_one_level */
+    const NDIndexer *ix = v->ntr ? v->tr[0]->idx : NULL;
+    for (int d = 0, si = 0; ix && d < ix->n; d++)
+      if (ix->e[d].kind == IX_SLICE) pl->ext[d] = (pl->lvl[1][si++] - 1) * ix->e[d].stride; /* no overflow: in bounds from 0 */
+  }
+  free(rv);
+}
+
+/* rv from the plan and the dynamic starts; false when a start is out of
+ * bounds (rv_levels then finds the view not affine, for the walk). */
+static bool plan_span(const ViewPlan *pl, RV *rv) {
+  rv->rank = pl->rank, rv->lvl = pl->lvl, rv->dt = pl->dt;
+  rv->n = pl->n;
+  rv->sp = pl->sp;
+  rv->affine = true;
+  if (!pl->v->ntr) return true;
+  const NDIndexer *ix = pl->v->tr[0]->idx;
+  int64_t base = 0;
+  for (int d = 0; d < ix->n; d++) {
+    int64_t a = rv->start[0][d], z;
+    if (__builtin_add_overflow(a, pl->ext[d], &z) || (a < z ? a : z) < 0 || (a < z ? z : a) >= pl->lvl[0][d]) return false;
+    base += a * pl->rs[d]; /* in bounds: no overflow */
+  }
+  rv->sp.base = base;
+  return true;
+}
+
+static ViewPlan *plan_of(Ref_ *R, const View *v) {
+  if (2 * (R->nplans + 1) > R->capplans) {
+    ViewPlan **old = R->plans;
+    int oc = R->capplans;
+    R->capplans = oc ? 2 * oc : 64;
+    if (!(R->plans = calloc((size_t)R->capplans, sizeof *R->plans))) abort();
+    for (int i = 0; i < oc; i++)
+      if (old[i]) {
+        size_t j = ((uintptr_t)old[i]->v >> 4) & (size_t)(R->capplans - 1);
+        while (R->plans[j]) j = (j + 1) & (size_t)(R->capplans - 1);
+        R->plans[j] = old[i];
+      }
+    free(old);
+  }
+  size_t j = ((uintptr_t)v >> 4) & (size_t)(R->capplans - 1);
+  while (R->plans[j] && R->plans[j]->v != v) j = (j + 1) & (size_t)(R->capplans - 1);
+  if (!R->plans[j]) {
+    if (!(R->plans[j] = malloc(sizeof *R->plans[j]))) abort();
+    plan_build(R, v, R->plans[j]);
+    R->nplans++;
+  }
+  return R->plans[j];
+}
+
+static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
+  rv_head(R, op, v, core, subcore, rv);
+  const ViewPlan *pl = plan_of(R, v);
+  if (pl->fast) {
+    const NDIndexer *ix = v->ntr ? v->tr[0]->idx : NULL;
+    for (int d = 0; ix && d < ix->n; d++) {
+      const IxEntry *e = &ix->e[d];
+      rv->start[0][d] = e->start;
+      if (e->start_e && !ev_int(R, s, op, e->start_e, &rv->start[0][d])) return false;
+    }
+    if (plan_span(pl, rv)) return true;
+  }
+  if (!rv_levels(R, s, op, v, rv, true)) return false; /* the starts again: expressions have no effects but faults */
   if (!rv->affine) rv->cache = &R->cache[R->next_cache++ % NCACHE];
   return true;
 }
@@ -1732,6 +1858,8 @@ bool reference_close(struct RefRun *run) {
   for (int i = 0; i < R->npool; i++) val_free(&R->pool[i]);
   for (int i = 0; i < SCR_COUNT; i++) val_free(&R->scratch[i]);
   ref_progs_free(R->progs);
+  for (int i = 0; i < R->capplans; i++) free(R->plans[i]);
+  free(R->plans);
   names_free(&R->names);
   free(R);
   return !out->faulted;

@@ -20,9 +20,12 @@ typedef struct {
   const Value *res;  /* this run's result: &val, or a binding (SK_NAME) */
 } Step;
 
+#define SCALAR_STEPS 32
+
 typedef struct {
   Step *st;
   int n, cap;
+  bool scalar; /* every step an int32 scalar's (scalar_step): ref_progs_int can run it on integers */
 } Prog;
 
 struct RefProgs {
@@ -96,6 +99,29 @@ static int compile(RefProgs *t, Prog *p, const Expr *e) {
     return k;
   }
   return add_step(p, SK_WALK, e);
+}
+
+/* Whether step k computes a defined int32 scalar from defined int32
+ * scalars whenever its operands are ones: a literal of one int32 lane, a
+ * name (checked when run), or an int32 binary operator. */
+static bool scalar_step(const Prog *p, int k) {
+  const Step *s = &p->st[k];
+  switch (s->kind) {
+  case SK_CONST: return s->val.n == 1 && s->val.rank == 0 && s->val.dtype == DT_INT32 && s->val.def[0];
+  case SK_NAME: return true;
+  case SK_BINARY: /* an operand run computed as bool would leave its int32 loop */
+    return s->i32 && (p->st[s->a].kind != SK_BINARY || p->st[s->a].e->ty == DT_INT32) &&
+           (p->st[s->b].kind != SK_BINARY || p->st[s->b].e->ty == DT_INT32);
+  case SK_UNARY: case SK_WALK: break;
+  }
+  return false;
+}
+
+static bool all_scalar(const Prog *p) {
+  if (p->n > SCALAR_STEPS) return false;
+  for (int k = 0; k < p->n; k++)
+    if (!scalar_step(p, k)) return false;
+  return true;
 }
 
 /* ---- running -------------------------------------------------------------- */
@@ -288,14 +314,49 @@ static void grow(RefProgs *t) {
   free(old.prog);
 }
 
-const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx) {
+/* e's compiled form, compiled on its first use. */
+static Prog *prog_of(RefProgs *t, const Expr *e) {
   if (2 * (t->n + 1) > t->cap) grow(t);
   size_t i = slot_of(t, e);
   if (!t->key[i]) {
     Prog *p = calloc(1, sizeof *p);
     if (!p) abort();
     compile(t, p, e);
+    p->scalar = all_scalar(p);
     t->key[i] = e, t->prog[i] = p, t->n++;
   }
-  return run(t->prog[i], h, ctx);
+  return t->prog[i];
+}
+
+const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx) {
+  return run(prog_of(t, e), h, ctx);
+}
+
+/* run's int32 lane loops on one lane of defined scalars, in registers:
+ * the same int32_lane per binary step, without the Values. */
+static bool run_scalar(const Prog *p, const RefExprHooks *h, void *ctx, int64_t *out) {
+  int64_t r[SCALAR_STEPS];
+  for (int k = 0; k < p->n; k++) {
+    const Step *s = &p->st[k];
+    switch (s->kind) {
+    case SK_CONST: r[k] = s->val.v[0].i; break;
+    case SK_NAME: {
+      const Value *b = h->bound(ctx, s->id);
+      if (!b || b->n != 1 || b->rank != 0 || b->dtype != DT_INT32 || !b->def[0]) return false;
+      r[k] = b->v[0].i;
+      break;
+    }
+    case SK_BINARY:
+      if (!int32_lane(s->e->op, r[s->a], r[s->b], &r[k])) return false; /* division by zero: run faults */
+      break;
+    case SK_UNARY: case SK_WALK: return false;
+    }
+  }
+  *out = r[p->n - 1];
+  return true;
+}
+
+bool ref_progs_int(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx, int64_t *v) {
+  const Prog *p = prog_of(t, e);
+  return p->scalar && run_scalar(p, h, ctx, v);
 }

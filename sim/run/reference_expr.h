@@ -26,6 +26,8 @@ typedef struct {
   const Value *(*name)(void *ctx, const Expr *e, int id, Value *scratch);
   /* records the division by zero of e and returns false */
   bool (*divzero)(void *ctx, const Expr *e);
+  /* the binding of the name of id id, or NULL (no fault) */
+  const Value *(*bound)(void *ctx, int id);
 } RefExprHooks;
 
 typedef struct RefProgs RefProgs;
@@ -37,5 +39,11 @@ void ref_progs_free(RefProgs *t);
 /* The value of e (compiled on its first use), owned by t and valid until
  * e is evaluated again or a binding it read changes; NULL after a fault. */
 const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx);
+/* When e is built of int32 scalars only (int32 literals, names bound to
+ * defined int32 scalars, int32 arithmetic and comparisons) and no
+ * division by zero occurs: *v := the value ref_progs_eval would give
+ * (defined), computed on integers; true.  Otherwise false, having done
+ * nothing the caller could see: the caller then uses ref_progs_eval. */
+bool ref_progs_int(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx, int64_t *v);
 
 #endif
