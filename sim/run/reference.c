@@ -11,6 +11,7 @@
  * to the tree walk below (ev).  DMAs are applied at their wait (§7.10);
  * subcores take turns, each running until it blocks on a barrier, a
  * semaphore or a DMA wait. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ typedef struct {
   int pc;
   const Op *loop; /* a loop frame: the loop op */
   int64_t i, hi, step;
+  Value *var;     /* a loop's variable's binding (bindings never move), NULL when it has none */
 } Frame;
 
 typedef struct {
@@ -174,9 +176,25 @@ static void env_set(Ref_ *R, Sub *s, const char *name, const Value *v) {
   memcpy(d->def, v->def, (size_t)v->n);
 }
 
-/* A loop variable's next value, set in place. */
-static void env_set_int32(Ref_ *R, Sub *s, const char *name, int64_t i) {
-  if (name) val_scalar(env_slot(R, s, name), DT_INT32, (Cell){.i = i});
+/* env_set of a scratch value whose lanes the caller no longer needs: the
+ * binding takes them and leaves its own in *v (no copy of the lanes). */
+static void env_take(Ref_ *R, Sub *s, const char *name, Value *v) {
+  if (!name) return;
+  Value *d = env_slot(R, s, name);
+  if (d == v) return;
+  Value t = *d;
+  *d = *v;
+  *v = t;
+}
+
+/* A loop variable's next value, set in place: val_scalar(var, DT_INT32, i)
+ * without reshaping a scalar that already is one. */
+static void set_int32(Value *var, int64_t i) {
+  if (!var) return;
+  if (var->cap < 1) return val_scalar(var, DT_INT32, (Cell){.i = i});
+  var->dtype = DT_INT32, var->rank = 0, var->n = 1;
+  var->v[0].i = (int32_t)i; /* dtype_fit of an int32: the low word */
+  var->def[0] = 1;
 }
 
 /* ---- faults ---------------------------------------------------------- */
@@ -470,24 +488,32 @@ static const Value *hook_bound(void *ctx, int id) { return env_at(((EvCtx *)ctx)
 
 static const RefExprHooks HOOKS = {hook_walk, hook_name, hook_divzero, hook_bound};
 
+static RefProgs *progs(Ref_ *R) {
+  if (!R->progs) R->progs = ref_progs_new(hook_name_id, R);
+  return R->progs;
+}
+
 /* The value of e as ev gives it, owned by the compiled form (valid until e
  * is evaluated again); NULL after a fault. */
 static const Value *ev_top(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
   EvCtx c = {R, s, op};
-  if (!R->progs) R->progs = ref_progs_new(hook_name_id, R);
-  return ref_progs_eval(R->progs, e, &HOOKS, &c);
+  return ref_progs_eval(progs(R), e, &HOOKS, &c);
 }
 
-/* A scalar that must be defined (an index, a bound, a condition). */
-static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
+/* A scalar that must be defined (an index, a bound, a condition), of e
+ * compiled as p (ref_progs_get). */
+static bool ev_int_prog(Ref_ *R, Sub *s, const Op *op, const Expr *e, RefProg *p, int64_t *v) {
   EvCtx c = {R, s, op};
-  if (!R->progs) R->progs = ref_progs_new(hook_name_id, R);
-  if (ref_progs_int(R->progs, e, &HOOKS, &c, v)) return true; /* int32 scalars: the same value without the Values */
-  const Value *t = ev_top(R, s, op, e);
+  if (ref_prog_int(p, &HOOKS, &c, v)) return true; /* int32 scalars: the same value without the Values */
+  const Value *t = ref_prog_eval(p, &HOOKS, &c);
   bool ok = t != NULL;
   if (ok && !t->def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
   if (ok) *v = dtype_is_float(t->dtype) ? (int64_t)t->v[0].f : t->v[0].i;
   return ok;
+}
+
+static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
+  return ev_int_prog(R, s, op, e, ref_progs_get(progs(R), e), v);
 }
 
 /* ---- views ------------------------------------------------------------- */
@@ -531,15 +557,17 @@ struct ViewPlan {
   RefSpan sp;            /* base: that of the static starts alone */
   int64_t rs[MAX_RANK];  /* the ref's byte strides */
   int64_t ext[MAX_RANK]; /* per entry: the last index a slice reaches past its start (an integer: 0) */
+  RefProg *start[MAX_RANK]; /* per entry with a dynamic start: its compiled form */
+  int core, subcore;        /* the instance last resolved (core -1: none) and its region */
+  Region *reg;
 };
 
-static void rv_head(Ref_ *R, const Op *op, const View *v, int core, int subcore, RV *rv) {
+static void rv_head(Ref_ *R, const Op *op, const View *v, RV *rv) {
   rv->oob[0] = '\0'; /* every other field is set by the resolution (or only read where it is) */
   rv->v = v;
   rv->op = op;
   rv->gen = ++R->gen;
   rv->cache = NULL;
-  rv->reg = run_region(R->r, v->ref, core, subcore);
 }
 
 /* The levels' ranks, shapes and dtypes into rv's own arrays, evaluating
@@ -590,6 +618,7 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
   if (!rv) abort();
   memset(pl, 0, sizeof *pl);
   pl->v = v;
+  pl->core = -1;
   rv_levels(R, NULL, NULL, v, rv, false);
   pl->fast = plan_eligible(v) && rv->affine;
   if (pl->fast) {
@@ -599,8 +628,10 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
     int64_t sz = dtype_size(pl->dt[0]);
     for (int d = pl->rank[0] - 1; d >= 0; d--) pl->rs[d] = sz, sz *= pl->lvl[0][d]; /* as span_one_level */
     const NDIndexer *ix = v->ntr ? v->tr[0]->idx : NULL;
-    for (int d = 0, si = 0; ix && d < ix->n; d++)
+    for (int d = 0, si = 0; ix && d < ix->n; d++) {
       if (ix->e[d].kind == IX_SLICE) pl->ext[d] = (pl->lvl[1][si++] - 1) * ix->e[d].stride; /* no overflow: in bounds from 0 */
+      if (ix->e[d].start_e) pl->start[d] = ref_progs_get(progs(R), ix->e[d].start_e);
+    }
   }
   free(rv);
 }
@@ -649,14 +680,17 @@ static ViewPlan *plan_of(Ref_ *R, const View *v) {
 }
 
 static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
-  rv_head(R, op, v, core, subcore, rv);
-  const ViewPlan *pl = plan_of(R, v);
+  rv_head(R, op, v, rv);
+  ViewPlan *pl = plan_of(R, v);
+  if (pl->core != core || pl->subcore != subcore) /* regions stay where run_mem_init put them */
+    pl->reg = run_region(R->r, v->ref, core, subcore), pl->core = core, pl->subcore = subcore;
+  rv->reg = pl->reg;
   if (pl->fast) {
     const NDIndexer *ix = v->ntr ? v->tr[0]->idx : NULL;
     for (int d = 0; ix && d < ix->n; d++) {
       const IxEntry *e = &ix->e[d];
       rv->start[0][d] = e->start;
-      if (e->start_e && !ev_int(R, s, op, e->start_e, &rv->start[0][d])) return false;
+      if (e->start_e && !ev_int_prog(R, s, op, e->start_e, pl->start[d], &rv->start[0][d])) return false;
     }
     if (plan_span(pl, rv)) return true;
   }
@@ -837,6 +871,11 @@ static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
   int top = rv->v->ntr;
   if (rv->affine) { /* ref_span_read writes every lane and its definedness */
     shape_lanes(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
+    if (rv->n == 1) { /* ref_span_read's one element */
+      out->v[0] = ref_load(rv->dt[top], rv->reg->bytes + rv->sp.base);
+      out->def[0] = ref_bytes_defined(rv->reg, rv->sp.base, rv->sp.esize);
+      return true;
+    }
     return ref_span_read(rv->reg, rv->dt[top], &rv->sp, out->v, out->def), true;
   }
   val_shape(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
@@ -877,7 +916,28 @@ static bool resolve_field(Ref_ *R, Sub *s, const Op *op, FieldId f, RV *rv) {
  * span, every lane defined): what a read of the span right after it gives,
  * lane for lane, so that read can be skipped (log_new). */
 static bool stored_whole(const RV *rv, Dtype t, const Value *nv) {
-  return rv->affine && rv->sp.contiguous && t == DT_INT32 && nv->n == rv->n && !memchr(nv->def, 0, (size_t)nv->n);
+  if (!rv->affine || !rv->sp.contiguous || t != DT_INT32 || nv->n != rv->n) return false;
+  return nv->n == 1 ? nv->def[0] : !memchr(nv->def, 0, (size_t)nv->n);
+}
+
+/* ref_span_store of a stored_whole span, keeping each word stored as
+ * after's lane: int32 words, so a store wraps as val_convert did and a
+ * load sign-extends back, as a read of the span right after it gives. */
+static void store_words(RV *rv, const Value *nv, Value *after) {
+  int top = rv->v->ntr;
+  uint8_t *restrict b = rv->reg->bytes + rv->sp.base;
+  shape_lanes(after, DT_INT32, rv->rank[top], rv->lvl[top]);
+  if (nv->n <= 2) ref_set_defined(rv->reg, rv->sp.base, (int)nv->n * 4, true); /* up to 8 bytes: the inline form */
+  else mem_set_defined(rv->reg, rv->sp.base, nv->n * 4, true);
+  const Cell *restrict x = nv->v;
+  Cell *restrict o = after->v;
+  int64_t n = nv->n;
+  for (int64_t i = 0; i < n; i++) {
+    int32_t w = (int32_t)x[i].i;
+    memcpy(b + 4 * i, &w, 4);
+    o[i].i = w;
+  }
+  memset(after->def, 1, (size_t)n);
 }
 
 /* Stores x into the view whose elements hold old (read just before).  With
@@ -887,27 +947,21 @@ static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const
   Dtype t = rv->dt[rv->v->ntr];
   bool ok = true;
   if (rv->affine) { /* the lanes first, then one pass over the span */
-    Value *nv = &R->scratch[SCR_STORE];
-    shape_lanes(nv, t, 1, &rv->n);
-    if (!add && x->dtype == t && x->n == rv->n) { /* the lanes as they are */
-      memcpy(nv->v, x->v, sizeof *nv->v * (size_t)rv->n);
-      memcpy(nv->def, x->def, (size_t)rv->n);
-    } else {
+    const Value *nv = x; /* the lanes as they are, when they are the view's */
+    if (add || x->dtype != t || x->n != rv->n) {
+      Value *w = &R->scratch[SCR_STORE];
+      shape_lanes(w, t, 1, &rv->n);
       for (int64_t i = 0; i < rv->n; i++) {
         int64_t xi = val_lane(x, i);
-        nv->def[i] = x->def[xi] && (!add || old->def[i]);
-        nv->v[i] = x->dtype == t ? x->v[xi] : alu_convert(x->dtype, t, x->v[xi]); /* alu_convert's own shortcut, inline */
-        if (add && nv->def[i]) alu_binary(OP_ADD, t, t, old->v[i], nv->v[i], &nv->v[i]);
+        w->def[i] = x->def[xi] && (!add || old->def[i]);
+        w->v[i] = x->dtype == t ? x->v[xi] : alu_convert(x->dtype, t, x->v[xi]); /* alu_convert's own shortcut, inline */
+        if (add && w->def[i]) alu_binary(OP_ADD, t, t, old->v[i], w->v[i], &w->v[i]);
       }
+      nv = w;
     }
+    if (after && stored_whole(rv, t, nv)) return store_words(rv, nv, after), true;
     ref_span_store(rv->reg, t, &rv->sp, nv->v, nv->def);
-    if (after && stored_whole(rv, t, nv)) { /* int32 words: a store wraps as val_convert did, a load sign-extends back */
-      shape_lanes(after, t, rv->rank[rv->v->ntr], rv->lvl[rv->v->ntr]);
-      for (int64_t i = 0; i < nv->n; i++) after->v[i].i = (int32_t)nv->v[i].i;
-      memset(after->def, 1, (size_t)nv->n);
-    } else if (after) {
-      after->n = 0;
-    }
+    if (after) after->n = 0;
     return true;
   }
   if (after) after->n = 0;
@@ -941,7 +995,7 @@ static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, v);
   if (ok) {
     run_log(R->r, s->idx, op->id, EV_LOADED, v);
-    env_set(R, s, op->name[FLD_OUT], v);
+    env_take(R, s, op->name[FLD_OUT], v);
   }
   return ok;
 }
@@ -954,7 +1008,7 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE])) && view_read(R, s, &rv, old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, old);
   ok = ok && store_value(R, s, &rv, x, add, old, after) && log_stored(R, s, op, &rv, after);
-  if (ok && op->kind == OPK_SWAP) env_set(R, s, op->name[FLD_OUT], old);
+  if (ok && op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
   return ok;
 }
 
@@ -1247,7 +1301,7 @@ static bool dma_start(Ref_ *R, Sub *s, const Op *op, const View *src, const View
   if (!rv_resolve(R, s, op, sv, s->core, s->subcore, &srv) || !rv_resolve(R, s, op, dv, s->core, s->subcore, &drv)) return false;
   Pending local, *pd = sem ? malloc(sizeof *pd) : &local; /* a sync_copy lands at once: no heap record */
   if (!pd) abort();
-  memset(pd, 0, sizeof *pd);
+  memset(pd, 0, offsetof(Pending, ss)); /* the spans are read only once pend_span sets them */
   pd->op = op;
   pd->src = srv.reg;
   pd->dst = drv.reg;
@@ -1537,7 +1591,8 @@ static int do_loop(Ref_ *R, Sub *s, const Op *op) {
   f->i = lo;
   f->hi = hi;
   f->step = step;
-  env_set_int32(R, s, op->name[FLD_VAR], lo);
+  f->var = op->name[FLD_VAR] ? env_slot(R, s, op->name[FLD_VAR]) : NULL;
+  set_int32(f->var, lo);
   return ST_OK;
 }
 
@@ -1567,7 +1622,7 @@ static int next_iteration(Ref_ *R, Sub *s, Frame *f) {
     go = !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi);
     if (go) {
       f->i = next;
-      env_set_int32(R, s, op->name[FLD_VAR], f->i);
+      set_int32(f->var, f->i);
     }
   }
   if (go) f->pc = 0;
@@ -1674,7 +1729,7 @@ static int step(Ref_ *R, Sub *s) {
     if (f->loop && !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi)) {
       f->i = next;
       f->pc = 0;
-      env_set_int32(R, s, f->loop->name[FLD_VAR], f->i);
+      set_int32(f->var, f->i);
       continue;
     }
     s->depth--;

@@ -22,11 +22,25 @@ typedef struct {
 
 #define SCALAR_STEPS 32
 
+/* A step of an all-scalar program: a name's binding read, or an int32
+ * operator of registers (earlier steps) or literals folded in. */
 typedef struct {
+  bool name;
+  int id;         /* name: its id */
+  ExprOp op;
+  int a, b;       /* operand registers, when not literals */
+  bool ca, cb;    /* the operand is the literal ia / ib */
+  int64_t ia, ib;
+} ScalarStep;
+
+struct RefProg {
   Step *st;
   int n, cap;
-  bool scalar; /* every step an int32 scalar's (scalar_step): ref_progs_int can run it on integers */
-} Prog;
+  bool scalar; /* every step an int32 scalar's (scalar_step): ref_prog_int can run it on integers */
+  ScalarStep ss[SCALAR_STEPS]; /* scalar: the steps but the literals, in order */
+  int nss;
+};
+typedef RefProg Prog;
 
 struct RefProgs {
   const Expr **key; /* open addressing on the node's address */
@@ -34,6 +48,8 @@ struct RefProgs {
   int n, cap;
   int (*name_id)(void *ctx, const char *name);
   void *ctx;
+  const Expr *recent_key[16]; /* the table's answers of late, direct-mapped on the node's address */
+  Prog *recent[16];
 };
 
 static void *xrealloc(void *p, size_t n) {
@@ -117,11 +133,27 @@ static bool scalar_step(const Prog *p, int k) {
   return false;
 }
 
-static bool all_scalar(const Prog *p) {
+/* Whether p is all scalar steps; if so, its literals' registers and the
+ * steps that remain to run. */
+static bool all_scalar(Prog *p) {
   if (p->n > SCALAR_STEPS) return false;
   for (int k = 0; k < p->n; k++)
     if (!scalar_step(p, k)) return false;
-  return true;
+  int reg[SCALAR_STEPS]; /* step -> its register */
+  for (int k = 0; k < p->n; k++) {
+    const Step *s = &p->st[k];
+    if (s->kind == SK_CONST) continue;
+    ScalarStep *t = &p->ss[reg[k] = p->nss++];
+    t->name = s->kind == SK_NAME, t->id = s->id, t->op = s->e->op;
+    if (t->name) continue;
+    const Step *a = &p->st[s->a], *b = &p->st[s->b];
+    t->ca = a->kind == SK_CONST, t->cb = b->kind == SK_CONST;
+    if (t->ca) t->ia = a->val.v[0].i;
+    else t->a = reg[s->a];
+    if (t->cb) t->ib = b->val.v[0].i;
+    else t->b = reg[s->b];
+  }
+  return p->nss > 0; /* a lone literal is not int32 (ev: int64) */
 }
 
 /* ---- running -------------------------------------------------------------- */
@@ -314,8 +346,9 @@ static void grow(RefProgs *t) {
   free(old.prog);
 }
 
-/* e's compiled form, compiled on its first use. */
-static Prog *prog_of(RefProgs *t, const Expr *e) {
+RefProg *ref_progs_get(RefProgs *t, const Expr *e) {
+  unsigned r = (unsigned)((uintptr_t)e >> 4) & 15u;
+  if (t->recent_key[r] == e) return t->recent[r];
   if (2 * (t->n + 1) > t->cap) grow(t);
   size_t i = slot_of(t, e);
   if (!t->key[i]) {
@@ -325,38 +358,39 @@ static Prog *prog_of(RefProgs *t, const Expr *e) {
     p->scalar = all_scalar(p);
     t->key[i] = e, t->prog[i] = p, t->n++;
   }
+  t->recent_key[r] = e, t->recent[r] = t->prog[i];
   return t->prog[i];
 }
 
 const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx) {
-  return run(prog_of(t, e), h, ctx);
+  return run(ref_progs_get(t, e), h, ctx);
+}
+
+const Value *ref_prog_eval(RefProg *p, const RefExprHooks *h, void *ctx) { return run(p, h, ctx); }
+
+/* int32_lane of two defined int32 scalars, the commonest operators first. */
+static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
+  if (op == OP_ADD) return *r = (int32_t)((uint32_t)x + (uint32_t)y), true;
+  if (op == OP_MUL) return *r = (int32_t)((uint32_t)x * (uint32_t)y), true;
+  return int32_lane(op, x, y, r);
 }
 
 /* run's int32 lane loops on one lane of defined scalars, in registers:
  * the same int32_lane per binary step, without the Values. */
 static bool run_scalar(const Prog *p, const RefExprHooks *h, void *ctx, int64_t *out) {
   int64_t r[SCALAR_STEPS];
-  for (int k = 0; k < p->n; k++) {
-    const Step *s = &p->st[k];
-    switch (s->kind) {
-    case SK_CONST: r[k] = s->val.v[0].i; break;
-    case SK_NAME: {
+  for (int k = 0; k < p->nss; k++) {
+    const ScalarStep *s = &p->ss[k];
+    if (s->name) {
       const Value *b = h->bound(ctx, s->id);
       if (!b || b->n != 1 || b->rank != 0 || b->dtype != DT_INT32 || !b->def[0]) return false;
       r[k] = b->v[0].i;
-      break;
-    }
-    case SK_BINARY:
-      if (!int32_lane(s->e->op, r[s->a], r[s->b], &r[k])) return false; /* division by zero: run faults */
-      break;
-    case SK_UNARY: case SK_WALK: return false;
+    } else if (!scalar_lane(s->op, s->ca ? s->ia : r[s->a], s->cb ? s->ib : r[s->b], &r[k])) {
+      return false; /* division by zero: run faults */
     }
   }
-  *out = r[p->n - 1];
+  *out = r[p->nss - 1];
   return true;
 }
 
-bool ref_progs_int(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx, int64_t *v) {
-  const Prog *p = prog_of(t, e);
-  return p->scalar && run_scalar(p, h, ctx, v);
-}
+bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v) { return p->scalar && run_scalar(p, h, ctx, v); }

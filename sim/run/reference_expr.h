@@ -31,6 +31,7 @@ typedef struct {
 } RefExprHooks;
 
 typedef struct RefProgs RefProgs;
+typedef struct RefProg RefProg; /* one compiled expression */
 
 /* The compiled forms of one run; name_id gives a name its id (the same
  * id for the same name). */
@@ -39,11 +40,16 @@ void ref_progs_free(RefProgs *t);
 /* The value of e (compiled on its first use), owned by t and valid until
  * e is evaluated again or a binding it read changes; NULL after a fault. */
 const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx);
-/* When e is built of int32 scalars only (int32 literals, names bound to
+/* e's compiled form (compiled on its first use), owned by t: a caller may
+ * keep it to skip the look-up, and run it with the two below. */
+RefProg *ref_progs_get(RefProgs *t, const Expr *e);
+/* ref_progs_eval of the expression p was compiled from. */
+const Value *ref_prog_eval(RefProg *p, const RefExprHooks *h, void *ctx);
+/* When p is built of int32 scalars only (int32 literals, names bound to
  * defined int32 scalars, int32 arithmetic and comparisons) and no
- * division by zero occurs: *v := the value ref_progs_eval would give
+ * division by zero occurs: *v := the value ref_prog_eval would give
  * (defined), computed on integers; true.  Otherwise false, having done
- * nothing the caller could see: the caller then uses ref_progs_eval. */
-bool ref_progs_int(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx, int64_t *v);
+ * nothing the caller could see: the caller then uses ref_prog_eval. */
+bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v);
 
 #endif
