@@ -121,6 +121,7 @@ typedef struct {
   RefProgs *progs; /* compiled expressions (reference_expr.h) */
   struct ViewPlan **plans; /* by view, open addressing (plan_of) */
   int nplans, capplans;
+  struct ViewPlan *recent[16]; /* plan_of's answers of late, direct-mapped on the view's address */
 } Ref_;
 
 typedef struct ViewPlan ViewPlan;
@@ -182,9 +183,13 @@ static void env_take(Ref_ *R, Sub *s, const char *name, Value *v) {
   if (!name) return;
   Value *d = env_slot(R, s, name);
   if (d == v) return;
-  Value t = *d;
-  *d = *v;
-  *v = t;
+  Cell *lanes = d->v;
+  uint8_t *def = d->def;
+  int64_t cap = d->cap;
+  d->dtype = v->dtype, d->rank = v->rank, d->n = v->n;
+  memcpy(d->shape, v->shape, sizeof d->shape); /* whole: a few moves, not a call */
+  d->v = v->v, d->def = v->def, d->cap = v->cap;
+  v->v = lanes, v->def = def, v->cap = cap, v->n = 0; /* v keeps only lanes: every user of a scratch shapes it first */
 }
 
 /* A loop variable's next value, set in place: val_scalar(var, DT_INT32, i)
@@ -555,10 +560,14 @@ struct ViewPlan {
   Dtype dt[2];
   int64_t n;
   RefSpan sp;            /* base: that of the static starts alone */
-  int64_t rs[MAX_RANK];  /* the ref's byte strides */
-  int64_t ext[MAX_RANK]; /* per entry: the last index a slice reaches past its start (an integer: 0) */
-  RefProg *start[MAX_RANK]; /* per entry with a dynamic start: its compiled form */
-  int core, subcore;        /* the instance last resolved (core -1: none) and its region */
+  int nent;              /* the indexing's entries (0: the ref itself) */
+  int64_t start0[MAX_RANK]; /* their starts, the dynamic ones 0 */
+  int ndyn;              /* the entries with a dynamic start: */
+  int dyn[MAX_RANK];     /* which, */
+  RefProg *prog[MAX_RANK]; /* its compiled form, */
+  int64_t hi[MAX_RANK];  /* the largest start that keeps the entry in bounds (the least is 0), */
+  int64_t rs[MAX_RANK];  /* and the byte stride of its dimension of the ref */
+  int core, subcore;     /* the instance last resolved (core -1: none) and its region */
   Region *reg;
 };
 
@@ -625,37 +634,45 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
     for (int k = 0; k <= v->ntr; k++) pl->rank[k] = rv->rank[k], pl->dt[k] = rv->dt[k], memcpy(pl->lvl[k], rv->lvl[k], sizeof pl->lvl[k]);
     pl->n = rv->n;
     pl->sp = rv->sp;
-    int64_t sz = dtype_size(pl->dt[0]);
-    for (int d = pl->rank[0] - 1; d >= 0; d--) pl->rs[d] = sz, sz *= pl->lvl[0][d]; /* as span_one_level */
+    int64_t rs[MAX_RANK], sz = dtype_size(pl->dt[0]);
+    for (int d = pl->rank[0] - 1; d >= 0; d--) rs[d] = sz, sz *= pl->lvl[0][d]; /* as span_one_level */
     const NDIndexer *ix = v->ntr ? v->tr[0]->idx : NULL;
-    for (int d = 0, si = 0; ix && d < ix->n; d++) {
-      if (ix->e[d].kind == IX_SLICE) pl->ext[d] = (pl->lvl[1][si++] - 1) * ix->e[d].stride; /* no overflow: in bounds from 0 */
-      if (ix->e[d].start_e) pl->start[d] = ref_progs_get(progs(R), ix->e[d].start_e);
+    pl->nent = ix ? ix->n : 0;
+    for (int d = 0, si = 0; d < pl->nent; d++) {
+      const IxEntry *e = &ix->e[d];
+      int64_t ext = e->kind == IX_SLICE ? (pl->lvl[1][si++] - 1) * e->stride : 0; /* in bounds from 0: no overflow, not negative */
+      pl->start0[d] = rv->start[0][d];
+      if (!e->start_e) continue;
+      int j = pl->ndyn++;
+      pl->dyn[j] = d, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
     }
   }
   free(rv);
 }
 
-/* rv from the plan and the dynamic starts; false when a start is out of
- * bounds (rv_levels then finds the view not affine, for the walk). */
-static bool plan_span(const ViewPlan *pl, RV *rv) {
+/* rv from the plan, evaluating the dynamic starts in order: 1, or 0
+ * after a fault, or -1 when a start is out of bounds (rv_levels then finds
+ * the view not affine, for the walk).  span_one_level's bounds: a start in
+ * [0, hi] keeps the first and the last index of its entry in bounds. */
+static int plan_span(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, RV *rv) {
   rv->rank = pl->rank, rv->lvl = pl->lvl, rv->dt = pl->dt;
   rv->n = pl->n;
   rv->sp = pl->sp;
   rv->affine = true;
-  if (!pl->v->ntr) return true;
-  const NDIndexer *ix = pl->v->tr[0]->idx;
-  int64_t base = 0;
-  for (int d = 0; d < ix->n; d++) {
-    int64_t a = rv->start[0][d], z;
-    if (__builtin_add_overflow(a, pl->ext[d], &z) || (a < z ? a : z) < 0 || (a < z ? z : a) >= pl->lvl[0][d]) return false;
-    base += a * pl->rs[d]; /* in bounds: no overflow */
+  memcpy(rv->start[0], pl->start0, sizeof pl->start0);
+  for (int j = 0; j < pl->ndyn; j++) {
+    int64_t a;
+    const Expr *e = pl->v->tr[0]->idx->e[pl->dyn[j]].start_e;
+    if (!ev_int_prog(R, s, op, e, pl->prog[j], &a)) return 0;
+    rv->start[0][pl->dyn[j]] = a;
+    if ((uint64_t)a > (uint64_t)pl->hi[j]) return -1; /* below 0 or past hi */
+    rv->sp.base += a * pl->rs[j]; /* in bounds: no overflow */
   }
-  rv->sp.base = base;
-  return true;
+  return 1;
 }
 
-static ViewPlan *plan_of(Ref_ *R, const View *v) {
+/* v's plan, built on its first use. */
+static ViewPlan *plan_find(Ref_ *R, const View *v) {
   if (2 * (R->nplans + 1) > R->capplans) {
     ViewPlan **old = R->plans;
     int oc = R->capplans;
@@ -679,21 +696,20 @@ static ViewPlan *plan_of(Ref_ *R, const View *v) {
   return R->plans[j];
 }
 
+static ViewPlan *plan_of(Ref_ *R, const View *v) {
+  ViewPlan **front = &R->recent[((uintptr_t)v >> 4) & 15u];
+  if (*front && (*front)->v == v) return *front;
+  return *front = plan_find(R, v);
+}
+
 static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
   rv_head(R, op, v, rv);
   ViewPlan *pl = plan_of(R, v);
   if (pl->core != core || pl->subcore != subcore) /* regions stay where run_mem_init put them */
     pl->reg = run_region(R->r, v->ref, core, subcore), pl->core = core, pl->subcore = subcore;
   rv->reg = pl->reg;
-  if (pl->fast) {
-    const NDIndexer *ix = v->ntr ? v->tr[0]->idx : NULL;
-    for (int d = 0; ix && d < ix->n; d++) {
-      const IxEntry *e = &ix->e[d];
-      rv->start[0][d] = e->start;
-      if (e->start_e && !ev_int_prog(R, s, op, e->start_e, pl->start[d], &rv->start[0][d])) return false;
-    }
-    if (plan_span(pl, rv)) return true;
-  }
+  int got = pl->fast ? plan_span(R, s, op, pl, rv) : -1;
+  if (got >= 0) return got;
   if (!rv_levels(R, s, op, v, rv, true)) return false; /* the starts again: expressions have no effects but faults */
   if (!rv->affine) rv->cache = &R->cache[R->next_cache++ % NCACHE];
   return true;
@@ -864,7 +880,9 @@ static void shape_lanes(Value *v, Dtype t, int rank, const int64_t *shape) {
   for (int i = 0; i < rank; i++) n *= shape[i];
   if (n > v->cap) return val_shape(v, t, rank, shape);
   v->dtype = t, v->rank = rank, v->n = n;
-  for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
+  if (rank == 1) v->shape[0] = shape[0]; /* the commonest, without a call to memcpy */
+  else
+    for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
 }
 
 static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
@@ -932,7 +950,14 @@ static void store_words(RV *rv, const Value *nv, Value *after) {
   const Cell *restrict x = nv->v;
   Cell *restrict o = after->v;
   int64_t n = nv->n;
-  for (int64_t i = 0; i < n; i++) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) /* four lanes a turn: the loop's own steps were most of a lane's cost */
+    for (int k = 0; k < 4; k++) {
+      int32_t w = (int32_t)x[i + k].i;
+      memcpy(b + 4 * (i + k), &w, 4);
+      o[i + k].i = w;
+    }
+  for (; i < n; i++) {
     int32_t w = (int32_t)x[i].i;
     memcpy(b + 4 * i, &w, 4);
     o[i].i = w;
@@ -1000,12 +1025,56 @@ static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   return ok;
 }
 
+/* shape_lanes(v, the view's dtype and shape), the element count known. */
+static void shape_view(Value *v, const RV *rv) {
+  int top = rv->v->ntr;
+  if (rv->n > v->cap) return val_shape(v, rv->dt[top], rv->rank[top], rv->lvl[top]);
+  v->dtype = rv->dt[top], v->rank = rv->rank[top], v->n = rv->n;
+  memcpy(v->shape, rv->lvl[top], sizeof v->shape); /* a whole row of lvl: a few moves, not a call */
+}
+
+/* view_read into old, then store_value of x (not an add) into a
+ * stored_whole span, in one pass: each word is read into old, then x's
+ * lane is stored and kept in after.  False (nothing done) for any other
+ * span or value. */
+static bool swap_words(RV *rv, const Value *x, Value *old, Value *after) {
+  int top = rv->v->ntr;
+  Region *g = rv->reg;
+  int64_t n = rv->n, base = rv->sp.base;
+  if (rv->dt[top] != DT_INT32 || x->dtype != DT_INT32 || !stored_whole(rv, DT_INT32, x)) return false;
+  shape_view(old, rv);
+  shape_view(after, rv);
+  if (n > 2 && mem_range_defined(g, base, n * 4)) memset(old->def, 1, (size_t)n); /* the old definedness, before the store */
+  else
+    for (int64_t i = 0; i < n; i++) old->def[i] = ref_bytes_defined(g, base + 4 * i, 4);
+  uint8_t *restrict b = g->bytes + base;
+  const Cell *restrict xv = x->v;
+  Cell *restrict ov = old->v, *restrict av = after->v;
+  for (int64_t i = 0; i < n; i++) {
+    int32_t was, w = (int32_t)xv[i].i;
+    memcpy(&was, b + 4 * i, 4);
+    memcpy(b + 4 * i, &w, 4);
+    ov[i].i = was, av[i].i = w;
+  }
+  if (n <= 2) ref_set_defined(g, base, (int)n * 4, true); /* up to 8 bytes: the inline form */
+  else mem_set_defined(g, base, n * 4, true);
+  memset(after->def, 1, (size_t)n);
+  return true;
+}
+
 static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
   const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE])) && view_read(R, s, &rv, old);
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE]));
+  if (ok && !add && swap_words(&rv, x, old, after)) { /* the logs copy what they are given: the order of memory and logs is free */
+    run_log(R->r, s->idx, op->id, EV_OLD, old);
+    run_log(R->r, s->idx, op->id, EV_NEW, after);
+    if (op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
+    return true;
+  }
+  ok = ok && view_read(R, s, &rv, old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, old);
   ok = ok && store_value(R, s, &rv, x, add, old, after) && log_stored(R, s, op, &rv, after);
   if (ok && op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
@@ -1193,9 +1262,13 @@ static void pend_free(Pending *pd) {
 
 /* A plain copy between two affine views of the same element width and
  * count: the spans instead of a piece list per element. */
-static bool pend_span(Pending *pd, const RV *sv, const RV *dv) {
+static bool spans_pair(const RV *sv, const RV *dv) {
   if (!sv->affine || !dv->affine || sv->n != dv->n || sv->sp.esize != dv->sp.esize) return false;
-  if (dv->dt[dv->v->ntr] == DT_BOOL && sv->dt[sv->v->ntr] != DT_BOOL) return false; /* bytes are not bools: dma_land */
+  return !(dv->dt[dv->v->ntr] == DT_BOOL && sv->dt[sv->v->ntr] != DT_BOOL); /* bytes are not bools: dma_land */
+}
+
+static bool pend_span(Pending *pd, const RV *sv, const RV *dv) {
+  if (!spans_pair(sv, dv)) return false;
   pd->span = true;
   pd->n = sv->n;
   pd->ss = sv->sp, pd->ds = dv->sp;
@@ -1299,6 +1372,8 @@ static bool dma_start(Ref_ *R, Sub *s, const Op *op, const View *src, const View
   const View *dv = pl->indirect && !pl->gather ? pl->flat : dst;
   RV srv, drv;
   if (!rv_resolve(R, s, op, sv, s->core, s->subcore, &srv) || !rv_resolve(R, s, op, dv, s->core, s->subcore, &drv)) return false;
+  if (!sem && !pl->indirect && spans_pair(&srv, &drv)) /* a sync_copy of two spans: apply_pending's, without the record */
+    return ref_span_copy(drv.reg, &drv.sp, srv.reg, &srv.sp, srv.dt[sv->ntr], add), true;
   Pending local, *pd = sem ? malloc(sizeof *pd) : &local; /* a sync_copy lands at once: no heap record */
   if (!pd) abort();
   memset(pd, 0, offsetof(Pending, ss)); /* the spans are read only once pend_span sets them */

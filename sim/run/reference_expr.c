@@ -39,6 +39,7 @@ struct RefProg {
   bool scalar; /* every step an int32 scalar's (scalar_step): ref_prog_int can run it on integers */
   ScalarStep ss[SCALAR_STEPS]; /* scalar: the steps but the literals, in order */
   int nss;
+  bool chain; /* scalar: ss[0] a name, each later step an operator of the one before and a literal */
 };
 typedef RefProg Prog;
 
@@ -153,6 +154,9 @@ static bool all_scalar(Prog *p) {
     if (t->cb) t->ib = b->val.v[0].i;
     else t->b = reg[s->b];
   }
+  p->chain = p->nss > 0 && p->ss[0].name;
+  for (int k = 1; k < p->nss; k++)
+    p->chain &= !p->ss[k].name && (p->ss[k].ca ? !p->ss[k].cb && p->ss[k].b == k - 1 : p->ss[k].cb && p->ss[k].a == k - 1);
   return p->nss > 0; /* a lone literal is not int32 (ev: int64) */
 }
 
@@ -163,7 +167,7 @@ static void shape_as(Value *out, Dtype t, const Value *like) {
   if (like->n > out->cap) return val_shape(out, t, like->rank, like->shape);
   out->dtype = t;
   out->rank = like->rank;
-  for (int d = 0; d < like->rank; d++) out->shape[d] = like->shape[d];
+  memcpy(out->shape, like->shape, sizeof out->shape); /* whole: a few moves, not a call */
   out->n = like->n;
 }
 
@@ -240,9 +244,15 @@ static void add_int32(Value *out, const Value *a, int64_t sa, const Value *b, in
   Cell *o = out->v;
   const Cell *x = a->v, *y = b->v;
   int64_t n = out->n;
-  if (sa && !sb) {
+  if (sa && !sb) { /* four lanes a turn: the loop's own steps were most of a lane's cost */
     uint32_t w = (uint32_t)y[0].i;
-    for (int64_t i = 0; i < n; i++) o[i].i = (int32_t)((uint32_t)x[i].i + w);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      int32_t r0 = (int32_t)((uint32_t)x[i].i + w), r1 = (int32_t)((uint32_t)x[i + 1].i + w);
+      int32_t r2 = (int32_t)((uint32_t)x[i + 2].i + w), r3 = (int32_t)((uint32_t)x[i + 3].i + w);
+      o[i].i = r0, o[i + 1].i = r1, o[i + 2].i = r2, o[i + 3].i = r3;
+    }
+    for (; i < n; i++) o[i].i = (int32_t)((uint32_t)x[i].i + w);
   } else if (!sa && sb) {
     uint32_t u = (uint32_t)x[0].i;
     for (int64_t i = 0; i < n; i++) o[i].i = (int32_t)(u + (uint32_t)y[i].i);
@@ -362,29 +372,60 @@ RefProg *ref_progs_get(RefProgs *t, const Expr *e) {
   return t->prog[i];
 }
 
-const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx) {
-  return run(ref_progs_get(t, e), h, ctx);
+/* run, or for a program of int32 scalars that ref_prog_int computes, its
+ * value as run_binary's two-scalar path leaves it in the last step. */
+static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
+  int64_t x;
+  Value *out = &p->st[p->n - 1].val;
+  if (p->st[p->n - 1].kind != SK_BINARY || out->cap < 1 || !ref_prog_int(p, h, ctx, &x))
+    return run(p, h, ctx); /* a lone name is its binding; a first run gives out its lane */
+  out->dtype = p->st[p->n - 1].e->ty, out->rank = 0, out->n = 1;
+  out->v[0].i = x, out->def[0] = 1;
+  return out;
 }
 
-const Value *ref_prog_eval(RefProg *p, const RefExprHooks *h, void *ctx) { return run(p, h, ctx); }
+const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx) {
+  return eval(ref_progs_get(t, e), h, ctx);
+}
+
+const Value *ref_prog_eval(RefProg *p, const RefExprHooks *h, void *ctx) { return eval(p, h, ctx); }
 
 /* int32_lane of two defined int32 scalars, the commonest operators first. */
 static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
   if (op == OP_ADD) return *r = (int32_t)((uint32_t)x + (uint32_t)y), true;
   if (op == OP_MUL) return *r = (int32_t)((uint32_t)x * (uint32_t)y), true;
+  if (op == OP_MOD && (int32_t)y > 0) { /* an index's wrap: a positive divisor, the remainder in [0, y) */
+    int64_t m = (int64_t)(int32_t)x % (int32_t)y;
+    return *r = m < 0 ? m + (int32_t)y : m, true;
+  }
   return int32_lane(op, x, y, r);
 }
 
 /* run's int32 lane loops on one lane of defined scalars, in registers:
  * the same int32_lane per binary step, without the Values. */
+/* A defined int32 scalar's value, or false. */
+static bool int32_scalar(const Value *b, int64_t *x) {
+  if (!b || b->n != 1 || b->rank != 0 || b->dtype != DT_INT32 || !b->def[0]) return false;
+  return *x = b->v[0].i, true;
+}
+
+/* run_scalar of a chain (i % 256, (i % 256) * 16): one register. */
+static bool run_chain(const Prog *p, const RefExprHooks *h, void *ctx, int64_t *out) {
+  int64_t x;
+  if (!int32_scalar(h->bound(ctx, p->ss[0].id), &x)) return false;
+  for (int k = 1; k < p->nss; k++) {
+    const ScalarStep *s = &p->ss[k];
+    if (!scalar_lane(s->op, s->ca ? s->ia : x, s->cb ? s->ib : x, &x)) return false; /* division by zero: run faults */
+  }
+  return *out = x, true;
+}
+
 static bool run_scalar(const Prog *p, const RefExprHooks *h, void *ctx, int64_t *out) {
   int64_t r[SCALAR_STEPS];
   for (int k = 0; k < p->nss; k++) {
     const ScalarStep *s = &p->ss[k];
     if (s->name) {
-      const Value *b = h->bound(ctx, s->id);
-      if (!b || b->n != 1 || b->rank != 0 || b->dtype != DT_INT32 || !b->def[0]) return false;
-      r[k] = b->v[0].i;
+      if (!int32_scalar(h->bound(ctx, s->id), &r[k])) return false;
     } else if (!scalar_lane(s->op, s->ca ? s->ia : r[s->a], s->cb ? s->ib : r[s->b], &r[k])) {
       return false; /* division by zero: run faults */
     }
@@ -393,4 +434,7 @@ static bool run_scalar(const Prog *p, const RefExprHooks *h, void *ctx, int64_t 
   return true;
 }
 
-bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v) { return p->scalar && run_scalar(p, h, ctx, v); }
+bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v) {
+  if (!p->scalar) return false;
+  return p->chain ? run_chain(p, h, ctx, v) : run_scalar(p, h, ctx, v);
+}
