@@ -6,7 +6,9 @@
  * isa/value.c.  Every view element is located by walking the view's
  * transforms back to the underlying ref, checking each level's bounds
  * (§9.2), except in a view reference_span.c shows affine and in bounds as
- * a whole, which is read and written as one span; expressions run as the
+ * a whole, which is read and written as one span (for the ref itself and
+ * one indexing by slices and integers, from a plan made on the view's
+ * first resolution that only its dynamic starts move); expressions run as the
  * step lists of reference_expr.c, which hand what they do not cover back
  * to the tree walk below (ev).  DMAs are applied at their wait (§7.10);
  * subcores take turns, each running until it blocks on a barrier, a
@@ -505,16 +507,21 @@ static const Value *ev_top(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
   return ref_progs_eval(progs(R), e, &HOOKS, &c);
 }
 
+/* ev_int_prog through the compiled steps (kept apart: the integer path
+ * stays small). */
+static __attribute__((noinline)) bool ev_int_steps(EvCtx *c, const Expr *e, RefProg *p, int64_t *v) {
+  const Value *t = ref_prog_eval(p, &HOOKS, c);
+  bool ok = t != NULL;
+  if (ok && !t->def[0]) ok = fault(c->R, c->s, c->op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
+  if (ok) *v = dtype_is_float(t->dtype) ? (int64_t)t->v[0].f : t->v[0].i;
+  return ok;
+}
+
 /* A scalar that must be defined (an index, a bound, a condition), of e
  * compiled as p (ref_progs_get). */
 static bool ev_int_prog(Ref_ *R, Sub *s, const Op *op, const Expr *e, RefProg *p, int64_t *v) {
   EvCtx c = {R, s, op};
-  if (ref_prog_int(p, &HOOKS, &c, v)) return true; /* int32 scalars: the same value without the Values */
-  const Value *t = ref_prog_eval(p, &HOOKS, &c);
-  bool ok = t != NULL;
-  if (ok && !t->def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
-  if (ok) *v = dtype_is_float(t->dtype) ? (int64_t)t->v[0].f : t->v[0].i;
-  return ok;
+  return ref_prog_int(p, &HOOKS, &c, v) || ev_int_steps(&c, e, p, v); /* int32 scalars: the same value without the Values */
 }
 
 static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
@@ -640,10 +647,10 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
     pl->nent = ix ? ix->n : 0;
     for (int d = 0, si = 0; d < pl->nent; d++) {
       const IxEntry *e = &ix->e[d];
-      int64_t ext = e->kind == IX_SLICE ? (pl->lvl[1][si++] - 1) * e->stride : 0; /* in bounds from 0: no overflow, not negative */
+      int64_t ext = e->kind == IX_SLICE ? (pl->lvl[1][si++] - 1) * e->stride : 0; /* the last index past the start */
       pl->start0[d] = rv->start[0][d];
       if (!e->start_e) continue;
-      int j = pl->ndyn++;
+      int j = pl->ndyn++; /* in bounds from start 0: ext does not overflow and is not negative */
       pl->dyn[j] = d, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
     }
   }
@@ -702,6 +709,13 @@ static ViewPlan *plan_of(Ref_ *R, const View *v) {
   return *front = plan_find(R, v);
 }
 
+/* rv_resolve level by level (kept apart: the plan's path stays small). */
+static __attribute__((noinline)) bool rv_walked(Ref_ *R, Sub *s, const Op *op, const View *v, RV *rv) {
+  if (!rv_levels(R, s, op, v, rv, true)) return false; /* the starts again: expressions have no effects but faults */
+  if (!rv->affine) rv->cache = &R->cache[R->next_cache++ % NCACHE];
+  return true;
+}
+
 static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
   rv_head(R, op, v, rv);
   ViewPlan *pl = plan_of(R, v);
@@ -709,10 +723,7 @@ static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, i
     pl->reg = run_region(R->r, v->ref, core, subcore), pl->core = core, pl->subcore = subcore;
   rv->reg = pl->reg;
   int got = pl->fast ? plan_span(R, s, op, pl, rv) : -1;
-  if (got >= 0) return got;
-  if (!rv_levels(R, s, op, v, rv, true)) return false; /* the starts again: expressions have no effects but faults */
-  if (!rv->affine) rv->cache = &R->cache[R->next_cache++ % NCACHE];
-  return true;
+  return got >= 0 ? got : rv_walked(R, s, op, v, rv);
 }
 
 static void unflat(int64_t flat, int rank, const int64_t *shape, int64_t *idx) {

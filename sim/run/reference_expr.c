@@ -134,8 +134,8 @@ static bool scalar_step(const Prog *p, int k) {
   return false;
 }
 
-/* Whether p is all scalar steps; if so, its literals' registers and the
- * steps that remain to run. */
+/* Whether p is all scalar steps; if so, p->ss: the steps but the
+ * literals, which their users take as operands, and whether it is a chain. */
 static bool all_scalar(Prog *p) {
   if (p->n > SCALAR_STEPS) return false;
   for (int k = 0; k < p->n; k++)
@@ -401,8 +401,6 @@ static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
   return int32_lane(op, x, y, r);
 }
 
-/* run's int32 lane loops on one lane of defined scalars, in registers:
- * the same int32_lane per binary step, without the Values. */
 /* A defined int32 scalar's value, or false. */
 static bool int32_scalar(const Value *b, int64_t *x) {
   if (!b || b->n != 1 || b->rank != 0 || b->dtype != DT_INT32 || !b->def[0]) return false;
@@ -420,6 +418,8 @@ static bool run_chain(const Prog *p, const RefExprHooks *h, void *ctx, int64_t *
   return *out = x, true;
 }
 
+/* run's int32 lane loops on one lane of defined scalars, in registers:
+ * the same int32_lane per binary step, without the Values. */
 static bool run_scalar(const Prog *p, const RefExprHooks *h, void *ctx, int64_t *out) {
   int64_t r[SCALAR_STEPS];
   for (int k = 0; k < p->nss; k++) {

@@ -10,7 +10,11 @@
  * ALU's generic conversions).  Every other node is one step that hands the
  * subtree back to the interpreter's tree walk (ev in reference.c), so the
  * value, its definedness and every fault are those the walk gives: the
- * steps run in the walk's order and stop at the first failure. */
+ * steps run in the walk's order and stop at the first failure.  An
+ * expression of int32 scalars only (an index such as (i % 256) * 16) also
+ * runs on plain integers, names read through their ids, the same int32
+ * arithmetic lane for lane; whatever it does not cover (another type, an
+ * undefined or non-scalar name, a division by zero) goes to the steps. */
 #ifndef SC_REFERENCE_EXPR_H
 #define SC_REFERENCE_EXPR_H
 
