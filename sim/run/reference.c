@@ -6,11 +6,14 @@
  * isa/value.c.  Every view element is located by walking the view's
  * transforms back to the underlying ref, checking each level's bounds
  * (§9.2), except in a view reference_span.c shows affine and in bounds as
- * a whole, which is read and written as one span; expressions run as the
+ * a whole, which is read and written as one span (for the ref itself and
+ * one indexing by slices and integers, from a plan made on the view's
+ * first resolution that only its dynamic starts move); expressions run as the
  * step lists of reference_expr.c, which hand what they do not cover back
  * to the tree walk below (ev).  DMAs are applied at their wait (§7.10);
  * subcores take turns, each running until it blocks on a barrier, a
  * semaphore or a DMA wait. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,7 @@ typedef struct {
   int pc;
   const Op *loop; /* a loop frame: the loop op */
   int64_t i, hi, step;
+  Value *var;     /* a loop's variable's binding (bindings never move), NULL when it has none */
 } Frame;
 
 typedef struct {
@@ -117,7 +121,12 @@ typedef struct {
   const char *nc_key[NAME_CACHE]; /* name_id's cache */
   int nc_id[NAME_CACHE];
   RefProgs *progs; /* compiled expressions (reference_expr.h) */
+  struct ViewPlan **plans; /* by view, open addressing (plan_of) */
+  int nplans, capplans;
+  struct ViewPlan *recent[16]; /* plan_of's answers of late, direct-mapped on the view's address */
 } Ref_;
+
+typedef struct ViewPlan ViewPlan;
 
 /* A temporary Value, with the lanes of one given back before (no heap
  * allocation per expression once the pool is warm). */
@@ -170,9 +179,29 @@ static void env_set(Ref_ *R, Sub *s, const char *name, const Value *v) {
   memcpy(d->def, v->def, (size_t)v->n);
 }
 
-/* A loop variable's next value, set in place. */
-static void env_set_int32(Ref_ *R, Sub *s, const char *name, int64_t i) {
-  if (name) val_scalar(env_slot(R, s, name), DT_INT32, (Cell){.i = i});
+/* env_set of a scratch value whose lanes the caller no longer needs: the
+ * binding takes them and leaves its own in *v (no copy of the lanes). */
+static void env_take(Ref_ *R, Sub *s, const char *name, Value *v) {
+  if (!name) return;
+  Value *d = env_slot(R, s, name);
+  if (d == v) return;
+  Cell *lanes = d->v;
+  uint8_t *def = d->def;
+  int64_t cap = d->cap;
+  d->dtype = v->dtype, d->rank = v->rank, d->n = v->n;
+  memcpy(d->shape, v->shape, sizeof d->shape); /* whole: a few moves, not a call */
+  d->v = v->v, d->def = v->def, d->cap = v->cap;
+  v->v = lanes, v->def = def, v->cap = cap, v->n = 0; /* v keeps only lanes: every user of a scratch shapes it first */
+}
+
+/* A loop variable's next value, set in place: val_scalar(var, DT_INT32, i)
+ * without reshaping a scalar that already is one. */
+static void set_int32(Value *var, int64_t i) {
+  if (!var) return;
+  if (var->cap < 1) return val_scalar(var, DT_INT32, (Cell){.i = i});
+  var->dtype = DT_INT32, var->rank = 0, var->n = 1;
+  var->v[0].i = (int32_t)i; /* dtype_fit of an int32: the low word */
+  var->def[0] = 1;
 }
 
 /* ---- faults ---------------------------------------------------------- */
@@ -462,36 +491,56 @@ static bool hook_divzero(void *ctx, const Expr *e) {
 
 static int hook_name_id(void *ctx, const char *name) { return name_id(ctx, name); }
 
-static const RefExprHooks HOOKS = {hook_walk, hook_name, hook_divzero};
+static const Value *hook_bound(void *ctx, int id) { return env_at(((EvCtx *)ctx)->s, id); }
+
+static const RefExprHooks HOOKS = {hook_walk, hook_name, hook_divzero, hook_bound};
+
+static RefProgs *progs(Ref_ *R) {
+  if (!R->progs) R->progs = ref_progs_new(hook_name_id, R);
+  return R->progs;
+}
 
 /* The value of e as ev gives it, owned by the compiled form (valid until e
  * is evaluated again); NULL after a fault. */
 static const Value *ev_top(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
   EvCtx c = {R, s, op};
-  if (!R->progs) R->progs = ref_progs_new(hook_name_id, R);
-  return ref_progs_eval(R->progs, e, &HOOKS, &c);
+  return ref_progs_eval(progs(R), e, &HOOKS, &c);
 }
 
-/* A scalar that must be defined (an index, a bound, a condition). */
-static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
-  const Value *t = ev_top(R, s, op, e);
+/* ev_int_prog through the compiled steps (kept apart: the integer path
+ * stays small). */
+static __attribute__((noinline)) bool ev_int_steps(EvCtx *c, const Expr *e, RefProg *p, int64_t *v) {
+  const Value *t = ref_prog_eval(p, &HOOKS, c);
   bool ok = t != NULL;
-  if (ok && !t->def[0]) ok = fault(R, s, op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
+  if (ok && !t->def[0]) ok = fault(c->R, c->s, c->op, FAULT_UNINIT, "'%s' is undefined where a defined scalar is needed%s", e->text ? e->text : "a scalar", "");
   if (ok) *v = dtype_is_float(t->dtype) ? (int64_t)t->v[0].f : t->v[0].i;
   return ok;
 }
 
+/* A scalar that must be defined (an index, a bound, a condition), of e
+ * compiled as p (ref_progs_get). */
+static bool ev_int_prog(Ref_ *R, Sub *s, const Op *op, const Expr *e, RefProg *p, int64_t *v) {
+  EvCtx c = {R, s, op};
+  return ref_prog_int(p, &HOOKS, &c, v) || ev_int_steps(&c, e, p, v); /* int32 scalars: the same value without the Values */
+}
+
+static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
+  return ev_int_prog(R, s, op, e, ref_progs_get(progs(R), e), v);
+}
+
 /* ---- views ------------------------------------------------------------- */
 /* A view with its dynamic starts and sizes evaluated: lvl[k] is the shape
- * after k transforms (lvl[0] the ref's shape). */
+ * after k transforms (lvl[0] the ref's shape).  rank, lvl and dt point at
+ * the view's ViewPlan when they cannot change between resolutions, else
+ * at own_rank, own_lvl and own_dt. */
 typedef struct {
   const View *v;
   Region *reg;
   int64_t start[MAX_TRANSFORMS][MAX_RANK];
   int64_t size[MAX_TRANSFORMS][MAX_RANK];
-  int rank[MAX_TRANSFORMS + 1];
-  int64_t lvl[MAX_TRANSFORMS + 1][MAX_RANK];
-  Dtype dt[MAX_TRANSFORMS + 1];
+  const int *rank;
+  const int64_t (*lvl)[MAX_RANK];
+  const Dtype *dt;
   int64_t n; /* elements of the view */
   const Op *op;
   uint64_t gen;       /* this resolution (its PieceCache holds it while cache->gen == gen) */
@@ -499,44 +548,182 @@ typedef struct {
   bool affine;        /* sp holds the view (reference_span.h): no walk per element */
   RefSpan sp;
   char oob[400];
+  int own_rank[MAX_TRANSFORMS + 1];
+  int64_t own_lvl[MAX_TRANSFORMS + 1][MAX_RANK];
+  Dtype own_dt[MAX_TRANSFORMS + 1];
 } RV;
 
-static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
-  rv->oob[0] = '\0'; /* every other field is set below (or only read where it is) */
+/* What every resolution of a view that is the ref itself or one indexing
+ * of it by slices of static sizes and integers computes alike: the levels'
+ * ranks, shapes and dtypes, and its span but for the base, which only the
+ * dynamic starts move.  fast is false for any other view (and for one
+ * that ref_span_build does not show affine with its dynamic starts at 0):
+ * those resolve through rv_levels every time. */
+struct ViewPlan {
+  const View *v;
+  bool fast;
+  int rank[2];
+  int64_t lvl[2][MAX_RANK];
+  Dtype dt[2];
+  int64_t n;
+  RefSpan sp;            /* base: that of the static starts alone */
+  int nent;              /* the indexing's entries (0: the ref itself) */
+  int64_t start0[MAX_RANK]; /* their starts, the dynamic ones 0 */
+  int ndyn;              /* the entries with a dynamic start: */
+  int dyn[MAX_RANK];     /* which, */
+  RefProg *prog[MAX_RANK]; /* its compiled form, */
+  int64_t hi[MAX_RANK];  /* the largest start that keeps the entry in bounds (the least is 0), */
+  int64_t rs[MAX_RANK];  /* and the byte stride of its dimension of the ref */
+  int core, subcore;     /* the instance last resolved (core -1: none) and its region */
+  Region *reg;
+};
+
+static void rv_head(Ref_ *R, const Op *op, const View *v, RV *rv) {
+  rv->oob[0] = '\0'; /* every other field is set by the resolution (or only read where it is) */
   rv->v = v;
   rv->op = op;
   rv->gen = ++R->gen;
   rv->cache = NULL;
-  rv->reg = run_region(R->r, v->ref, core, subcore);
-  rv->rank[0] = v->ref->rank;
-  memcpy(rv->lvl[0], v->ref->shape, sizeof rv->lvl[0]);
-  rv->dt[0] = v->ref->dtype;
+}
+
+/* The levels' ranks, shapes and dtypes into rv's own arrays, evaluating
+ * the dynamic starts and sizes (eval false: the static ones only). */
+static bool rv_levels(Ref_ *R, Sub *s, const Op *op, const View *v, RV *rv, bool eval) {
+  rv->rank = rv->own_rank, rv->lvl = (const int64_t(*)[MAX_RANK])rv->own_lvl, rv->dt = rv->own_dt;
+  rv->own_rank[0] = v->ref->rank;
+  memcpy(rv->own_lvl[0], v->ref->shape, sizeof rv->own_lvl[0]);
+  rv->own_dt[0] = v->ref->dtype;
   for (int k = 0; k < v->ntr; k++) {
     const Transform *t = v->tr[k];
-    rv->dt[k + 1] = t->dtype;
-    rv->rank[k + 1] = t->rank;
-    memcpy(rv->lvl[k + 1], t->shape, sizeof rv->lvl[0]);
+    rv->own_dt[k + 1] = t->dtype;
+    rv->own_rank[k + 1] = t->rank;
+    memcpy(rv->own_lvl[k + 1], t->shape, sizeof rv->own_lvl[0]);
     if (t->kind != TR_INDEX) continue;
     int ns = 0;
     for (int d = 0; d < t->idx->n; d++) {
       const IxEntry *e = &t->idx->e[d];
-      rv->start[k][d] = e->start;
+      rv->start[k][d] = e->start_e ? 0 : e->start;
       rv->size[k][d] = e->size;
-      if (e->start_e && !ev_int(R, s, op, e->start_e, &rv->start[k][d])) return false;
-      if (e->kind == IX_SLICE && e->size_e && !ev_int(R, s, op, e->size_e, &rv->size[k][d])) return false;
+      if (eval && e->start_e && !ev_int(R, s, op, e->start_e, &rv->start[k][d])) return false;
+      if (eval && e->kind == IX_SLICE && e->size_e && !ev_int(R, s, op, e->size_e, &rv->size[k][d])) return false;
       if (e->kind == IX_SLICE) ns++;
     }
     /* dynamic sizes: rebuild this level's shape from the slice sizes */
     int r = 0;
     for (int d = 0; d < t->idx->n; d++)
-      if (t->idx->e[d].kind == IX_SLICE) rv->lvl[k + 1][r++] = rv->size[k][d];
-    if (t->idx->int_rank == 0 && r == ns) rv->rank[k + 1] = r;
+      if (t->idx->e[d].kind == IX_SLICE) rv->own_lvl[k + 1][r++] = rv->size[k][d];
+    if (t->idx->int_rank == 0 && r == ns) rv->own_rank[k + 1] = r;
   }
   rv->n = 1;
   for (int d = 0; d < rv->rank[v->ntr]; d++) rv->n *= rv->lvl[v->ntr][d];
-  rv->affine = ref_span_build(v, (const int64_t(*)[MAX_RANK])rv->start, rv->rank, (const int64_t(*)[MAX_RANK])rv->lvl, rv->dt, &rv->sp);
+  rv->affine = ref_span_build(v, (const int64_t(*)[MAX_RANK])rv->start, rv->rank, rv->lvl, rv->dt, &rv->sp);
+  return true;
+}
+
+static bool plan_eligible(const View *v) {
+  if (v->ntr == 0) return true;
+  if (v->ntr != 1 || v->tr[0]->kind != TR_INDEX) return false;
+  const NDIndexer *ix = v->tr[0]->idx;
+  for (int d = 0; d < ix->n; d++)
+    if ((ix->e[d].kind != IX_SLICE && ix->e[d].kind != IX_INT) || (ix->e[d].kind == IX_SLICE && ix->e[d].size_e)) return false;
+  return true;
+}
+
+static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
+  RV *rv = calloc(1, sizeof *rv);
+  if (!rv) abort();
+  memset(pl, 0, sizeof *pl);
+  pl->v = v;
+  pl->core = -1;
+  rv_levels(R, NULL, NULL, v, rv, false);
+  pl->fast = plan_eligible(v) && rv->affine;
+  if (pl->fast) {
+    for (int k = 0; k <= v->ntr; k++) pl->rank[k] = rv->rank[k], pl->dt[k] = rv->dt[k], memcpy(pl->lvl[k], rv->lvl[k], sizeof pl->lvl[k]);
+    pl->n = rv->n;
+    pl->sp = rv->sp;
+    int64_t rs[MAX_RANK], sz = dtype_size(pl->dt[0]);
+    for (int d = pl->rank[0] - 1; d >= 0; d--) rs[d] = sz, sz *= pl->lvl[0][d]; /* as span_one_level */
+    const NDIndexer *ix = v->ntr ? v->tr[0]->idx : NULL;
+    pl->nent = ix ? ix->n : 0;
+    for (int d = 0, si = 0; d < pl->nent; d++) {
+      const IxEntry *e = &ix->e[d];
+      int64_t ext = e->kind == IX_SLICE ? (pl->lvl[1][si++] - 1) * e->stride : 0; /* the last index past the start */
+      pl->start0[d] = rv->start[0][d];
+      if (!e->start_e) continue;
+      int j = pl->ndyn++; /* in bounds from start 0: ext does not overflow and is not negative */
+      pl->dyn[j] = d, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
+    }
+  }
+  free(rv);
+}
+
+/* rv from the plan, evaluating the dynamic starts in order: 1, or 0
+ * after a fault, or -1 when a start is out of bounds (rv_levels then finds
+ * the view not affine, for the walk).  span_one_level's bounds: a start in
+ * [0, hi] keeps the first and the last index of its entry in bounds. */
+static int plan_span(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, RV *rv) {
+  rv->rank = pl->rank, rv->lvl = pl->lvl, rv->dt = pl->dt;
+  rv->n = pl->n;
+  rv->sp = pl->sp;
+  rv->affine = true;
+  memcpy(rv->start[0], pl->start0, sizeof pl->start0);
+  for (int j = 0; j < pl->ndyn; j++) {
+    int64_t a;
+    const Expr *e = pl->v->tr[0]->idx->e[pl->dyn[j]].start_e;
+    if (!ev_int_prog(R, s, op, e, pl->prog[j], &a)) return 0;
+    rv->start[0][pl->dyn[j]] = a;
+    if ((uint64_t)a > (uint64_t)pl->hi[j]) return -1; /* below 0 or past hi */
+    rv->sp.base += a * pl->rs[j]; /* in bounds: no overflow */
+  }
+  return 1;
+}
+
+/* v's plan, built on its first use. */
+static ViewPlan *plan_find(Ref_ *R, const View *v) {
+  if (2 * (R->nplans + 1) > R->capplans) {
+    ViewPlan **old = R->plans;
+    int oc = R->capplans;
+    R->capplans = oc ? 2 * oc : 64;
+    if (!(R->plans = calloc((size_t)R->capplans, sizeof *R->plans))) abort();
+    for (int i = 0; i < oc; i++)
+      if (old[i]) {
+        size_t j = ((uintptr_t)old[i]->v >> 4) & (size_t)(R->capplans - 1);
+        while (R->plans[j]) j = (j + 1) & (size_t)(R->capplans - 1);
+        R->plans[j] = old[i];
+      }
+    free(old);
+  }
+  size_t j = ((uintptr_t)v >> 4) & (size_t)(R->capplans - 1);
+  while (R->plans[j] && R->plans[j]->v != v) j = (j + 1) & (size_t)(R->capplans - 1);
+  if (!R->plans[j]) {
+    if (!(R->plans[j] = malloc(sizeof *R->plans[j]))) abort();
+    plan_build(R, v, R->plans[j]);
+    R->nplans++;
+  }
+  return R->plans[j];
+}
+
+static ViewPlan *plan_of(Ref_ *R, const View *v) {
+  ViewPlan **front = &R->recent[((uintptr_t)v >> 4) & 15u];
+  if (*front && (*front)->v == v) return *front;
+  return *front = plan_find(R, v);
+}
+
+/* rv_resolve level by level (kept apart: the plan's path stays small). */
+static __attribute__((noinline)) bool rv_walked(Ref_ *R, Sub *s, const Op *op, const View *v, RV *rv) {
+  if (!rv_levels(R, s, op, v, rv, true)) return false; /* the starts again: expressions have no effects but faults */
   if (!rv->affine) rv->cache = &R->cache[R->next_cache++ % NCACHE];
   return true;
+}
+
+static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
+  rv_head(R, op, v, rv);
+  ViewPlan *pl = plan_of(R, v);
+  if (pl->core != core || pl->subcore != subcore) /* regions stay where run_mem_init put them */
+    pl->reg = run_region(R->r, v->ref, core, subcore), pl->core = core, pl->subcore = subcore;
+  rv->reg = pl->reg;
+  int got = pl->fast ? plan_span(R, s, op, pl, rv) : -1;
+  return got >= 0 ? got : rv_walked(R, s, op, v, rv);
 }
 
 static void unflat(int64_t flat, int rank, const int64_t *shape, int64_t *idx) {
@@ -704,13 +891,20 @@ static void shape_lanes(Value *v, Dtype t, int rank, const int64_t *shape) {
   for (int i = 0; i < rank; i++) n *= shape[i];
   if (n > v->cap) return val_shape(v, t, rank, shape);
   v->dtype = t, v->rank = rank, v->n = n;
-  for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
+  if (rank == 1) v->shape[0] = shape[0]; /* the commonest, without a call to memcpy */
+  else
+    for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
 }
 
 static bool view_read(Ref_ *R, Sub *s, RV *rv, Value *out) {
   int top = rv->v->ntr;
   if (rv->affine) { /* ref_span_read writes every lane and its definedness */
     shape_lanes(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
+    if (rv->n == 1) { /* ref_span_read's one element */
+      out->v[0] = ref_load(rv->dt[top], rv->reg->bytes + rv->sp.base);
+      out->def[0] = ref_bytes_defined(rv->reg, rv->sp.base, rv->sp.esize);
+      return true;
+    }
     return ref_span_read(rv->reg, rv->dt[top], &rv->sp, out->v, out->def), true;
   }
   val_shape(out, rv->dt[top], rv->rank[top], rv->lvl[top]);
@@ -751,7 +945,35 @@ static bool resolve_field(Ref_ *R, Sub *s, const Op *op, FieldId f, RV *rv) {
  * span, every lane defined): what a read of the span right after it gives,
  * lane for lane, so that read can be skipped (log_new). */
 static bool stored_whole(const RV *rv, Dtype t, const Value *nv) {
-  return rv->affine && rv->sp.contiguous && t == DT_INT32 && nv->n == rv->n && !memchr(nv->def, 0, (size_t)nv->n);
+  if (!rv->affine || !rv->sp.contiguous || t != DT_INT32 || nv->n != rv->n) return false;
+  return nv->n == 1 ? nv->def[0] : !memchr(nv->def, 0, (size_t)nv->n);
+}
+
+/* ref_span_store of a stored_whole span, keeping each word stored as
+ * after's lane: int32 words, so a store wraps as val_convert did and a
+ * load sign-extends back, as a read of the span right after it gives. */
+static void store_words(RV *rv, const Value *nv, Value *after) {
+  int top = rv->v->ntr;
+  uint8_t *restrict b = rv->reg->bytes + rv->sp.base;
+  shape_lanes(after, DT_INT32, rv->rank[top], rv->lvl[top]);
+  if (nv->n <= 2) ref_set_defined(rv->reg, rv->sp.base, (int)nv->n * 4, true); /* up to 8 bytes: the inline form */
+  else mem_set_defined(rv->reg, rv->sp.base, nv->n * 4, true);
+  const Cell *restrict x = nv->v;
+  Cell *restrict o = after->v;
+  int64_t n = nv->n;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) /* four lanes a turn: the loop's own steps were most of a lane's cost */
+    for (int k = 0; k < 4; k++) {
+      int32_t w = (int32_t)x[i + k].i;
+      memcpy(b + 4 * (i + k), &w, 4);
+      o[i + k].i = w;
+    }
+  for (; i < n; i++) {
+    int32_t w = (int32_t)x[i].i;
+    memcpy(b + 4 * i, &w, 4);
+    o[i].i = w;
+  }
+  memset(after->def, 1, (size_t)n);
 }
 
 /* Stores x into the view whose elements hold old (read just before).  With
@@ -761,27 +983,21 @@ static bool store_value(Ref_ *R, Sub *s, RV *rv, const Value *x, bool add, const
   Dtype t = rv->dt[rv->v->ntr];
   bool ok = true;
   if (rv->affine) { /* the lanes first, then one pass over the span */
-    Value *nv = &R->scratch[SCR_STORE];
-    shape_lanes(nv, t, 1, &rv->n);
-    if (!add && x->dtype == t && x->n == rv->n) { /* the lanes as they are */
-      memcpy(nv->v, x->v, sizeof *nv->v * (size_t)rv->n);
-      memcpy(nv->def, x->def, (size_t)rv->n);
-    } else {
+    const Value *nv = x; /* the lanes as they are, when they are the view's */
+    if (add || x->dtype != t || x->n != rv->n) {
+      Value *w = &R->scratch[SCR_STORE];
+      shape_lanes(w, t, 1, &rv->n);
       for (int64_t i = 0; i < rv->n; i++) {
         int64_t xi = val_lane(x, i);
-        nv->def[i] = x->def[xi] && (!add || old->def[i]);
-        nv->v[i] = x->dtype == t ? x->v[xi] : alu_convert(x->dtype, t, x->v[xi]); /* alu_convert's own shortcut, inline */
-        if (add && nv->def[i]) alu_binary(OP_ADD, t, t, old->v[i], nv->v[i], &nv->v[i]);
+        w->def[i] = x->def[xi] && (!add || old->def[i]);
+        w->v[i] = x->dtype == t ? x->v[xi] : alu_convert(x->dtype, t, x->v[xi]); /* alu_convert's own shortcut, inline */
+        if (add && w->def[i]) alu_binary(OP_ADD, t, t, old->v[i], w->v[i], &w->v[i]);
       }
+      nv = w;
     }
+    if (after && stored_whole(rv, t, nv)) return store_words(rv, nv, after), true;
     ref_span_store(rv->reg, t, &rv->sp, nv->v, nv->def);
-    if (after && stored_whole(rv, t, nv)) { /* int32 words: a store wraps as val_convert did, a load sign-extends back */
-      shape_lanes(after, t, rv->rank[rv->v->ntr], rv->lvl[rv->v->ntr]);
-      for (int64_t i = 0; i < nv->n; i++) after->v[i].i = (int32_t)nv->v[i].i;
-      memset(after->def, 1, (size_t)nv->n);
-    } else if (after) {
-      after->n = 0;
-    }
+    if (after) after->n = 0;
     return true;
   }
   if (after) after->n = 0;
@@ -815,9 +1031,46 @@ static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, v);
   if (ok) {
     run_log(R->r, s->idx, op->id, EV_LOADED, v);
-    env_set(R, s, op->name[FLD_OUT], v);
+    env_take(R, s, op->name[FLD_OUT], v);
   }
   return ok;
+}
+
+/* shape_lanes(v, the view's dtype and shape), the element count known. */
+static void shape_view(Value *v, const RV *rv) {
+  int top = rv->v->ntr;
+  if (rv->n > v->cap) return val_shape(v, rv->dt[top], rv->rank[top], rv->lvl[top]);
+  v->dtype = rv->dt[top], v->rank = rv->rank[top], v->n = rv->n;
+  memcpy(v->shape, rv->lvl[top], sizeof v->shape); /* a whole row of lvl: a few moves, not a call */
+}
+
+/* view_read into old, then store_value of x (not an add) into a
+ * stored_whole span, in one pass: each word is read into old, then x's
+ * lane is stored and kept in after.  False (nothing done) for any other
+ * span or value. */
+static bool swap_words(RV *rv, const Value *x, Value *old, Value *after) {
+  int top = rv->v->ntr;
+  Region *g = rv->reg;
+  int64_t n = rv->n, base = rv->sp.base;
+  if (rv->dt[top] != DT_INT32 || x->dtype != DT_INT32 || !stored_whole(rv, DT_INT32, x)) return false;
+  shape_view(old, rv);
+  shape_view(after, rv);
+  if (n > 2 && mem_range_defined(g, base, n * 4)) memset(old->def, 1, (size_t)n); /* the old definedness, before the store */
+  else
+    for (int64_t i = 0; i < n; i++) old->def[i] = ref_bytes_defined(g, base + 4 * i, 4);
+  uint8_t *restrict b = g->bytes + base;
+  const Cell *restrict xv = x->v;
+  Cell *restrict ov = old->v, *restrict av = after->v;
+  for (int64_t i = 0; i < n; i++) {
+    int32_t was, w = (int32_t)xv[i].i;
+    memcpy(&was, b + 4 * i, 4);
+    memcpy(b + 4 * i, &w, 4);
+    ov[i].i = was, av[i].i = w;
+  }
+  if (n <= 2) ref_set_defined(g, base, (int)n * 4, true); /* up to 8 bytes: the inline form */
+  else mem_set_defined(g, base, n * 4, true);
+  memset(after->def, 1, (size_t)n);
+  return true;
 }
 
 static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
@@ -825,10 +1078,17 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
   const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE])) && view_read(R, s, &rv, old);
+  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE]));
+  if (ok && !add && swap_words(&rv, x, old, after)) { /* the logs copy what they are given: the order of memory and logs is free */
+    run_log(R->r, s->idx, op->id, EV_OLD, old);
+    run_log(R->r, s->idx, op->id, EV_NEW, after);
+    if (op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
+    return true;
+  }
+  ok = ok && view_read(R, s, &rv, old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, old);
   ok = ok && store_value(R, s, &rv, x, add, old, after) && log_stored(R, s, op, &rv, after);
-  if (ok && op->kind == OPK_SWAP) env_set(R, s, op->name[FLD_OUT], old);
+  if (ok && op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
   return ok;
 }
 
@@ -1062,9 +1322,13 @@ static void pend_free(Pending *pd) {
 
 /* A plain copy between two affine views of the same element width and
  * count: the spans instead of a piece list per element. */
-static bool pend_span(Pending *pd, const RV *sv, const RV *dv) {
+static bool spans_pair(const RV *sv, const RV *dv) {
   if (!sv->affine || !dv->affine || sv->n != dv->n || sv->sp.esize != dv->sp.esize) return false;
-  if (dv->dt[dv->v->ntr] == DT_BOOL && sv->dt[sv->v->ntr] != DT_BOOL) return false; /* bytes are not bools: dma_land */
+  return !(dv->dt[dv->v->ntr] == DT_BOOL && sv->dt[sv->v->ntr] != DT_BOOL); /* bytes are not bools: dma_land */
+}
+
+static bool pend_span(Pending *pd, const RV *sv, const RV *dv) {
+  if (!spans_pair(sv, dv)) return false;
   pd->span = true;
   pd->n = sv->n;
   pd->ss = sv->sp, pd->ds = dv->sp;
@@ -1168,9 +1432,11 @@ static bool dma_start(Ref_ *R, Sub *s, const Op *op, const View *src, const View
   const View *dv = pl->indirect && !pl->gather ? pl->flat : dst;
   RV srv, drv;
   if (!rv_resolve(R, s, op, sv, s->core, s->subcore, &srv) || !rv_resolve(R, s, op, dv, s->core, s->subcore, &drv)) return false;
+  if (!sem && !pl->indirect && spans_pair(&srv, &drv)) /* a sync_copy of two spans: apply_pending's, without the record */
+    return ref_span_copy(drv.reg, &drv.sp, srv.reg, &srv.sp, srv.dt[sv->ntr], add), true;
   Pending local, *pd = sem ? malloc(sizeof *pd) : &local; /* a sync_copy lands at once: no heap record */
   if (!pd) abort();
-  memset(pd, 0, sizeof *pd);
+  memset(pd, 0, offsetof(Pending, ss)); /* the spans are read only once pend_span sets them */
   pd->op = op;
   pd->src = srv.reg;
   pd->dst = drv.reg;
@@ -1460,7 +1726,8 @@ static int do_loop(Ref_ *R, Sub *s, const Op *op) {
   f->i = lo;
   f->hi = hi;
   f->step = step;
-  env_set_int32(R, s, op->name[FLD_VAR], lo);
+  f->var = op->name[FLD_VAR] ? env_slot(R, s, op->name[FLD_VAR]) : NULL;
+  set_int32(f->var, lo);
   return ST_OK;
 }
 
@@ -1490,7 +1757,7 @@ static int next_iteration(Ref_ *R, Sub *s, Frame *f) {
     go = !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi);
     if (go) {
       f->i = next;
-      env_set_int32(R, s, op->name[FLD_VAR], f->i);
+      set_int32(f->var, f->i);
     }
   }
   if (go) f->pc = 0;
@@ -1597,7 +1864,7 @@ static int step(Ref_ *R, Sub *s) {
     if (f->loop && !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi)) {
       f->i = next;
       f->pc = 0;
-      env_set_int32(R, s, f->loop->name[FLD_VAR], f->i);
+      set_int32(f->var, f->i);
       continue;
     }
     s->depth--;
@@ -1781,6 +2048,8 @@ bool reference_close(struct RefRun *run) {
   for (int i = 0; i < R->npool; i++) val_free(&R->pool[i]);
   for (int i = 0; i < SCR_COUNT; i++) val_free(&R->scratch[i]);
   ref_progs_free(R->progs);
+  for (int i = 0; i < R->capplans; i++) free(R->plans[i]);
+  free(R->plans);
   names_free(&R->names);
   free(R);
   return !out->faulted;

@@ -20,10 +20,28 @@ typedef struct {
   const Value *res;  /* this run's result: &val, or a binding (SK_NAME) */
 } Step;
 
+#define SCALAR_STEPS 32
+
+/* A step of an all-scalar program: a name's binding read, or an int32
+ * operator of registers (earlier steps) or literals folded in. */
 typedef struct {
+  bool name;
+  int id;         /* name: its id */
+  ExprOp op;
+  int a, b;       /* operand registers, when not literals */
+  bool ca, cb;    /* the operand is the literal ia / ib */
+  int64_t ia, ib;
+} ScalarStep;
+
+struct RefProg {
   Step *st;
   int n, cap;
-} Prog;
+  bool scalar; /* every step an int32 scalar's (scalar_step): ref_prog_int can run it on integers */
+  ScalarStep ss[SCALAR_STEPS]; /* scalar: the steps but the literals, in order */
+  int nss;
+  bool chain; /* scalar: ss[0] a name, each later step an operator of the one before and a literal */
+};
+typedef RefProg Prog;
 
 struct RefProgs {
   const Expr **key; /* open addressing on the node's address */
@@ -31,6 +49,8 @@ struct RefProgs {
   int n, cap;
   int (*name_id)(void *ctx, const char *name);
   void *ctx;
+  const Expr *recent_key[16]; /* the table's answers of late, direct-mapped on the node's address */
+  Prog *recent[16];
 };
 
 static void *xrealloc(void *p, size_t n) {
@@ -98,6 +118,48 @@ static int compile(RefProgs *t, Prog *p, const Expr *e) {
   return add_step(p, SK_WALK, e);
 }
 
+/* Whether step k computes a defined int32 scalar from defined int32
+ * scalars whenever its operands are ones: a literal of one int32 lane, a
+ * name (checked when run), or an int32 binary operator. */
+static bool scalar_step(const Prog *p, int k) {
+  const Step *s = &p->st[k];
+  switch (s->kind) {
+  case SK_CONST: return s->val.n == 1 && s->val.rank == 0 && s->val.dtype == DT_INT32 && s->val.def[0];
+  case SK_NAME: return true;
+  case SK_BINARY: /* an operand run computed as bool would leave its int32 loop */
+    return s->i32 && (p->st[s->a].kind != SK_BINARY || p->st[s->a].e->ty == DT_INT32) &&
+           (p->st[s->b].kind != SK_BINARY || p->st[s->b].e->ty == DT_INT32);
+  case SK_UNARY: case SK_WALK: break;
+  }
+  return false;
+}
+
+/* Whether p is all scalar steps; if so, p->ss: the steps but the
+ * literals, which their users take as operands, and whether it is a chain. */
+static bool all_scalar(Prog *p) {
+  if (p->n > SCALAR_STEPS) return false;
+  for (int k = 0; k < p->n; k++)
+    if (!scalar_step(p, k)) return false;
+  int reg[SCALAR_STEPS]; /* step -> its register */
+  for (int k = 0; k < p->n; k++) {
+    const Step *s = &p->st[k];
+    if (s->kind == SK_CONST) continue;
+    ScalarStep *t = &p->ss[reg[k] = p->nss++];
+    t->name = s->kind == SK_NAME, t->id = s->id, t->op = s->e->op;
+    if (t->name) continue;
+    const Step *a = &p->st[s->a], *b = &p->st[s->b];
+    t->ca = a->kind == SK_CONST, t->cb = b->kind == SK_CONST;
+    if (t->ca) t->ia = a->val.v[0].i;
+    else t->a = reg[s->a];
+    if (t->cb) t->ib = b->val.v[0].i;
+    else t->b = reg[s->b];
+  }
+  p->chain = p->nss > 0 && p->ss[0].name;
+  for (int k = 1; k < p->nss; k++)
+    p->chain &= !p->ss[k].name && (p->ss[k].ca ? !p->ss[k].cb && p->ss[k].b == k - 1 : p->ss[k].cb && p->ss[k].a == k - 1);
+  return p->nss > 0; /* a lone literal is not int32 (ev: int64) */
+}
+
 /* ---- running -------------------------------------------------------------- */
 /* val_shape(out, t, like's shape), without clearing the definedness that
  * every lane loop below writes. */
@@ -105,7 +167,7 @@ static void shape_as(Value *out, Dtype t, const Value *like) {
   if (like->n > out->cap) return val_shape(out, t, like->rank, like->shape);
   out->dtype = t;
   out->rank = like->rank;
-  for (int d = 0; d < like->rank; d++) out->shape[d] = like->shape[d];
+  memcpy(out->shape, like->shape, sizeof out->shape); /* whole: a few moves, not a call */
   out->n = like->n;
 }
 
@@ -182,9 +244,15 @@ static void add_int32(Value *out, const Value *a, int64_t sa, const Value *b, in
   Cell *o = out->v;
   const Cell *x = a->v, *y = b->v;
   int64_t n = out->n;
-  if (sa && !sb) {
+  if (sa && !sb) { /* four lanes a turn: the loop's own steps were most of a lane's cost */
     uint32_t w = (uint32_t)y[0].i;
-    for (int64_t i = 0; i < n; i++) o[i].i = (int32_t)((uint32_t)x[i].i + w);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      int32_t r0 = (int32_t)((uint32_t)x[i].i + w), r1 = (int32_t)((uint32_t)x[i + 1].i + w);
+      int32_t r2 = (int32_t)((uint32_t)x[i + 2].i + w), r3 = (int32_t)((uint32_t)x[i + 3].i + w);
+      o[i].i = r0, o[i + 1].i = r1, o[i + 2].i = r2, o[i + 3].i = r3;
+    }
+    for (; i < n; i++) o[i].i = (int32_t)((uint32_t)x[i].i + w);
   } else if (!sa && sb) {
     uint32_t u = (uint32_t)x[0].i;
     for (int64_t i = 0; i < n; i++) o[i].i = (int32_t)(u + (uint32_t)y[i].i);
@@ -288,14 +356,85 @@ static void grow(RefProgs *t) {
   free(old.prog);
 }
 
-const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx) {
+RefProg *ref_progs_get(RefProgs *t, const Expr *e) {
+  unsigned r = (unsigned)((uintptr_t)e >> 4) & 15u;
+  if (t->recent_key[r] == e) return t->recent[r];
   if (2 * (t->n + 1) > t->cap) grow(t);
   size_t i = slot_of(t, e);
   if (!t->key[i]) {
     Prog *p = calloc(1, sizeof *p);
     if (!p) abort();
     compile(t, p, e);
+    p->scalar = all_scalar(p);
     t->key[i] = e, t->prog[i] = p, t->n++;
   }
-  return run(t->prog[i], h, ctx);
+  t->recent_key[r] = e, t->recent[r] = t->prog[i];
+  return t->prog[i];
+}
+
+/* run, or for a program of int32 scalars that ref_prog_int computes, its
+ * value as run_binary's two-scalar path leaves it in the last step. */
+static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
+  int64_t x;
+  Value *out = &p->st[p->n - 1].val;
+  if (p->st[p->n - 1].kind != SK_BINARY || out->cap < 1 || !ref_prog_int(p, h, ctx, &x))
+    return run(p, h, ctx); /* a lone name is its binding; a first run gives out its lane */
+  out->dtype = p->st[p->n - 1].e->ty, out->rank = 0, out->n = 1;
+  out->v[0].i = x, out->def[0] = 1;
+  return out;
+}
+
+const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx) {
+  return eval(ref_progs_get(t, e), h, ctx);
+}
+
+const Value *ref_prog_eval(RefProg *p, const RefExprHooks *h, void *ctx) { return eval(p, h, ctx); }
+
+/* int32_lane of two defined int32 scalars, the commonest operators first. */
+static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
+  if (op == OP_ADD) return *r = (int32_t)((uint32_t)x + (uint32_t)y), true;
+  if (op == OP_MUL) return *r = (int32_t)((uint32_t)x * (uint32_t)y), true;
+  if (op == OP_MOD && (int32_t)y > 0) { /* an index's wrap: a positive divisor, the remainder in [0, y) */
+    int64_t m = (int64_t)(int32_t)x % (int32_t)y;
+    return *r = m < 0 ? m + (int32_t)y : m, true;
+  }
+  return int32_lane(op, x, y, r);
+}
+
+/* A defined int32 scalar's value, or false. */
+static bool int32_scalar(const Value *b, int64_t *x) {
+  if (!b || b->n != 1 || b->rank != 0 || b->dtype != DT_INT32 || !b->def[0]) return false;
+  return *x = b->v[0].i, true;
+}
+
+/* run_scalar of a chain (i % 256, (i % 256) * 16): one register. */
+static bool run_chain(const Prog *p, const RefExprHooks *h, void *ctx, int64_t *out) {
+  int64_t x;
+  if (!int32_scalar(h->bound(ctx, p->ss[0].id), &x)) return false;
+  for (int k = 1; k < p->nss; k++) {
+    const ScalarStep *s = &p->ss[k];
+    if (!scalar_lane(s->op, s->ca ? s->ia : x, s->cb ? s->ib : x, &x)) return false; /* division by zero: run faults */
+  }
+  return *out = x, true;
+}
+
+/* run's int32 lane loops on one lane of defined scalars, in registers:
+ * the same int32_lane per binary step, without the Values. */
+static bool run_scalar(const Prog *p, const RefExprHooks *h, void *ctx, int64_t *out) {
+  int64_t r[SCALAR_STEPS];
+  for (int k = 0; k < p->nss; k++) {
+    const ScalarStep *s = &p->ss[k];
+    if (s->name) {
+      if (!int32_scalar(h->bound(ctx, s->id), &r[k])) return false;
+    } else if (!scalar_lane(s->op, s->ca ? s->ia : r[s->a], s->cb ? s->ib : r[s->b], &r[k])) {
+      return false; /* division by zero: run faults */
+    }
+  }
+  *out = r[p->nss - 1];
+  return true;
+}
+
+bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v) {
+  if (!p->scalar) return false;
+  return p->chain ? run_chain(p, h, ctx, v) : run_scalar(p, h, ctx, v);
 }

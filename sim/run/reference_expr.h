@@ -10,7 +10,11 @@
  * ALU's generic conversions).  Every other node is one step that hands the
  * subtree back to the interpreter's tree walk (ev in reference.c), so the
  * value, its definedness and every fault are those the walk gives: the
- * steps run in the walk's order and stop at the first failure. */
+ * steps run in the walk's order and stop at the first failure.  An
+ * expression of int32 scalars only (an index such as (i % 256) * 16) also
+ * runs on plain integers, names read through their ids, the same int32
+ * arithmetic lane for lane; whatever it does not cover (another type, an
+ * undefined or non-scalar name, a division by zero) goes to the steps. */
 #ifndef SC_REFERENCE_EXPR_H
 #define SC_REFERENCE_EXPR_H
 
@@ -26,9 +30,12 @@ typedef struct {
   const Value *(*name)(void *ctx, const Expr *e, int id, Value *scratch);
   /* records the division by zero of e and returns false */
   bool (*divzero)(void *ctx, const Expr *e);
+  /* the binding of the name of id id, or NULL (no fault) */
+  const Value *(*bound)(void *ctx, int id);
 } RefExprHooks;
 
 typedef struct RefProgs RefProgs;
+typedef struct RefProg RefProg; /* one compiled expression */
 
 /* The compiled forms of one run; name_id gives a name its id (the same
  * id for the same name). */
@@ -37,5 +44,16 @@ void ref_progs_free(RefProgs *t);
 /* The value of e (compiled on its first use), owned by t and valid until
  * e is evaluated again or a binding it read changes; NULL after a fault. */
 const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx);
+/* e's compiled form (compiled on its first use), owned by t: a caller may
+ * keep it to skip the look-up, and run it with the two below. */
+RefProg *ref_progs_get(RefProgs *t, const Expr *e);
+/* ref_progs_eval of the expression p was compiled from. */
+const Value *ref_prog_eval(RefProg *p, const RefExprHooks *h, void *ctx);
+/* When p is built of int32 scalars only (int32 literals, names bound to
+ * defined int32 scalars, int32 arithmetic and comparisons) and no
+ * division by zero occurs: *v := the value ref_prog_eval would give
+ * (defined), computed on integers; true.  Otherwise false, having done
+ * nothing the caller could see: the caller then uses ref_prog_eval. */
+bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v);
 
 #endif

@@ -186,8 +186,7 @@ void ref_span_write(Region *g, Dtype t, const RefSpan *sp, int64_t i, Cell c, bo
 }
 
 void ref_span_store(Region *g, Dtype t, const RefSpan *sp, const Cell *v, const uint8_t *def) {
-  bool all = sp->contiguous && t == DT_INT32;
-  for (int64_t i = 0; all && i < sp->n; i++) all = def[i];
+  bool all = sp->contiguous && t == DT_INT32 && !memchr(def, 0, (size_t)sp->n); /* flags are 0 or 1 */
   if (!all) {
     for (int64_t i = 0; i < sp->n; i++) ref_span_write(g, t, sp, i, v[i], def[i]);
     return;
