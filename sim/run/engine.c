@@ -188,6 +188,10 @@ static inline void trace_access(Eng *E, Sc *s, const Instr *in, EV *ev, const Va
 
 /* The race detector's access tag (0, no access, when races are off). */
 static inline uint32_t race_open(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev) {
+  if (E->pretag_set) { /* a specialised handler opened this access, then declined */
+    E->pretag_set = false;
+    return E->pretag;
+  }
   return E->rd ? eng_race_open(E, s, in, write, atomic, dma, ev) : 0;
 }
 
@@ -649,13 +653,27 @@ static void lanes_store(Dtype t, const Cell *restrict c, int64_t n, uint8_t *res
 }
 
 /* The region and first byte of a dense compiled view, or NULL: the fast
- * memory forms need races and tracing off (both want the general EV). */
+ * memory forms need tracing off (it wants the general EV). */
 static Region *fast_span(Eng *E, Sc *s, const Instr *in, int64_t *base) {
   const CView *cv = &E->cview[in->view];
-  if (E->rd || E->trace || cv->shape.n <= 0 || cv->shape.dense < cv->shape.n || !eng_cview_base(s, cv, base)) return NULL;
+  if (E->trace || cv->shape.n <= 0 || cv->shape.dense < cv->shape.n || !eng_cview_base(s, cv, base)) return NULL;
   int ref = cv->shape.vd->ref->index;
   if (!s->rg[ref]) s->rg[ref] = mem_region(&E->r->mem, ref, s->core, s->subcore); /* instances stay put during a run */
   return s->rg[ref];
+}
+
+/* The race detector's access over a fast handler's dense span, as
+ * eng_race_open opens it for the same view: the general handler takes it
+ * (race_open) when the span may race and the handler declines, so the
+ * access is opened once either way and the element walk reports as always. */
+static uint32_t fast_race_open(Eng *E, Sc *s, const Instr *in, bool write, int64_t base, int64_t bytes) {
+  RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, false, -1, base, base + bytes};
+  return race_begin(E->rd, &a, s->idx);
+}
+
+static bool fast_decline(Eng *E, uint32_t tag) {
+  E->pretag = tag, E->pretag_set = true;
+  return false;
 }
 
 /* FK_VLOAD: x_load (a vector or scalar load) without a mask through load_all's dense path. */
@@ -666,6 +684,8 @@ static bool fast_vload(Eng *E, Sc *s, const Instr *in) {
   const EV *sh = &E->cview[in->view].shape;
   Dtype t = sh->dt[1];
   int64_t n = sh->n, bytes = n * E->dsize[t];
+  uint32_t tag;
+  if (E->rd && (tag = fast_race_open(E, s, in, false, base, bytes)) && !race_span(E->rd, tag, g, base, bytes)) return fast_decline(E, tag);
   Value *o = &s->tmp;
   eng_shape(o, t, sh->rank[1], sh->lvl[1]);
   lanes_load(t, g->bytes + base, n, o->v);
@@ -694,11 +714,14 @@ static bool fast_vstore(Eng *E, Sc *s, const Instr *in) {
   Region *g = fast_span(E, s, in, &base);
   if (!g) return false;
   int64_t bytes = n * E->dsize[t];
+  uint32_t tag = 0;
+  if (E->rd && (tag = fast_race_open(E, s, in, true, base, bytes)) && !race_span_clean(E->rd, tag, g, base, bytes)) return fast_decline(E, tag);
   lanes_store(t, x->v, n, g->bytes + base);
   if (!((base | bytes) & 7) && bytes <= 64) /* whole shadow bytes, at most 8 */
     for (int64_t i = base >> 3; i < (base + bytes) >> 3; i++) g->defined[i] = 0xff;
   else
     mem_set_defined(g, base, bytes, true);
+  if (tag) race_span_record(E->rd, tag, g, base, bytes); /* after the write, as x_store */
   if (in->log && !E->no_log) {
     Value *after = &s->tmp2;
     eng_shape(after, t, sh->rank[1], sh->lvl[1]);

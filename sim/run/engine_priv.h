@@ -113,6 +113,8 @@ typedef struct {
   int64_t caphits;
   ProfLine *prof;    /* per instruction, summed into Stats.prof at the end; NULL unless profiled */
   int cur;           /* the instruction being executed (its index in the code) */
+  uint32_t pretag;   /* the race access a declining specialised handler opened, for the general one (pretag_set) */
+  bool pretag_set;
   int64_t *spans;    /* tracing: the (offset, bytes) pairs the access touched */
   int64_t nspans, capspans;
   bool track_origins;
@@ -200,8 +202,9 @@ typedef struct DmaQueue {
  * its static form (op, dtypes, mask, a compiled view).  engine.c runs it
  * first; it declines, having changed nothing, when a run-time condition of
  * its fast form fails (an operand's dtype or lanes, an undefined lane, a
- * start outside the ref, races or a trace on), and the general handler
- * then runs the instruction as always, faults included. */
+ * start outside the ref, a span that may race, a trace on), and the
+ * general handler then runs the instruction as always, faults included
+ * (a race access the handler opened is handed over: Eng.pretag). */
 typedef enum {
   FK_NONE,
   FK_BIN_I32,  /* arith.binary of int32 operands into int32 (or a comparison into bool) */
