@@ -78,19 +78,23 @@ static SubBad *bad_of(Stream *st, SubQ *q) {
   return q->bad;
 }
 
-static void compare(Stream *st, int sub, const Event *ref, const Event *eng) {
-  if (verify_event_equal(ref, eng)) {
-    st->matched += (uint64_t)ref->val.n;
+/* The queued event o against side's (op, k, v), v read in place: the
+ * event it would make is built only for a difference. */
+static void compare(Stream *st, int sub, int side, const Event *o, int op, EventKind k, const Value *v) {
+  const Value *ref = side == STREAM_REF ? v : &o->val, *eng = side == STREAM_REF ? &o->val : v;
+  if (o->op == op && o->kind == k && verify_value_equal(ref, eng)) {
+    st->matched += (uint64_t)v->n;
     return;
   }
+  Event mine = {.op = op, .kind = k, .val = *v}; /* v itself, read only: no copy */
   SubBad *b = bad_of(st, &st->sq[sub]);
-  verify_event_pair(st->p, sub, ref, eng, &b->ok, &b->d, &b->st);
+  verify_event_pair(st->p, sub, side == STREAM_REF ? &mine : o, side == STREAM_REF ? o : &mine, &b->ok, &b->d, &b->st);
 }
 
 /* Drops what a queue holds: the other side will never match it. */
 static void drop_queue(Stream *st, SubQ *q) {
   if (q->n && q->extra_op < 0) q->extra_op = q->q[q->head].op;
-  for (int k = 0; k < q->n; k++) account(st, q->side, -(int64_t)event_bytes(&q->q[(q->head + k) % q->cap].val));
+  for (int k = 0; k < q->n; k++) account(st, q->side, -(int64_t)event_bytes(&q->q[(q->head + k) & (q->cap - 1)].val));
   q->head = q->n = 0;
 }
 
@@ -99,21 +103,21 @@ static void drop_queue(Stream *st, SubQ *q) {
 static void copy_value(Value *dst, const Value *src) {
   if (src->n > dst->cap) return val_copy(dst, src);
   dst->dtype = src->dtype, dst->rank = src->rank, dst->n = src->n;
-  for (int d = 0; d < src->rank; d++) dst->shape[d] = src->shape[d];
+  memcpy(dst->shape, src->shape, sizeof dst->shape); /* fixed size: moves, no call */
   memcpy(dst->v, src->v, sizeof *src->v * (size_t)src->n);
   memcpy(dst->def, src->def, (size_t)src->n);
 }
 
 static void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
-  if (q->n == q->cap) { /* grow the ring, keeping its order */
+  if (q->n == q->cap) { /* grow the ring, keeping its order (its size a power of two: positions by a mask) */
     int cap = q->cap ? q->cap * 2 : 16;
     Event *e = calloc((size_t)cap, sizeof *e);
     if (!e) abort();
-    for (int i = 0; i < q->cap; i++) e[i] = q->q[(q->head + i) % q->cap];
+    for (int i = 0; i < q->cap; i++) e[i] = q->q[(q->head + i) & (q->cap - 1)];
     free(q->q);
     q->q = e, q->cap = cap, q->head = 0;
   }
-  Event *e = &q->q[(q->head + q->n++) % q->cap];
+  Event *e = &q->q[(q->head + q->n++) & (q->cap - 1)];
   q->side = side;
   e->op = op, e->kind = k;
   copy_value(&e->val, v);
@@ -134,11 +138,9 @@ static void stream_event(void *ctx, int side, int sub, int op, EventKind k, cons
   }
   if (q->n && q->side != side) { /* the other side's matching event waits: compare, drop */
     Event *o = &q->q[q->head];
-    Event in_place = {.op = op, .kind = k, .val = *v}; /* v itself, read only: no copy */
-    const Event *mine = &in_place;
-    compare(st, sub, side == STREAM_REF ? mine : o, side == STREAM_REF ? o : mine);
+    compare(st, sub, side, o, op, k, v);
     account(st, !side, -(int64_t)event_bytes(&o->val));
-    q->head = (q->head + 1) % q->cap;
+    q->head = (q->head + 1) & (q->cap - 1);
     q->n--;
     return;
   }

@@ -100,13 +100,16 @@ static bool same_dtype_equal(const Value *x, const Value *y) {
   return true;
 }
 
-bool verify_event_equal(const Event *x, const Event *y) {
-  if (x->op != y->op || x->kind != y->kind || x->val.n != y->val.n) return false;
-  if (x->val.dtype == y->val.dtype) return same_dtype_equal(&x->val, &y->val);
-  for (int64_t i = 0; i < x->val.n; i++) /* definedness is compared too (SPEC §10.1) */
-    if (x->val.def[i] != y->val.def[i] || (x->val.def[i] && !same_lane(x->val.dtype, x->val.v[i], y->val.dtype, y->val.v[i])))
-      return false;
+bool verify_value_equal(const Value *x, const Value *y) {
+  if (x->n != y->n) return false;
+  if (x->dtype == y->dtype) return same_dtype_equal(x, y);
+  for (int64_t i = 0; i < x->n; i++) /* definedness is compared too (SPEC §10.1) */
+    if (x->def[i] != y->def[i] || (x->def[i] && !same_lane(x->dtype, x->v[i], y->dtype, y->v[i]))) return false;
   return true;
+}
+
+bool verify_event_equal(const Event *x, const Event *y) {
+  return x->op == y->op && x->kind == y->kind && verify_value_equal(&x->val, &y->val);
 }
 
 void verify_event_pair(const Program *p, int s, const Event *x, const Event *y, bool *ok, Diag *d, VerifyStats *st) {
