@@ -101,6 +101,7 @@ typedef struct {
   int64_t group_bytes;     /* the bytes of one issue slot of a vector op (num_lanes 32-bit words) */
   uint8_t *fast;      /* per instruction: its FastKind (engine_decode.c) */
   int *ring, nring, head; /* engine_sched.c: the runnable subcores sorted by (cycle, index) */
+  int ring_mask;      /* the ring's size (a power of two, at least nsub) less one */
   int *woken, nwoken; /* subcores released from a block, to join the ring */
   int64_t bank_hits[256]; /* an indexed access's lanes per VMEM bank (zero but for the banks in bank_used) */
   uint8_t bank_used[256];
@@ -219,11 +220,37 @@ void eng_decode_free(Eng *E);
 /* ---- engine_sched.c ---- */
 bool eng_ring_init(Eng *E);
 void eng_ring_fill(Eng *E);
+void eng_ring_free(Eng *E);
+/* The scheduler calls these once per turn (with subcores in step, once per
+ * instruction), so the common cases are inline. */
+static inline bool eng_ring_before(const Eng *E, int a, int b) {
+  const Sc *x = &E->sc[a], *y = &E->sc[b];
+  return x->t < y->t || (x->t == y->t && x->idx < y->idx);
+}
+static inline int eng_ring_at(const Eng *E, int k) { return E->ring[(E->head + k) & E->ring_mask]; }
 /* The earliest runnable subcore (NULL when none) and, in *second, the
  * earliest cycle of the other runnable ones (UINT64_MAX when none). */
-Sc *eng_ring_top(const Eng *E, uint64_t *second);
-void eng_ring_settle(Eng *E, bool ran);
-void eng_ring_free(Eng *E);
+static inline Sc *eng_ring_top(const Eng *E, uint64_t *second) {
+  *second = E->nring > 1 ? E->sc[eng_ring_at(E, 1)].t : UINT64_MAX;
+  return E->nring ? &E->sc[eng_ring_at(E, 0)] : NULL;
+}
+void eng_ring_settle_all(Eng *E, bool ran);
+/* After the head ran (ran: true) or a DMA event: the head leaves, and goes
+ * back in at its new cycle unless it is done or blocked; the released join.
+ * Inline, the common turn: nobody released, and the head, still runnable,
+ * belongs at the tail (it moves there: the slot after the tail). */
+static inline void eng_ring_settle(Eng *E, bool ran) {
+  if (ran && E->nring > 1 && !E->nwoken) {
+    int sub = eng_ring_at(E, 0);
+    const Sc *s = &E->sc[sub];
+    if (!s->done && !s->blocked && !eng_ring_before(E, sub, eng_ring_at(E, E->nring - 1))) {
+      E->ring[(E->head + E->nring) & E->ring_mask] = sub;
+      E->head = (E->head + 1) & E->ring_mask;
+      return;
+    }
+  }
+  eng_ring_settle_all(E, ran);
+}
 
 /* ---- engine_scan.c ---- */
 bool eng_scan(Eng *E, Sc *s, const Instr *in);
