@@ -124,19 +124,28 @@ static void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value
   account(st, side, (int64_t)event_bytes(&e->val));
 }
 
-static void stream_event(void *ctx, int side, int sub, int op, EventKind k, const Value *v) {
-  Stream *st = ctx;
-  SubQ *q = &st->sq[sub];
-  q->count[side]++;
+/* stream_event's cases but the common two (below). */
+static __attribute__((noinline)) void stream_rare(Stream *st, SubQ *q, int op) {
   if (faulted(st, STREAM_REF) || faulted(st, STREAM_ENG)) { /* a fault is the verdict: the logs are not judged */
     if (q->n) drop_queue(st, q);
     return;
   }
-  if (st->closed[!side] && !(q->n && q->side != side)) { /* nothing left to compare with */
-    if (q->extra_op < 0) q->extra_op = op;
-    return;
-  }
-  if (q->n && q->side != side) { /* the other side's matching event waits: compare, drop */
+  if (q->extra_op < 0) q->extra_op = op; /* the other side closed: nothing left to compare with */
+}
+
+static __attribute__((noinline)) void stream_pump(Stream *st, int sub) {
+  st->pumping = true;
+  st->pump(st->ctx, sub);
+  st->pumping = false;
+}
+
+static void stream_event(void *ctx, int side, int sub, int op, EventKind k, const Value *v) {
+  Stream *st = ctx;
+  SubQ *q = &st->sq[sub];
+  q->count[side]++;
+  bool waits = q->n && q->side != side; /* the other side's matching event */
+  if (faulted(st, STREAM_REF) || faulted(st, STREAM_ENG) || (st->closed[!side] && !waits)) return stream_rare(st, q, op);
+  if (waits) { /* compare, drop */
     Event *o = &q->q[q->head];
     compare(st, sub, side, o, op, k, v);
     account(st, !side, -(int64_t)event_bytes(&o->val));
@@ -145,11 +154,7 @@ static void stream_event(void *ctx, int side, int sub, int op, EventKind k, cons
     return;
   }
   push(st, q, side, op, k, v);
-  if (side == STREAM_ENG && q->n >= STREAM_AHEAD && st->pump && !st->pumping) {
-    st->pumping = true;
-    st->pump(st->ctx, sub);
-    st->pumping = false;
-  }
+  if (side == STREAM_ENG && q->n >= STREAM_AHEAD && st->pump && !st->pumping) stream_pump(st, sub);
 }
 
 static void sink_ref(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_REF, sub, op, k, v); }
