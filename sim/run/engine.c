@@ -574,26 +574,33 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
 
 static bool int_dtype(Dtype t) { return t == DT_INT32 || t == DT_INT64; }
 
-/* FK_BIN_I32 on two scalars: one lane without shaping through eng_shape. */
+/* FK_BIN_I32 on two scalars: one lane written straight into the result
+ * register (its operands read first: either may be it), no scratch value
+ * swapped in.  An undefined result keeps whatever lane value it had, as
+ * the general loop leaves its scratch lane. */
 static bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b, const Value *big) {
-  Value *t = &s->tmp;
+  Value *t = &s->reg[in->d];
   if (t->cap < 1) return false;
   ExprOp op = in->sub;
   uint8_t def = a->def[0] & b->def[0];
   uint64_t x = (uint64_t)a->v[0].i, y = (uint64_t)b->v[0].i;
+  int rank = big->rank;
+  int64_t shape[MAX_RANK];
+  for (int k = 0; k < rank; k++) shape[k] = big->shape[k];
   if (op == OP_ADD || op == OP_SUB || op == OP_MUL) { /* int32_lanes: every lane computed, the low 32 bits kept */
     t->v[0].i = (int32_t)(uint32_t)(op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);
-  } else if (def) { /* int32_other: an undefined lane keeps what it held */
+  } else if (def) { /* int32_other: an undefined lane is not computed */
     int64_t xi = (int32_t)x, yi = (int32_t)y;
     if ((op == OP_FLOORDIV || op == OP_MOD) && !yi) return false; /* the general loop faults */
     int64_t v = int32_op(op, xi, yi);
     t->v[0].i = in->ty == DT_BOOL ? v != 0 : (int32_t)v;
   }
   t->def[0] = def;
-  t->dtype = in->ty, t->rank = big->rank, t->n = 1;
-  for (int k = 0; k < big->rank; k++) t->shape[k] = big->shape[k];
-  eng_swap_in(s, in->d);
-  s->cost = value_cost(E, &s->reg[in->d]);
+  t->dtype = in->ty, t->rank = rank, t->n = 1;
+  for (int k = 0; k < rank; k++) t->shape[k] = shape[k];
+  s->written[in->d] = 1;
+  /* value_cost of one lane: one issue slot */
+  s->cost = rank ? (uint64_t)cp(E)->vector_issue_cycles : (uint64_t)cp(E)->scalar_issue_cycles;
   return true;
 }
 
@@ -616,7 +623,7 @@ static bool fast_binary(Eng *E, Sc *s, const Instr *in) {
 }
 
 /* dtype_load_n / dtype_store_n for the fast handlers: int32 in blocks of 8
- * lanes, a fixed trip count the compiler vectorizes at -O2, then the rest. */
+ * lanes (unrolled), then the rest. */
 static void lanes_load(Dtype t, const uint8_t *restrict b, int64_t n, Cell *restrict out) {
   if (t != DT_INT32 || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) {
     dtype_load_n(t, b, n, out);
@@ -624,6 +631,7 @@ static void lanes_load(Dtype t, const uint8_t *restrict b, int64_t n, Cell *rest
   }
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
+    _Pragma("GCC unroll 8")
     for (int j = 0; j < 8; j++) {
       int32_t w;
       memcpy(&w, b + 4 * (i + j), 4);
@@ -643,6 +651,7 @@ static void lanes_store(Dtype t, const Cell *restrict c, int64_t n, uint8_t *res
   }
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
+    _Pragma("GCC unroll 8")
     for (int j = 0; j < 8; j++) {
       int32_t w = (int32_t)c[i + j].i; /* dtype_fit of an int32: wrap to 32 bits */
       memcpy(b + 4 * (i + j), &w, 4);
@@ -651,6 +660,31 @@ static void lanes_store(Dtype t, const Cell *restrict c, int64_t n, uint8_t *res
     int32_t w = (int32_t)c[i].i;
     memcpy(b + 4 * i, &w, 4);
   }
+}
+
+/* mem_range_defined and mem_set_defined(.., true) for the fast handlers,
+ * inline for their common spans: inside one shadow byte (a scalar; bit i
+ * of shadow byte k is byte 8k + i) or eight whole shadow bytes (16 int32
+ * lanes). */
+static bool span_defined(const Region *g, int64_t off, int64_t n) {
+  if (n > 0 && (off & 7) + n <= 8) {
+    unsigned m = ((1u << n) - 1u) << (off & 7);
+    return (g->defined[off >> 3] & m) == m;
+  }
+  if (n == 64 && !(off & 7)) {
+    uint64_t w;
+    memcpy(&w, g->defined + (off >> 3), 8);
+    return w == UINT64_MAX;
+  }
+  return mem_range_defined(g, off, n);
+}
+
+static void span_set_defined(Region *g, int64_t off, int64_t n) {
+  if (n > 0 && (off & 7) + n <= 8) g->defined[off >> 3] |= (uint8_t)(((1u << n) - 1u) << (off & 7));
+  else if (n == 64 && !(off & 7)) memcpy(g->defined + (off >> 3), &(uint64_t){UINT64_MAX}, 8);
+  else if (!((off | n) & 7) && n < 64) /* whole shadow bytes, fewer */
+    for (int64_t i = off >> 3; i < (off + n) >> 3; i++) g->defined[i] = 0xff;
+  else mem_set_defined(g, off, n, true);
 }
 
 /* The region and first byte of a dense compiled view, or NULL: the fast
@@ -690,9 +724,9 @@ static bool fast_vload(Eng *E, Sc *s, const Instr *in) {
   Value *o = &s->tmp;
   eng_shape(o, t, sh->rank[1], sh->lvl[1]);
   lanes_load(t, g->bytes + base, n, o->v);
-  if (mem_range_defined(g, base, bytes)) eng_defs_set(o->def, n);
+  if (span_defined(g, base, bytes)) eng_defs_set(o->def, n);
   else
-    for (int64_t i = 0; i < n; i++) o->def[i] = mem_range_defined(g, base + i * E->dsize[t], E->dsize[t]);
+    for (int64_t i = 0; i < n; i++) o->def[i] = span_defined(g, base + i * E->dsize[t], E->dsize[t]);
   eng_swap_in(s, in->d);
   log_value(E, s, in, in->log, &s->reg[in->d]);
   bool scalar = in->op == I_LOAD;
@@ -718,10 +752,7 @@ static bool fast_vstore(Eng *E, Sc *s, const Instr *in) {
   uint32_t tag = 0;
   if (E->rd && (tag = fast_race_open(E, s, in, true, base, bytes)) && !race_span_clean(E->rd, tag, g, base, bytes)) return fast_decline(E, tag);
   lanes_store(t, x->v, n, g->bytes + base);
-  if (!((base | bytes) & 7) && bytes <= 64) /* whole shadow bytes, at most 8 */
-    for (int64_t i = base >> 3; i < (base + bytes) >> 3; i++) g->defined[i] = 0xff;
-  else
-    mem_set_defined(g, base, bytes, true);
+  span_set_defined(g, base, bytes);
   if (tag) race_span_record(E->rd, tag, g, base, bytes); /* after the write, as x_store */
   if (in->log && !E->no_log) {
     Value *after = &s->tmp2;
@@ -734,17 +765,6 @@ static bool fast_vstore(Eng *E, Sc *s, const Instr *in) {
   count_access(E, sh->vd->ref->space, bytes, true);
   prof_bytes(E, bytes);
   return true;
-}
-
-/* The instruction's specialised handler; false: it declined. */
-static bool run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
-  switch ((FastKind)k) {
-  case FK_BIN_I32: return fast_binary(E, s, in);
-  case FK_VLOAD: return fast_vload(E, s, in);
-  case FK_VSTORE: return fast_vstore(E, s, in);
-  case FK_NONE: break;
-  }
-  return false;
 }
 
 /* ---- duplicate offsets of a non-add scatter (SPEC §7.7) ---------------- */
@@ -1513,11 +1533,45 @@ static int x_assert(Eng *E, Sc *s, const Instr *in) {
   return X_FAULT;
 }
 
+/* A register holding a defined int32/int64 scalar (eng_int_reg's common
+ * case, without its fault). */
+static bool int_now(const Sc *s, int r, int64_t *out) {
+  const Value *w = &s->reg[r];
+  if (!s->written[r] || w->n != 1 || !w->def[0] || !int_dtype(w->dtype)) return false;
+  *out = w->v[0].i;
+  return true;
+}
+
+/* FK_ENDFOR: x_control's scf.yield when its counter, bound and step are
+ * defined integer scalars; -1 (declined) otherwise. */
+static int fast_endfor(Eng *E, Sc *s, const Instr *in) {
+  int64_t a, hi, step, next;
+  if (!int_now(s, in->d, &a) || !int_now(s, in->b, &hi) || !int_now(s, in->c, &step)) return -1;
+  s->cost = (uint64_t)cp(E)->scalar_issue_cycles; /* the counter's value_cost */
+  if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
+  Value *d = &s->reg[in->d];
+  d->dtype = DT_INT64, d->rank = 0, d->v[0].i = next; /* eng_scalar of a one-lane register, full width */
+  return s->pc = in->target, X_BLOCKED + 1;
+}
+
+/* The instruction's specialised handler: its X_ status, or -1 when it declined. */
+static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
+  switch ((FastKind)k) {
+  case FK_BIN_I32: return fast_binary(E, s, in) ? X_OK : -1;
+  case FK_VLOAD: return fast_vload(E, s, in) ? X_OK : -1;
+  case FK_VSTORE: return fast_vstore(E, s, in) ? X_OK : -1;
+  case FK_ENDFOR: return fast_endfor(E, s, in);
+  case FK_NONE: break;
+  }
+  return -1;
+}
+
 /* Executes s's instruction at pc: X_OK (advance), X_BLOCKED (retry later),
  * X_BLOCKED + 1 (pc already set by a jump), X_FAULT. */
 static int execute(Eng *E, Sc *s, const Instr *in) {
   uint8_t k = E->fast[E->cur];
-  if (k && run_fast(E, s, in, k)) return X_OK;
+  int st;
+  if (k && (st = run_fast(E, s, in, k)) >= 0) return st;
   switch (in->op) {
   case I_CONST: case I_COORD: case I_IOTA: case I_CAST: case I_BROADCAST:
   case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: return x_misc_value(E, s, in) ? X_OK : X_FAULT;
@@ -1683,43 +1737,53 @@ static void limit_fault(Eng *E, Sc *s, const Instr *in, const char *what, uint64
 }
 
 
-/* Issues s's next instruction at its cycle; false when the run stops. */
-static bool issue(Eng *E, Sc *s) {
-  const Instr *in = &E->c->code[s->pc];
-  uint64_t t0 = s->t;
-  s->t = operands_ready(E, s, s->pc); /* only a load's result is ready after its instruction ends */
-  E->cur = s->pc;
-  if (s->t > t0) {
-    E->r->stats.sub[s->idx].stall_load += s->t - t0;
-    if (E->prof) E->prof[s->pc].stall_load += s->t - t0;
-  }
-  s->cost = 0;
-  int st = execute(E, s, in);
-  if (E->rd) race_done(E->rd);
-  if (st == X_FAULT) return false;
-  if (st == X_BLOCKED) {
-    s->blocked = block_kind(in->op);
-    s->block_start = s->t;
-    if (!s->waiting) s->waiting = true, s->wait_kind = s->blocked, s->wait_start = s->t;
-    return true;
-  }
-  if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps */
-  if (E->origin) eng_origin_note(E, s, in);
-  if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
-  uint8_t f = E->op_start[E->cur];
-  if (in->d >= 0 && !(f & OPF_LOAD)) s->ready[in->d] = s->t + s->cost;
-  s->t += s->cost;
-  SubStats *ss = &E->r->stats.sub[s->idx];
-  ss->busy += s->cost;
-  ss->instructions++;
-  if (E->prof) E->prof[E->cur].instructions++, E->prof[E->cur].issue += s->cost;
-  if (st == X_OK) s->pc++;
-  if (f & OPF_WAKE) unblock_all(E, s->t);
+/* s blocked at its instruction: it retries when released. */
+static void issue_blocked(Sc *s, const Instr *in) {
+  s->blocked = block_kind(in->op);
+  s->block_start = s->t;
+  if (!s->waiting) s->waiting = true, s->wait_kind = s->blocked, s->wait_start = s->t;
+}
+
+/* The run limits, checked after every instruction (in this order: the
+ * first that fails is the fault). */
+static void issue_limits(Eng *E, Sc *s, const Instr *in, uint8_t f) {
   if ((f & OPF_START) && ++E->r->ops > E->max_ops)
     limit_fault(E, s, in, "the run executed more than %llu operations (--max-ops)", E->max_ops);
   if (s->t > E->cycle_cap) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
   if (E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
   if (E->rd && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
+}
+
+/* Issues s's next instruction at its cycle; false when the run stops. */
+static bool issue(Eng *E, Sc *s) {
+  int pc = s->pc;
+  const Instr *in = &E->c->code[pc];
+  uint64_t t0 = s->t, tr = operands_ready(E, s, pc); /* only a load's result is ready after its instruction ends */
+  E->cur = pc;
+  if (tr > t0) {
+    s->t = tr;
+    E->r->stats.sub[s->idx].stall_load += tr - t0;
+    if (E->prof) E->prof[pc].stall_load += tr - t0;
+  }
+  s->cost = 0;
+  int st = execute(E, s, in);
+  uint8_t f = E->op_start[pc];
+  if (E->rd && !(f & OPF_REGS)) race_done(E->rd);
+  if (st == X_FAULT) return false;
+  if (st == X_BLOCKED) return issue_blocked(s, in), true;
+  if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps */
+  if (E->origin) eng_origin_note(E, s, in);
+  if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
+  uint64_t cost = s->cost, t1 = s->t + cost;
+  if (in->d >= 0 && !(f & OPF_LOAD)) s->ready[in->d] = t1;
+  s->t = t1;
+  SubStats *ss = &E->r->stats.sub[s->idx];
+  ss->busy += cost;
+  ss->instructions++;
+  if (E->prof) E->prof[pc].instructions++, E->prof[pc].issue += cost;
+  if (st == X_OK) s->pc = pc + 1;
+  if (f & OPF_WAKE) unblock_all(E, t1);
+  issue_limits(E, s, in, f);
   return !E->r->faulted;
 }
 
@@ -1819,6 +1883,16 @@ static void prof_lines(Eng *E) {
  * of no operation (a hand-written one without id=) counts as one.  A
  * while's back edge (a cf.br to an earlier instruction) counts too: each
  * iteration is an operation, so an endless while meets the limit. */
+/* The instructions whose handlers (x_misc_value, x_binary, x_unary,
+ * x_select, x_control) touch no memory. */
+static bool regs_only(Opcode op) {
+  static const Opcode regs[] = {I_CONST, I_COORD,  I_IOTA,   I_CAST,   I_BROADCAST, I_FROM_ELEMENTS,    I_EXTRACT, I_MOV,
+                                I_BINARY, I_UNARY, I_SELECT, I_MINMAX, I_FOR,       I_ENDFOR, I_BRANCH_IF_FALSE, I_JUMP};
+  for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++)
+    if (op == regs[i]) return true;
+  return false;
+}
+
 static uint8_t *op_starts(const Code *c) {
   int maxid = -1;
   for (int i = 0; i < c->n; i++) maxid = c->code[i].op_id > maxid ? c->code[i].op_id : maxid;
@@ -1830,6 +1904,7 @@ static uint8_t *op_starts(const Code *c) {
     start[i] = id < 0 || !seen[id] || (in->op == I_JUMP && in->target <= i) ? OPF_START : 0;
     if (is_load(in->op)) start[i] |= OPF_LOAD;
     if (in->op == I_SEM_SIGNAL || in->op == I_BARRIER) start[i] |= OPF_WAKE;
+    if (regs_only(in->op)) start[i] |= OPF_REGS;
     if (id >= 0) seen[id] = 1;
   }
   free(seen);

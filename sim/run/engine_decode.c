@@ -148,6 +148,7 @@ static uint8_t fast_kind(const Eng *E, const Instr *in) {
   if (in->op == I_BINARY && bin_i32(in)) return FK_BIN_I32;
   if ((in->op == I_VLOAD || in->op == I_LOAD) && plain) return FK_VLOAD;
   if ((in->op == I_VSTORE || in->op == I_STORE) && plain && !in->add) return FK_VSTORE;
+  if (in->op == I_ENDFOR) return FK_ENDFOR;
   return FK_NONE;
 }
 

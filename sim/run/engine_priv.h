@@ -19,7 +19,12 @@
 #define MAX_PARTS 16
 
 /* Eng.op_start bits, per instruction. */
-enum { OPF_START = 1, OPF_LOAD = 2 /* its result is ready after the latency, not its issue */, OPF_WAKE = 4 /* a signal or barrier */ };
+enum {
+  OPF_START = 1,
+  OPF_LOAD = 2, /* its result is ready after the latency, not its issue */
+  OPF_WAKE = 4, /* a signal or barrier */
+  OPF_REGS = 8, /* it reads and writes registers only: it opens no race-detector access (race_done has nothing to close) */
+};
 
 typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
 
@@ -211,6 +216,7 @@ typedef enum {
   FK_BIN_I32,  /* arith.binary of int32 operands into int32 (or a comparison into bool) */
   FK_VLOAD,    /* an unmasked vector_load or memref.load of a compiled view */
   FK_VSTORE,   /* an unmasked, non-add vector_store or memref.store of a compiled view */
+  FK_ENDFOR,   /* scf.yield */
 } FastKind;
 
 /* ---- engine_decode.c ---- */
