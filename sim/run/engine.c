@@ -691,10 +691,10 @@ static void span_set_defined(Region *g, int64_t off, int64_t n) {
  * memory forms need tracing off (it wants the general EV). */
 static Region *fast_span(Eng *E, Sc *s, const Instr *in, int64_t *base) {
   const CView *cv = &E->cview[in->view];
-  if (E->trace || cv->shape.n <= 0 || cv->shape.dense < cv->shape.n || !eng_cview_base(s, cv, base)) return NULL;
-  int ref = cv->shape.vd->ref->index;
-  if (!s->rg[ref]) s->rg[ref] = mem_region(&E->r->mem, ref, s->core, s->subcore); /* instances stay put during a run */
-  return s->rg[ref];
+  if (!cv->dense || E->trace || !eng_cview_base(s, cv, base)) return NULL;
+  Region *g = s->rg[cv->ref];
+  if (!g) g = s->rg[cv->ref] = mem_region(&E->r->mem, cv->ref, s->core, s->subcore); /* instances stay put during a run */
+  return g;
 }
 
 /* The race detector's access over a fast handler's dense span, as
@@ -1535,7 +1535,7 @@ static int x_assert(Eng *E, Sc *s, const Instr *in) {
 
 /* A register holding a defined int32/int64 scalar (eng_int_reg's common
  * case, without its fault). */
-static bool int_now(const Sc *s, int r, int64_t *out) {
+static inline bool int_now(const Sc *s, int r, int64_t *out) {
   const Value *w = &s->reg[r];
   if (!s->written[r] || w->n != 1 || !w->def[0] || !int_dtype(w->dtype)) return false;
   *out = w->v[0].i;

@@ -129,6 +129,8 @@ static void compile_view(const VDesc *vd, CView *cv) {
     cv->maxstart[d] = cv->dim[d] - 1 - span;
     if (cv->maxstart[d] < 0) cv->quick = false; /* no start fits: the full path names the index */
   }
+  cv->dense = cv->quick && ev->n > 0 && ev->dense >= ev->n;
+  cv->ref = vd->ref->index;
 }
 
 static bool is_cmp(ExprOp op) { return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }

@@ -172,6 +172,8 @@ typedef struct CView {
    * or a step below 1 makes that not so: those views take the full path). */
   bool quick;
   int64_t maxstart[MAX_RANK];
+  bool dense;               /* the fast handlers' form: quick, and its elements (at least one) dense from the base */
+  int ref;                  /* its ref's index */
 } CView;
 
 static inline bool eng_cview_base(const Sc *s, const CView *cv, int64_t *base) {
@@ -292,7 +294,7 @@ static inline void eng_swap_in(Sc *s, int r) {
   d->v = t->v, d->def = t->def, d->cap = t->cap;
   t->v = v, t->def = def, t->cap = cap;
   d->dtype = t->dtype, d->rank = t->rank, d->n = t->n;
-  for (int k = 0; k < t->rank; k++) d->shape[k] = t->shape[k]; /* the entries in use: a whole-array copy is a rep movs */
+  memcpy(d->shape, t->shape, sizeof d->shape); /* a fixed size: a few moves (a loop over the rank becomes a libc call) */
   s->written[r] = 1;
 }
 /* Defined flags (one byte a lane, 0 or 1) a word at a time: the lanes of
@@ -300,11 +302,22 @@ static inline void eng_swap_in(Sc *s, int r) {
 #define ENG_DEFS_ONE 0x0101010101010101ull
 static inline void eng_defs_set(uint8_t *d, int64_t n) {
   uint64_t w = ENG_DEFS_ONE;
+  if (n == 16) { /* 16 lanes: two words (the compiler makes the loop below a memset call) */
+    memcpy(d, &w, 8);
+    memcpy(d + 8, &w, 8);
+    return;
+  }
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) memcpy(d + i, &w, 8);
   for (; i < n; i++) d[i] = 1;
 }
 static inline void eng_defs_copy(uint8_t *restrict d, const uint8_t *restrict src, int64_t n) {
+  if (n == 16) { /* as eng_defs_set */
+    uint64_t w[2];
+    memcpy(w, src, 16);
+    memcpy(d, w, 16);
+    return;
+  }
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
@@ -337,7 +350,9 @@ static inline void eng_shape(Value *v, Dtype t, int rank, const int64_t *shape) 
   }
   v->dtype = t;
   v->rank = rank;
-  for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
+  if (rank == 1) v->shape[0] = shape[0]; /* the common vector, without the loop's libc call */
+  else
+    for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
   v->n = n;
 }
 /* val_scalar without its general shape handling. */
