@@ -104,8 +104,15 @@ static void copy_value(Value *dst, const Value *src) {
   if (src->n > dst->cap) return val_copy(dst, src);
   dst->dtype = src->dtype, dst->rank = src->rank, dst->n = src->n;
   memcpy(dst->shape, src->shape, sizeof dst->shape); /* fixed size: moves, no call */
-  memcpy(dst->v, src->v, sizeof *src->v * (size_t)src->n);
-  memcpy(dst->def, src->def, (size_t)src->n);
+  if (src->n == 16) { /* the common vector, and below a scalar: fixed sizes again */
+    memcpy(dst->v, src->v, 16 * sizeof *src->v);
+    memcpy(dst->def, src->def, 16);
+  } else if (src->n == 1) {
+    dst->v[0] = src->v[0], dst->def[0] = src->def[0];
+  } else {
+    memcpy(dst->v, src->v, sizeof *src->v * (size_t)src->n);
+    memcpy(dst->def, src->def, (size_t)src->n);
+  }
 }
 
 static void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
