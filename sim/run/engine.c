@@ -1757,7 +1757,7 @@ static void issue_limits(Eng *E, Sc *s, const Instr *in, uint8_t f) {
 /* Issues s's next instruction at its cycle; false when the run stops. */
 static bool issue(Eng *E, Sc *s) {
   int pc = s->pc;
-  const Instr *in = &E->c->code[pc];
+  const Instr *in = &E->code[pc];
   uint64_t t0 = s->t, tr = operands_ready(E, s, pc); /* only a load's result is ready after its instruction ends */
   E->cur = pc;
   if (tr > t0) {
@@ -1777,7 +1777,7 @@ static bool issue(Eng *E, Sc *s) {
   uint64_t cost = s->cost, t1 = s->t + cost;
   if (in->d >= 0 && !(f & OPF_LOAD)) s->ready[in->d] = t1;
   s->t = t1;
-  SubStats *ss = &E->r->stats.sub[s->idx];
+  SubStats *ss = s->stats;
   ss->busy += cost;
   ss->instructions++;
   if (E->prof) E->prof[pc].instructions++, E->prof[pc].issue += cost;
@@ -1816,7 +1816,7 @@ static void engine_schedule(Eng *E) {
         break;
       }
       if (!issue(E, s)) return;
-    } while (!s->blocked && s->t < limit && !s->done && !any_unblocked(E));
+    } while (!s->blocked && s->t < limit && !any_unblocked(E)); /* done is set only above */
     eng_ring_settle(E, true);
   }
 }
@@ -1937,6 +1937,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   for (int i = 0; ok && i < E->nsub; i++) {
     Sc *s = &E->sc[i];
     s->idx = i;
+    s->stats = &out->stats.sub[i];
     s->core = i / (int)p->mesh_subcores;
     s->subcore = i % (int)p->mesh_subcores;
     bool scalar = run_is_scalar_sub(p, s->subcore); /* an mpmd kernel: the scalar subcore runs the second part */
@@ -1996,7 +1997,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   clock_t host0 = clock();
   Eng E;
   memset(&E, 0, sizeof E);
-  E.p = p, E.c = c, E.r = out;
+  E.p = p, E.c = c, E.code = c->code, E.r = out;
   E.free_dma = -1;
   E.nsub = (int)(p->mesh_cores * p->mesh_subcores);
   E.max_ops = lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS;

@@ -51,6 +51,7 @@ typedef struct {
   uint64_t wait_start;
   Value tmp;           /* scratch: results are built here, then swapped in */
   Value tmp2;          /* scratch of engine.c: a masked load's elements, a store's logged contents */
+  SubStats *stats;     /* its RunResult.stats.sub entry */
 } Sc;
 
 /* What a DMA does when its last byte lands.  Records are recycled: a
@@ -72,6 +73,7 @@ typedef struct {
 typedef struct {
   const Program *p;
   const Code *c;
+  const Instr *code;  /* c->code */
   RunResult *r;
   Sc *sc;
   int nsub;
