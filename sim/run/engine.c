@@ -1817,7 +1817,7 @@ static void engine_schedule(Eng *E) {
       }
       if (!issue(E, s)) return;
     } while (!s->blocked && s->t < limit && !any_unblocked(E)); /* done is set only above */
-    eng_ring_settle(E, true);
+    eng_ring_ran(E, s);
   }
 }
 

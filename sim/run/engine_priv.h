@@ -246,20 +246,22 @@ static inline Sc *eng_ring_top(const Eng *E, uint64_t *second) {
 }
 void eng_ring_settle_all(Eng *E, bool ran);
 /* After the head ran (ran: true) or a DMA event: the head leaves, and goes
- * back in at its new cycle unless it is done or blocked; the released join.
- * Inline, the common turn: nobody released, and the head, still runnable,
- * belongs at the tail (it moves there: the slot after the tail). */
-static inline void eng_ring_settle(Eng *E, bool ran) {
-  if (ran && E->nring > 1 && !E->nwoken) {
-    int sub = eng_ring_at(E, 0);
-    const Sc *s = &E->sc[sub];
-    if (!s->done && !s->blocked && !eng_ring_before(E, sub, eng_ring_at(E, E->nring - 1))) {
-      E->ring[(E->head + E->nring) & E->ring_mask] = sub;
-      E->head = (E->head + 1) & E->ring_mask;
+ * back in at its new cycle unless it is done or blocked; the released join. */
+static inline void eng_ring_settle(Eng *E, bool ran) { eng_ring_settle_all(E, ran); }
+/* eng_ring_settle after the head s ran, inline for the common turn: nobody
+ * released, and s, still runnable, belongs at the tail (it is not before
+ * the tail's subcore: it moves to the slot after the tail). */
+static inline void eng_ring_ran(Eng *E, const Sc *s) {
+  int n = E->nring, h = E->head, m = E->ring_mask;
+  if (n > 1 && !E->nwoken && !s->done && !s->blocked) {
+    const Sc *last = &E->sc[E->ring[(h + n - 1) & m]];
+    if (s->t > last->t || (s->t == last->t && s->idx > last->idx)) {
+      E->ring[(h + n) & m] = s->idx;
+      E->head = (h + 1) & m;
       return;
     }
   }
-  eng_ring_settle_all(E, ran);
+  eng_ring_settle_all(E, true);
 }
 
 /* ---- engine_scan.c ---- */
