@@ -705,6 +705,8 @@ static uint32_t fast_race_open(Eng *E, Sc *s, const Instr *in, bool write, int64
   RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, false, -1, base, base + bytes};
   return race_begin(E->rd, &a, s->idx);
 }
+/* A masked access opens no span (x_store's race_open with no view). */
+#define NO_SPAN 0, 0
 
 static bool fast_decline(Eng *E, uint32_t tag) {
   E->pretag = tag, E->pretag_set = true;
@@ -1554,6 +1556,99 @@ static int fast_endfor(Eng *E, Sc *s, const Instr *in) {
   return s->pc = in->target, X_BLOCKED + 1;
 }
 
+/* The defined flags of the n elements of t from byte base of g (as
+ * load_all gives them). */
+static void span_defs(const Eng *E, const Region *g, int64_t base, Dtype t, int64_t n, uint8_t *def) {
+  int64_t es = E->dsize[t];
+  if (span_defined(g, base, n * es)) eng_defs_set(def, n);
+  else
+    for (int64_t i = 0; i < n; i++) def[i] = span_defined(g, base + i * es, es);
+}
+
+/* A bool mask of n lanes, every one defined (mask_of and its fits check
+ * pass), that is not the result register. */
+static const Value *fast_mask(const Sc *s, const Instr *in, int64_t n) {
+  if (in->mask == in->d || !s->written[in->mask]) return NULL;
+  const Value *m = &s->reg[in->mask];
+  return m->dtype == DT_BOOL && m->n == n && eng_defs_all(m->def, n) ? m : NULL;
+}
+
+/* FK_VLOAD_M: x_load's masked (expanding) vector load of a compiled view:
+ * the view read whole into the second scratch value, its elements moved
+ * to the mask's lanes as the general loop moves them. */
+static bool fast_vload_masked(Eng *E, Sc *s, const Instr *in) {
+  const EV *sh = &E->cview[in->view].shape;
+  Dtype t = sh->dt[1];
+  int64_t n = sh->n, bytes = n * E->dsize[t], base;
+  const Value *m = fast_mask(s, in, n);
+  Region *g = m ? fast_span(E, s, in, &base) : NULL;
+  if (!g) return false;
+  uint32_t tag;
+  if (E->rd && (tag = fast_race_open(E, s, in, false, base, bytes)) && !race_span(E->rd, tag, g, base, bytes)) return fast_decline(E, tag);
+  Value *mem = &s->tmp2, *d = &s->reg[in->d];
+  eng_shape(mem, t, sh->rank[1], sh->lvl[1]);
+  lanes_load(t, g->bytes + base, n, mem->v);
+  span_defs(E, g, base, t, n, mem->def);
+  val_shape(d, sh->vd->ref->dtype, mem->rank, mem->shape); /* undefined but where the mask puts an element */
+  for (int64_t i = 0, k = 0; i < n; i++) {
+    if (!m->v[i].i) continue;
+    int64_t src = in->flags & IF_ELEM_P ? i : k, dst = in->flags & IF_LANE_K ? k : i; /* isa.h ISA_FLAGS */
+    d->v[dst] = mem->v[src];
+    d->def[dst] = mem->def[src];
+    k++;
+  }
+  set_reg(s, in->d);
+  log_value(E, s, in, in->log, d);
+  s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
+  s->ready[in->d] = s->t + (uint64_t)cp(E)->vmem_latency_cycles;
+  count_access(E, sh->vd->ref->space, bytes, false);
+  prof_bytes(E, bytes);
+  return true;
+}
+
+/* FK_VSTORE_M: x_store's masked (compressing) int32 store of a compiled
+ * view, no conversion: each element the mask selects written or, from an
+ * undefined lane, left undefined, as the general loop does; races only
+ * when the access is not recorded (a lone subcore), else the general loop
+ * takes the access. */
+static bool fast_vstore_masked(Eng *E, Sc *s, const Instr *in) {
+  const EV *sh = &E->cview[in->view].shape;
+  Dtype t = sh->dt[1];
+  int64_t n = sh->n, base;
+  if (t != DT_INT32 || !s->written[in->a]) return false;
+  const Value *x = &s->reg[in->a], *m = fast_mask(s, in, n);
+  if (!m || x->dtype != t || (x->n != n && x->n != 1)) return false;
+  Region *g = fast_span(E, s, in, &base);
+  if (!g) return false;
+  uint32_t tag;
+  if (E->rd && (tag = fast_race_open(E, s, in, true, NO_SPAN))) return fast_decline(E, tag);
+  for (int64_t i = 0, k = 0; i < n; i++) {
+    if (!m->v[i].i) continue;
+    int64_t lane = in->flags & IF_LANE_K ? k : i, elem = in->flags & IF_ELEM_P ? i : k; /* isa.h ISA_FLAGS */
+    k++;
+    int64_t xi = x->n == 1 ? 0 : lane, off = base + 4 * elem;
+    if (!x->def[xi]) { /* SPEC §10.1: not a fault */
+      mem_set_defined(g, off, 4, false);
+      continue;
+    }
+    int32_t w = (int32_t)x->v[xi].i;
+    memcpy(g->bytes + off, &w, 4);
+    span_set_defined(g, off, 4);
+  }
+  int64_t bytes = n * E->dsize[t];
+  if (in->log && !E->no_log) {
+    Value *after = &s->tmp2;
+    eng_shape(after, t, sh->rank[1], sh->lvl[1]);
+    lanes_load(t, g->bytes + base, n, after->v);
+    span_defs(E, g, base, t, n, after->def);
+    log_value(E, s, in, in->log, after);
+  }
+  s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
+  count_access(E, sh->vd->ref->space, bytes, true);
+  prof_bytes(E, bytes);
+  return true;
+}
+
 /* The instruction's specialised handler: its X_ status, or -1 when it declined. */
 static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
   switch ((FastKind)k) {
@@ -1561,6 +1656,8 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
   case FK_VLOAD: return fast_vload(E, s, in) ? X_OK : -1;
   case FK_VSTORE: return fast_vstore(E, s, in) ? X_OK : -1;
   case FK_ENDFOR: return fast_endfor(E, s, in);
+  case FK_VLOAD_M: return fast_vload_masked(E, s, in) ? X_OK : -1;
+  case FK_VSTORE_M: return fast_vstore_masked(E, s, in) ? X_OK : -1;
   case FK_NONE: break;
   }
   return -1;

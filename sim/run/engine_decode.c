@@ -151,6 +151,9 @@ static uint8_t fast_kind(const Eng *E, const Instr *in) {
   if ((in->op == I_VLOAD || in->op == I_LOAD) && plain) return FK_VLOAD;
   if ((in->op == I_VSTORE || in->op == I_STORE) && plain && !in->add) return FK_VSTORE;
   if (in->op == I_ENDFOR) return FK_ENDFOR;
+  bool masked = in->mask >= 0 && in->view >= 0 && E->cview[in->view].on;
+  if (in->op == I_VLOAD && masked) return FK_VLOAD_M;
+  if (in->op == I_VSTORE && masked && !in->add) return FK_VSTORE_M;
   return FK_NONE;
 }
 

@@ -221,6 +221,8 @@ typedef enum {
   FK_VLOAD,    /* an unmasked vector_load or memref.load of a compiled view */
   FK_VSTORE,   /* an unmasked, non-add vector_store or memref.store of a compiled view */
   FK_ENDFOR,   /* scf.yield */
+  FK_VLOAD_M,  /* a masked vector_load of a compiled view */
+  FK_VSTORE_M, /* a masked, non-add vector_store of a compiled view */
 } FastKind;
 
 /* ---- engine_decode.c ---- */
