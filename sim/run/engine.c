@@ -1575,8 +1575,10 @@ static const Value *fast_mask(const Sc *s, const Instr *in, int64_t n) {
 
 /* FK_VLOAD_M: x_load's masked (expanding) vector load of a compiled view:
  * the view read whole into the second scratch value, its elements moved
- * to the mask's lanes as the general loop moves them. */
-static bool fast_vload_masked(Eng *E, Sc *s, const Instr *in) {
+ * to the mask's lanes as the general loop moves them.  The masked
+ * handlers stay out of line: inlined into the dispatch, they cost every
+ * other instruction registers. */
+static __attribute__((noinline)) bool fast_vload_masked(Eng *E, Sc *s, const Instr *in) {
   const EV *sh = &E->cview[in->view].shape;
   Dtype t = sh->dt[1];
   int64_t n = sh->n, bytes = n * E->dsize[t], base;
@@ -1611,7 +1613,7 @@ static bool fast_vload_masked(Eng *E, Sc *s, const Instr *in) {
  * undefined lane, left undefined, as the general loop does; races only
  * when the access is not recorded (a lone subcore), else the general loop
  * takes the access. */
-static bool fast_vstore_masked(Eng *E, Sc *s, const Instr *in) {
+static __attribute__((noinline)) bool fast_vstore_masked(Eng *E, Sc *s, const Instr *in) {
   const EV *sh = &E->cview[in->view].shape;
   Dtype t = sh->dt[1];
   int64_t n = sh->n, base;
