@@ -1667,10 +1667,18 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
 
 /* Executes s's instruction at pc: X_OK (advance), X_BLOCKED (retry later),
  * X_BLOCKED + 1 (pc already set by a jump), X_FAULT. */
+static __attribute__((noinline)) int execute_general(Eng *E, Sc *s, const Instr *in);
+
 static int execute(Eng *E, Sc *s, const Instr *in) {
   uint8_t k = E->fast[E->cur];
   int st;
   if (k && (st = run_fast(E, s, in, k)) >= 0) return st;
+  return execute_general(E, s, in);
+}
+
+/* The general handlers, out of line so that the specialised ones keep
+ * the dispatch's registers. */
+static int execute_general(Eng *E, Sc *s, const Instr *in) {
   switch (in->op) {
   case I_CONST: case I_COORD: case I_IOTA: case I_CAST: case I_BROADCAST:
   case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: return x_misc_value(E, s, in) ? X_OK : X_FAULT;
@@ -1849,7 +1857,7 @@ static void issue_limits(Eng *E, Sc *s, const Instr *in, uint8_t f) {
   if ((f & OPF_START) && ++E->r->ops > E->max_ops)
     limit_fault(E, s, in, "the run executed more than %llu operations (--max-ops)", E->max_ops);
   if (s->t > E->cycle_cap) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
-  if (E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
+  if ((f & OPF_LOGS) && E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
   if (E->rd && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
 }
 
@@ -2004,6 +2012,7 @@ static uint8_t *op_starts(const Code *c) {
     if (is_load(in->op)) start[i] |= OPF_LOAD;
     if (in->op == I_SEM_SIGNAL || in->op == I_BARRIER) start[i] |= OPF_WAKE;
     if (regs_only(in->op)) start[i] |= OPF_REGS;
+    if (in->log) start[i] |= OPF_LOGS;
     if (id >= 0) seen[id] = 1;
   }
   free(seen);

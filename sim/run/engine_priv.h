@@ -24,6 +24,7 @@ enum {
   OPF_LOAD = 2, /* its result is ready after the latency, not its issue */
   OPF_WAKE = 4, /* a signal or barrier */
   OPF_REGS = 8, /* it reads and writes registers only: it opens no race-detector access (race_done has nothing to close) */
+  OPF_LOGS = 16, /* it may log (Instr.log): the run's log bytes change only in such an instruction (the reference is pumped from the engine's events) */
 };
 
 typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
