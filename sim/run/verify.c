@@ -89,18 +89,15 @@ static bool same_lane(Dtype xt, Cell x, Dtype yt, Cell y) {
 /* Lanes i and i of x and y of one dtype: bitwise equal cells are the same
  * number for alu_equal too (a float equals itself, a NaN any NaN), so only
  * the lanes whose bits differ go to alu_equal. */
-/* Whether the first n cells and flags of x and y are bitwise equal, at a
- * fixed size inline for the common vector and scalar (a libc call costs
- * more than comparing them). */
+/* Whether the first n cells and flags of x and y are bitwise equal: a
+ * scalar inline, the 16 flags of the common vector as two words (a libc
+ * call costs more than they) and its cells by memcmp (vectorised). */
 static bool same_bits(const Cell *a, const Cell *b, const uint8_t *da, const uint8_t *db, int64_t n) {
   if (n == 1) return a[0].i == b[0].i && da[0] == db[0];
   if (n != 16) return !memcmp(da, db, (size_t)n) && !memcmp(a, b, sizeof *a * (size_t)n);
-  uint64_t d0, d1, e0, e1, diff;
+  uint64_t d0, d1, e0, e1;
   memcpy(&d0, da, 8), memcpy(&d1, da + 8, 8), memcpy(&e0, db, 8), memcpy(&e1, db + 8, 8);
-  diff = (d0 ^ e0) | (d1 ^ e1);
-  _Pragma("GCC unroll 16")
-  for (int i = 0; i < 16; i++) diff |= (uint64_t)(a[i].i ^ b[i].i);
-  return !diff;
+  return !((d0 ^ e0) | (d1 ^ e1)) && !memcmp(a, b, 16 * sizeof *a);
 }
 
 static bool same_dtype_equal(const Value *x, const Value *y) {
