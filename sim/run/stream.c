@@ -26,6 +26,8 @@ struct Stream {
   int nsub, max_list;
   SubQ *sq;
   RunResult *run[2];
+  const bool *fault[2]; /* run[side]->faulted, or a false of its own before attach */
+  bool never;
   bool closed[2];
   uint64_t matched, mismatched;
   uint64_t held, peak;
@@ -35,6 +37,11 @@ struct Stream {
 };
 
 static bool faulted(const Stream *st, int side) { return st->run[side] && st->run[side]->faulted; }
+/* Whether either side faulted, or sits closed while side's event has no
+ * match waiting: one test of the flags below in the common case. */
+static bool unusual(const Stream *st, int side, bool waits) {
+  return *st->fault[0] || *st->fault[1] || (st->closed[!side] && !waits);
+}
 
 static uint64_t event_bytes(const Value *v) { return sizeof(Event) + (uint64_t)v->cap * (sizeof(Cell) + 1); }
 
@@ -42,6 +49,7 @@ Stream *stream_open(const Program *p, int nsub, int max_list) {
   Stream *st = calloc(1, sizeof *st);
   if (!st) abort();
   st->p = p, st->nsub = nsub, st->max_list = max_list;
+  st->fault[0] = st->fault[1] = &st->never;
   st->sq = calloc((size_t)(nsub ? nsub : 1), sizeof *st->sq);
   if (!st->sq) abort();
   for (int i = 0; i < nsub; i++) st->sq[i].extra_op = -1;
@@ -151,7 +159,7 @@ static void stream_event(void *ctx, int side, int sub, int op, EventKind k, cons
   SubQ *q = &st->sq[sub];
   q->count[side]++;
   bool waits = q->n && q->side != side; /* the other side's matching event */
-  if (faulted(st, STREAM_REF) || faulted(st, STREAM_ENG) || (st->closed[!side] && !waits)) return stream_rare(st, q, op);
+  if (unusual(st, side, waits)) return stream_rare(st, q, op);
   if (waits) { /* compare, drop */
     Event *o = &q->q[q->head];
     compare(st, sub, side, o, op, k, v);
@@ -169,6 +177,7 @@ static void sink_eng(void *ctx, int sub, int op, EventKind k, const Value *v) { 
 
 void stream_attach(Stream *st, int side, RunResult *r) {
   st->run[side] = r;
+  st->fault[side] = &r->faulted;
   r->sink = side == STREAM_REF ? sink_ref : sink_eng;
   r->sink_ctx = st;
 }
