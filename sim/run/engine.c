@@ -1546,10 +1546,9 @@ static inline bool int_now(const Sc *s, int r, int64_t *out) {
 
 /* FK_ENDFOR: x_control's scf.yield when its counter, bound and step are
  * defined integer scalars; -1 (declined) otherwise. */
-static int fast_endfor(Eng *E, Sc *s, const Instr *in) {
+static int fast_endfor(Sc *s, const Instr *in) {
   int64_t a, hi, step, next;
   if (!int_now(s, in->d, &a) || !int_now(s, in->b, &hi) || !int_now(s, in->c, &step)) return -1;
-  s->cost = (uint64_t)cp(E)->scalar_issue_cycles; /* the counter's value_cost */
   if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
   Value *d = &s->reg[in->d];
   d->dtype = DT_INT64, d->rank = 0, d->v[0].i = next; /* eng_scalar of a one-lane register, full width */
@@ -1657,7 +1656,7 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
   case FK_BIN_I32: return fast_binary(E, s, in) ? X_OK : -1;
   case FK_VLOAD: return fast_vload(E, s, in) ? X_OK : -1;
   case FK_VSTORE: return fast_vstore(E, s, in) ? X_OK : -1;
-  case FK_ENDFOR: return fast_endfor(E, s, in);
+  case FK_ENDFOR: return fast_endfor(s, in);
   case FK_VLOAD_M: return fast_vload_masked(E, s, in) ? X_OK : -1;
   case FK_VSTORE_M: return fast_vstore_masked(E, s, in) ? X_OK : -1;
   case FK_NONE: break;
@@ -1985,12 +1984,6 @@ static void prof_lines(Eng *E) {
   E->prof = NULL;
 }
 
-/* --max-ops counts program operations, as the reference does: an operation
- * is counted when its first instruction in the code runs (a loop's back
- * edge and the rest of its instructions do not count again); an instruction
- * of no operation (a hand-written one without id=) counts as one.  A
- * while's back edge (a cf.br to an earlier instruction) counts too: each
- * iteration is an operation, so an endless while meets the limit. */
 /* The instructions whose handlers (x_misc_value, x_binary, x_unary,
  * x_select, x_control) touch no memory. */
 static bool regs_only(Opcode op) {
@@ -2001,6 +1994,12 @@ static bool regs_only(Opcode op) {
   return false;
 }
 
+/* --max-ops counts program operations, as the reference does: an operation
+ * is counted when its first instruction in the code runs (a loop's back
+ * edge and the rest of its instructions do not count again); an instruction
+ * of no operation (a hand-written one without id=) counts as one.  A
+ * while's back edge (a cf.br to an earlier instruction) counts too: each
+ * iteration is an operation, so an endless while meets the limit. */
 static uint8_t *op_starts(const Code *c) {
   int maxid = -1;
   for (int i = 0; i < c->n; i++) maxid = c->code[i].op_id > maxid ? c->code[i].op_id : maxid;
