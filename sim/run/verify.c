@@ -86,9 +86,6 @@ static bool same_lane(Dtype xt, Cell x, Dtype yt, Cell y) {
   return alu_equal(xt, x, alu_convert(yt, xt, y));
 }
 
-/* Lanes i and i of x and y of one dtype: bitwise equal cells are the same
- * number for alu_equal too (a float equals itself, a NaN any NaN), so only
- * the lanes whose bits differ go to alu_equal. */
 /* Whether the first n cells and flags of x and y are bitwise equal: a
  * scalar inline, the 16 flags of the common vector as two words (a libc
  * call costs more than they) and its cells by memcmp (vectorised). */
@@ -100,6 +97,9 @@ static bool same_bits(const Cell *a, const Cell *b, const uint8_t *da, const uin
   return !((d0 ^ e0) | (d1 ^ e1)) && !memcmp(a, b, 16 * sizeof *a);
 }
 
+/* Lanes i and i of x and y of one dtype: bitwise equal cells are the same
+ * number for alu_equal too (a float equals itself, a NaN any NaN), so only
+ * the lanes whose bits differ go to alu_equal. */
 static bool same_dtype_equal(const Value *x, const Value *y) {
   const Cell *a = x->v, *b = y->v;
   const uint8_t *da = x->def, *db = y->def;
