@@ -188,6 +188,10 @@ static inline void trace_access(Eng *E, Sc *s, const Instr *in, EV *ev, const Va
 
 /* The race detector's access tag (0, no access, when races are off). */
 static inline uint32_t race_open(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev) {
+  if (E->pretag_set) { /* a specialised handler opened this access, then declined */
+    E->pretag_set = false;
+    return E->pretag;
+  }
   return E->rd ? eng_race_open(E, s, in, write, atomic, dma, ev) : 0;
 }
 
@@ -201,12 +205,13 @@ static bool int32_wrap(const Instr *in, const Value *a, const Value *b) {
 
 /* t = a op b lane by lane in int32 (a or b may be one lane, broadcast):
  * XA and XB are lane i's operands as uint64_t, a broadcast one read once
- * before the loop, in blocks of 8 lanes (a fixed trip count the compiler
- * vectorizes) and then the rest. */
+ * before the loop, in blocks of 8 lanes (unrolled: -O2 leaves a loop of
+ * a fixed trip count as a loop) and then the rest. */
 #define LANES(XA, XB, E)                                                           \
   {                                                                                \
     int64_t i0 = 0;                                                                \
     for (; i0 + 8 <= n; i0 += 8)                                                   \
+      _Pragma("GCC unroll 8")                                                      \
       for (int j = 0; j < 8; j++) {                                                \
         int64_t i = i0 + j;                                                        \
         uint32_t x = (uint32_t)(XA), y = (uint32_t)(XB); /* the low 32 bits */     \
@@ -569,26 +574,33 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
 
 static bool int_dtype(Dtype t) { return t == DT_INT32 || t == DT_INT64; }
 
-/* FK_BIN_I32 on two scalars: one lane without shaping through eng_shape. */
+/* FK_BIN_I32 on two scalars: one lane written straight into the result
+ * register (its operands read first: either may be it), no scratch value
+ * swapped in.  An undefined result keeps whatever lane value it had, as
+ * the general loop leaves its scratch lane. */
 static bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b, const Value *big) {
-  Value *t = &s->tmp;
+  Value *t = &s->reg[in->d];
   if (t->cap < 1) return false;
   ExprOp op = in->sub;
   uint8_t def = a->def[0] & b->def[0];
   uint64_t x = (uint64_t)a->v[0].i, y = (uint64_t)b->v[0].i;
+  int rank = big->rank;
+  int64_t shape[MAX_RANK];
+  for (int k = 0; k < rank; k++) shape[k] = big->shape[k];
   if (op == OP_ADD || op == OP_SUB || op == OP_MUL) { /* int32_lanes: every lane computed, the low 32 bits kept */
     t->v[0].i = (int32_t)(uint32_t)(op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);
-  } else if (def) { /* int32_other: an undefined lane keeps what it held */
+  } else if (def) { /* int32_other: an undefined lane is not computed */
     int64_t xi = (int32_t)x, yi = (int32_t)y;
     if ((op == OP_FLOORDIV || op == OP_MOD) && !yi) return false; /* the general loop faults */
     int64_t v = int32_op(op, xi, yi);
     t->v[0].i = in->ty == DT_BOOL ? v != 0 : (int32_t)v;
   }
   t->def[0] = def;
-  t->dtype = in->ty, t->rank = big->rank, t->n = 1;
-  for (int k = 0; k < big->rank; k++) t->shape[k] = big->shape[k];
-  eng_swap_in(s, in->d);
-  s->cost = value_cost(E, &s->reg[in->d]);
+  t->dtype = in->ty, t->rank = rank, t->n = 1;
+  for (int k = 0; k < rank; k++) t->shape[k] = shape[k];
+  s->written[in->d] = 1;
+  /* value_cost of one lane: one issue slot */
+  s->cost = rank ? (uint64_t)cp(E)->vector_issue_cycles : (uint64_t)cp(E)->scalar_issue_cycles;
   return true;
 }
 
@@ -611,7 +623,7 @@ static bool fast_binary(Eng *E, Sc *s, const Instr *in) {
 }
 
 /* dtype_load_n / dtype_store_n for the fast handlers: int32 in blocks of 8
- * lanes, a fixed trip count the compiler vectorizes at -O2, then the rest. */
+ * lanes (unrolled), then the rest. */
 static void lanes_load(Dtype t, const uint8_t *restrict b, int64_t n, Cell *restrict out) {
   if (t != DT_INT32 || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) {
     dtype_load_n(t, b, n, out);
@@ -619,6 +631,7 @@ static void lanes_load(Dtype t, const uint8_t *restrict b, int64_t n, Cell *rest
   }
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
+    _Pragma("GCC unroll 8")
     for (int j = 0; j < 8; j++) {
       int32_t w;
       memcpy(&w, b + 4 * (i + j), 4);
@@ -638,6 +651,7 @@ static void lanes_store(Dtype t, const Cell *restrict c, int64_t n, uint8_t *res
   }
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
+    _Pragma("GCC unroll 8")
     for (int j = 0; j < 8; j++) {
       int32_t w = (int32_t)c[i + j].i; /* dtype_fit of an int32: wrap to 32 bits */
       memcpy(b + 4 * (i + j), &w, 4);
@@ -648,14 +662,55 @@ static void lanes_store(Dtype t, const Cell *restrict c, int64_t n, uint8_t *res
   }
 }
 
+/* mem_range_defined and mem_set_defined(.., true) for the fast handlers,
+ * inline for their common spans: inside one shadow byte (a scalar; bit i
+ * of shadow byte k is byte 8k + i) or eight whole shadow bytes (16 int32
+ * lanes). */
+static bool span_defined(const Region *g, int64_t off, int64_t n) {
+  if (n > 0 && (off & 7) + n <= 8) {
+    unsigned m = ((1u << n) - 1u) << (off & 7);
+    return (g->defined[off >> 3] & m) == m;
+  }
+  if (n == 64 && !(off & 7)) {
+    uint64_t w;
+    memcpy(&w, g->defined + (off >> 3), 8);
+    return w == UINT64_MAX;
+  }
+  return mem_range_defined(g, off, n);
+}
+
+static void span_set_defined(Region *g, int64_t off, int64_t n) {
+  if (n > 0 && (off & 7) + n <= 8) g->defined[off >> 3] |= (uint8_t)(((1u << n) - 1u) << (off & 7));
+  else if (n == 64 && !(off & 7)) memcpy(g->defined + (off >> 3), &(uint64_t){UINT64_MAX}, 8);
+  else if (!((off | n) & 7) && n < 64) /* whole shadow bytes, fewer */
+    for (int64_t i = off >> 3; i < (off + n) >> 3; i++) g->defined[i] = 0xff;
+  else mem_set_defined(g, off, n, true);
+}
+
 /* The region and first byte of a dense compiled view, or NULL: the fast
- * memory forms need races and tracing off (both want the general EV). */
+ * memory forms need tracing off (it wants the general EV). */
 static Region *fast_span(Eng *E, Sc *s, const Instr *in, int64_t *base) {
   const CView *cv = &E->cview[in->view];
-  if (E->rd || E->trace || cv->shape.n <= 0 || cv->shape.dense < cv->shape.n || !eng_cview_base(s, cv, base)) return NULL;
-  int ref = cv->shape.vd->ref->index;
-  if (!s->rg[ref]) s->rg[ref] = mem_region(&E->r->mem, ref, s->core, s->subcore); /* instances stay put during a run */
-  return s->rg[ref];
+  if (!cv->dense || E->trace || !eng_cview_base(s, cv, base)) return NULL;
+  Region *g = s->rg[cv->ref];
+  if (!g) g = s->rg[cv->ref] = mem_region(&E->r->mem, cv->ref, s->core, s->subcore); /* instances stay put during a run */
+  return g;
+}
+
+/* The race detector's access over a fast handler's dense span, as
+ * eng_race_open opens it for the same view: the general handler takes it
+ * (race_open) when the span may race and the handler declines, so the
+ * access is opened once either way and the element walk reports as always. */
+static uint32_t fast_race_open(Eng *E, Sc *s, const Instr *in, bool write, int64_t base, int64_t bytes) {
+  RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, false, -1, base, base + bytes};
+  return race_begin(E->rd, &a, s->idx);
+}
+/* A masked access opens no span (x_store's race_open with no view). */
+#define NO_SPAN 0, 0
+
+static bool fast_decline(Eng *E, uint32_t tag) {
+  E->pretag = tag, E->pretag_set = true;
+  return false;
 }
 
 /* FK_VLOAD: x_load (a vector or scalar load) without a mask through load_all's dense path. */
@@ -666,12 +721,14 @@ static bool fast_vload(Eng *E, Sc *s, const Instr *in) {
   const EV *sh = &E->cview[in->view].shape;
   Dtype t = sh->dt[1];
   int64_t n = sh->n, bytes = n * E->dsize[t];
+  uint32_t tag;
+  if (E->rd && (tag = fast_race_open(E, s, in, false, base, bytes)) && !race_span(E->rd, tag, g, base, bytes)) return fast_decline(E, tag);
   Value *o = &s->tmp;
   eng_shape(o, t, sh->rank[1], sh->lvl[1]);
   lanes_load(t, g->bytes + base, n, o->v);
-  if (mem_range_defined(g, base, bytes)) eng_defs_set(o->def, n);
+  if (span_defined(g, base, bytes)) eng_defs_set(o->def, n);
   else
-    for (int64_t i = 0; i < n; i++) o->def[i] = mem_range_defined(g, base + i * E->dsize[t], E->dsize[t]);
+    for (int64_t i = 0; i < n; i++) o->def[i] = span_defined(g, base + i * E->dsize[t], E->dsize[t]);
   eng_swap_in(s, in->d);
   log_value(E, s, in, in->log, &s->reg[in->d]);
   bool scalar = in->op == I_LOAD;
@@ -694,11 +751,11 @@ static bool fast_vstore(Eng *E, Sc *s, const Instr *in) {
   Region *g = fast_span(E, s, in, &base);
   if (!g) return false;
   int64_t bytes = n * E->dsize[t];
+  uint32_t tag = 0;
+  if (E->rd && (tag = fast_race_open(E, s, in, true, base, bytes)) && !race_span_clean(E->rd, tag, g, base, bytes)) return fast_decline(E, tag);
   lanes_store(t, x->v, n, g->bytes + base);
-  if (!((base | bytes) & 7) && bytes <= 64) /* whole shadow bytes, at most 8 */
-    for (int64_t i = base >> 3; i < (base + bytes) >> 3; i++) g->defined[i] = 0xff;
-  else
-    mem_set_defined(g, base, bytes, true);
+  span_set_defined(g, base, bytes);
+  if (tag) race_span_record(E->rd, tag, g, base, bytes); /* after the write, as x_store */
   if (in->log && !E->no_log) {
     Value *after = &s->tmp2;
     eng_shape(after, t, sh->rank[1], sh->lvl[1]);
@@ -710,17 +767,6 @@ static bool fast_vstore(Eng *E, Sc *s, const Instr *in) {
   count_access(E, sh->vd->ref->space, bytes, true);
   prof_bytes(E, bytes);
   return true;
-}
-
-/* The instruction's specialised handler; false: it declined. */
-static bool run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
-  switch ((FastKind)k) {
-  case FK_BIN_I32: return fast_binary(E, s, in);
-  case FK_VLOAD: return fast_vload(E, s, in);
-  case FK_VSTORE: return fast_vstore(E, s, in);
-  case FK_NONE: break;
-  }
-  return false;
 }
 
 /* ---- duplicate offsets of a non-add scatter (SPEC §7.7) ---------------- */
@@ -1630,11 +1676,149 @@ static int x_assert(Eng *E, Sc *s, const Instr *in) {
   return X_FAULT;
 }
 
+/* A register holding a defined int32/int64 scalar (eng_int_reg's common
+ * case, without its fault). */
+static inline bool int_now(const Sc *s, int r, int64_t *out) {
+  const Value *w = &s->reg[r];
+  if (!s->written[r] || w->n != 1 || !w->def[0] || !int_dtype(w->dtype)) return false;
+  *out = w->v[0].i;
+  return true;
+}
+
+/* FK_ENDFOR: x_control's scf.yield when its counter, bound and step are
+ * defined integer scalars; -1 (declined) otherwise. */
+static int fast_endfor(Sc *s, const Instr *in) {
+  int64_t a, hi, step, next;
+  if (!int_now(s, in->d, &a) || !int_now(s, in->b, &hi) || !int_now(s, in->c, &step)) return -1;
+  if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
+  Value *d = &s->reg[in->d];
+  d->dtype = DT_INT64, d->rank = 0, d->v[0].i = next; /* eng_scalar of a one-lane register, full width */
+  return s->pc = in->target, X_BLOCKED + 1;
+}
+
+/* The defined flags of the n elements of t from byte base of g (as
+ * load_all gives them). */
+static void span_defs(const Eng *E, const Region *g, int64_t base, Dtype t, int64_t n, uint8_t *def) {
+  int64_t es = E->dsize[t];
+  if (span_defined(g, base, n * es)) eng_defs_set(def, n);
+  else
+    for (int64_t i = 0; i < n; i++) def[i] = span_defined(g, base + i * es, es);
+}
+
+/* A bool mask of n lanes, every one defined (mask_of and its fits check
+ * pass), that is not the result register. */
+static const Value *fast_mask(const Sc *s, const Instr *in, int64_t n) {
+  if (in->mask == in->d || !s->written[in->mask]) return NULL;
+  const Value *m = &s->reg[in->mask];
+  return m->dtype == DT_BOOL && m->n == n && eng_defs_all(m->def, n) ? m : NULL;
+}
+
+/* FK_VLOAD_M: x_load's masked (expanding) vector load of a compiled view:
+ * the view read whole into the second scratch value, its elements moved
+ * to the mask's lanes as the general loop moves them.  The masked
+ * handlers stay out of line: inlined into the dispatch, they cost every
+ * other instruction registers. */
+static __attribute__((noinline)) bool fast_vload_masked(Eng *E, Sc *s, const Instr *in) {
+  const EV *sh = &E->cview[in->view].shape;
+  Dtype t = sh->dt[1];
+  int64_t n = sh->n, bytes = n * E->dsize[t], base;
+  const Value *m = fast_mask(s, in, n);
+  Region *g = m ? fast_span(E, s, in, &base) : NULL;
+  if (!g) return false;
+  uint32_t tag;
+  if (E->rd && (tag = fast_race_open(E, s, in, false, base, bytes)) && !race_span(E->rd, tag, g, base, bytes)) return fast_decline(E, tag);
+  Value *mem = &s->tmp2, *d = &s->reg[in->d];
+  eng_shape(mem, t, sh->rank[1], sh->lvl[1]);
+  lanes_load(t, g->bytes + base, n, mem->v);
+  span_defs(E, g, base, t, n, mem->def);
+  val_shape(d, sh->vd->ref->dtype, mem->rank, mem->shape); /* undefined but where the mask puts an element */
+  for (int64_t i = 0, k = 0; i < n; i++) {
+    if (!m->v[i].i) continue;
+    int64_t src = in->flags & IF_ELEM_P ? i : k, dst = in->flags & IF_LANE_K ? k : i; /* isa.h ISA_FLAGS */
+    d->v[dst] = mem->v[src];
+    d->def[dst] = mem->def[src];
+    k++;
+  }
+  set_reg(s, in->d);
+  log_value(E, s, in, in->log, d);
+  s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
+  s->ready[in->d] = s->t + (uint64_t)cp(E)->vmem_latency_cycles;
+  count_access(E, sh->vd->ref->space, bytes, false);
+  prof_bytes(E, bytes);
+  return true;
+}
+
+/* FK_VSTORE_M: x_store's masked (compressing) int32 store of a compiled
+ * view, no conversion: each element the mask selects written or, from an
+ * undefined lane, left undefined, as the general loop does; races only
+ * when the access is not recorded (a lone subcore), else the general loop
+ * takes the access. */
+static __attribute__((noinline)) bool fast_vstore_masked(Eng *E, Sc *s, const Instr *in) {
+  const EV *sh = &E->cview[in->view].shape;
+  Dtype t = sh->dt[1];
+  int64_t n = sh->n, base;
+  if (t != DT_INT32 || !s->written[in->a]) return false;
+  const Value *x = &s->reg[in->a], *m = fast_mask(s, in, n);
+  if (!m || x->dtype != t || (x->n != n && x->n != 1)) return false;
+  Region *g = fast_span(E, s, in, &base);
+  if (!g) return false;
+  uint32_t tag;
+  if (E->rd && (tag = fast_race_open(E, s, in, true, NO_SPAN))) return fast_decline(E, tag);
+  for (int64_t i = 0, k = 0; i < n; i++) {
+    if (!m->v[i].i) continue;
+    int64_t lane = in->flags & IF_LANE_K ? k : i, elem = in->flags & IF_ELEM_P ? i : k; /* isa.h ISA_FLAGS */
+    k++;
+    int64_t xi = x->n == 1 ? 0 : lane, off = base + 4 * elem;
+    if (!x->def[xi]) { /* SPEC §10.1: not a fault */
+      mem_set_defined(g, off, 4, false);
+      continue;
+    }
+    int32_t w = (int32_t)x->v[xi].i;
+    memcpy(g->bytes + off, &w, 4);
+    span_set_defined(g, off, 4);
+  }
+  int64_t bytes = n * E->dsize[t];
+  if (in->log && !E->no_log) {
+    Value *after = &s->tmp2;
+    eng_shape(after, t, sh->rank[1], sh->lvl[1]);
+    lanes_load(t, g->bytes + base, n, after->v);
+    span_defs(E, g, base, t, n, after->def);
+    log_value(E, s, in, in->log, after);
+  }
+  s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
+  count_access(E, sh->vd->ref->space, bytes, true);
+  prof_bytes(E, bytes);
+  return true;
+}
+
+/* The instruction's specialised handler: its X_ status, or -1 when it declined. */
+static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
+  switch ((FastKind)k) {
+  case FK_BIN_I32: return fast_binary(E, s, in) ? X_OK : -1;
+  case FK_VLOAD: return fast_vload(E, s, in) ? X_OK : -1;
+  case FK_VSTORE: return fast_vstore(E, s, in) ? X_OK : -1;
+  case FK_ENDFOR: return fast_endfor(s, in);
+  case FK_VLOAD_M: return fast_vload_masked(E, s, in) ? X_OK : -1;
+  case FK_VSTORE_M: return fast_vstore_masked(E, s, in) ? X_OK : -1;
+  case FK_NONE: break;
+  }
+  return -1;
+}
+
 /* Executes s's instruction at pc: X_OK (advance), X_BLOCKED (retry later),
  * X_BLOCKED + 1 (pc already set by a jump), X_FAULT. */
+static __attribute__((noinline)) int execute_general(Eng *E, Sc *s, const Instr *in);
+
 static int execute(Eng *E, Sc *s, const Instr *in) {
   uint8_t k = E->fast[E->cur];
-  if (k && run_fast(E, s, in, k)) return X_OK;
+  int st;
+  if (k && (st = run_fast(E, s, in, k)) >= 0) return st;
+  return execute_general(E, s, in);
+}
+
+/* The general handlers, out of line so that the specialised ones keep
+ * the dispatch's registers. */
+static int execute_general(Eng *E, Sc *s, const Instr *in) {
   switch (in->op) {
   case I_CONST: case I_COORD: case I_IOTA: case I_CAST: case I_BROADCAST:
   case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: return x_misc_value(E, s, in) ? X_OK : X_FAULT;
@@ -1800,43 +1984,54 @@ static void limit_fault(Eng *E, Sc *s, const Instr *in, const char *what, uint64
 }
 
 
-/* Issues s's next instruction at its cycle; false when the run stops. */
-static bool issue(Eng *E, Sc *s) {
-  const Instr *in = &E->c->code[s->pc];
-  uint64_t t0 = s->t;
-  s->t = operands_ready(E, s, s->pc); /* only a load's result is ready after its instruction ends */
-  E->cur = s->pc;
-  if (s->t > t0) {
-    E->r->stats.sub[s->idx].stall_load += s->t - t0;
-    if (E->prof) E->prof[s->pc].stall_load += s->t - t0;
-  }
-  s->cost = 0;
-  int st = execute(E, s, in);
-  if (E->rd) race_done(E->rd);
-  if (st == X_FAULT) return false;
-  if (st == X_BLOCKED) {
-    s->blocked = block_kind(in->op);
-    s->block_start = s->t;
-    if (!s->waiting) s->waiting = true, s->wait_kind = s->blocked, s->wait_start = s->t;
-    return true;
-  }
-  if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps */
-  if (E->origin) eng_origin_note(E, s, in);
-  if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
-  uint8_t f = E->op_start[E->cur];
-  if (in->d >= 0 && !(f & OPF_LOAD)) s->ready[in->d] = s->t + s->cost;
-  s->t += s->cost;
-  SubStats *ss = &E->r->stats.sub[s->idx];
-  ss->busy += s->cost;
-  ss->instructions++;
-  if (E->prof) E->prof[E->cur].instructions++, E->prof[E->cur].issue += s->cost;
-  if (st == X_OK) s->pc++;
-  if (f & OPF_WAKE) unblock_all(E, s->t);
+/* s blocked at its instruction: it retries when released. */
+static void issue_blocked(Sc *s, const Instr *in) {
+  s->blocked = block_kind(in->op);
+  s->block_start = s->t;
+  if (!s->waiting) s->waiting = true, s->wait_kind = s->blocked, s->wait_start = s->t;
+}
+
+/* The run limits, checked after every instruction (in this order: the
+ * first that fails is the fault). */
+static void issue_limits(Eng *E, Sc *s, const Instr *in, uint8_t f) {
   if ((f & OPF_START) && ++E->r->ops > E->max_ops)
     limit_fault(E, s, in, "the run executed more than %llu operations (--max-ops)", E->max_ops);
   if (s->t > E->cycle_cap) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
-  if (E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
-  if (E->rd && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
+  if ((f & OPF_LOGS) && E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
+  /* the shadow grows only in instructions that reach the detector (a DMA's landing does not) */
+  if (E->rd && !(f & OPF_REGS) && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
+}
+
+/* Issues s's next instruction at its cycle; false when the run stops. */
+static bool issue(Eng *E, Sc *s) {
+  int pc = s->pc;
+  const Instr *in = &E->code[pc];
+  uint64_t t0 = s->t, tr = operands_ready(E, s, pc); /* only a load's result is ready after its instruction ends */
+  E->cur = pc;
+  if (tr > t0) {
+    s->t = tr;
+    E->r->stats.sub[s->idx].stall_load += tr - t0;
+    if (E->prof) E->prof[pc].stall_load += tr - t0;
+  }
+  s->cost = 0;
+  int st = execute(E, s, in);
+  uint8_t f = E->op_start[pc];
+  if (E->rd && !(f & OPF_REGS)) race_done(E->rd);
+  if (st == X_FAULT) return false;
+  if (st == X_BLOCKED) return issue_blocked(s, in), true;
+  if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps */
+  if (E->origin) eng_origin_note(E, s, in);
+  if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
+  uint64_t cost = s->cost, t1 = s->t + cost;
+  if (in->d >= 0 && !(f & OPF_LOAD)) s->ready[in->d] = t1;
+  s->t = t1;
+  SubStats *ss = s->stats;
+  ss->busy += cost;
+  ss->instructions++;
+  if (E->prof) E->prof[pc].instructions++, E->prof[pc].issue += cost;
+  if (st == X_OK) s->pc = pc + 1;
+  if (f & OPF_WAKE) unblock_all(E, t1);
+  issue_limits(E, s, in, f);
   return !E->r->faulted;
 }
 
@@ -1869,8 +2064,8 @@ static void engine_schedule(Eng *E) {
         break;
       }
       if (!issue(E, s)) return;
-    } while (!s->blocked && s->t < limit && !s->done && !any_unblocked(E));
-    eng_ring_settle(E, true);
+    } while (!s->blocked && s->t < limit && !any_unblocked(E)); /* done is set only above */
+    eng_ring_ran(E, s);
   }
 }
 
@@ -1930,6 +2125,16 @@ static void prof_lines(Eng *E) {
   E->prof = NULL;
 }
 
+/* The instructions whose handlers (x_misc_value, x_binary, x_unary,
+ * x_select, x_control) touch no memory. */
+static bool regs_only(Opcode op) {
+  static const Opcode regs[] = {I_CONST, I_COORD,  I_IOTA,   I_CAST,   I_BROADCAST, I_FROM_ELEMENTS,    I_EXTRACT, I_MOV,
+                                I_BINARY, I_UNARY, I_SELECT, I_MINMAX, I_FOR,       I_ENDFOR, I_BRANCH_IF_FALSE, I_JUMP};
+  for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++)
+    if (op == regs[i]) return true;
+  return false;
+}
+
 /* --max-ops counts program operations, as the reference does: an operation
  * is counted when its first instruction in the code runs (a loop's back
  * edge and the rest of its instructions do not count again); an instruction
@@ -1947,6 +2152,8 @@ static uint8_t *op_starts(const Code *c) {
     start[i] = id < 0 || !seen[id] || (in->op == I_JUMP && in->target <= i) ? OPF_START : 0;
     if (is_load(in->op)) start[i] |= OPF_LOAD;
     if (in->op == I_SEM_SIGNAL || in->op == I_BARRIER) start[i] |= OPF_WAKE;
+    if (regs_only(in->op)) start[i] |= OPF_REGS;
+    if (in->log) start[i] |= OPF_LOGS;
     if (id >= 0) seen[id] = 1;
   }
   free(seen);
@@ -1979,6 +2186,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   for (int i = 0; ok && i < E->nsub; i++) {
     Sc *s = &E->sc[i];
     s->idx = i;
+    s->stats = &out->stats.sub[i];
     s->core = i / (int)p->mesh_subcores;
     s->subcore = i % (int)p->mesh_subcores;
     bool scalar = run_is_scalar_sub(p, s->subcore); /* an mpmd kernel: the scalar subcore runs the second part */
@@ -2038,7 +2246,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   clock_t host0 = clock();
   Eng E;
   memset(&E, 0, sizeof E);
-  E.p = p, E.c = c, E.r = out;
+  E.p = p, E.c = c, E.code = c->code, E.r = out;
   E.free_dma = -1;
   E.nsub = (int)(p->mesh_cores * p->mesh_subcores);
   E.max_ops = lim && lim->max_ops ? lim->max_ops : RUN_DEFAULT_MAX_OPS;

@@ -129,6 +129,8 @@ static void compile_view(const VDesc *vd, CView *cv) {
     cv->maxstart[d] = cv->dim[d] - 1 - span;
     if (cv->maxstart[d] < 0) cv->quick = false; /* no start fits: the full path names the index */
   }
+  cv->dense = cv->quick && ev->n > 0 && ev->dense >= ev->n;
+  cv->ref = vd->ref->index;
 }
 
 static bool is_cmp(ExprOp op) { return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
@@ -148,6 +150,10 @@ static uint8_t fast_kind(const Eng *E, const Instr *in) {
   if (in->op == I_BINARY && bin_i32(in)) return FK_BIN_I32;
   if ((in->op == I_VLOAD || in->op == I_LOAD) && plain) return FK_VLOAD;
   if ((in->op == I_VSTORE || in->op == I_STORE) && plain && !in->add) return FK_VSTORE;
+  if (in->op == I_ENDFOR) return FK_ENDFOR;
+  bool masked = in->mask >= 0 && in->view >= 0 && E->cview[in->view].on;
+  if (in->op == I_VLOAD && masked) return FK_VLOAD_M;
+  if (in->op == I_VSTORE && masked && !in->add) return FK_VSTORE_M;
   return FK_NONE;
 }
 

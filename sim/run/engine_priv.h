@@ -19,7 +19,13 @@
 #define MAX_PARTS 16
 
 /* Eng.op_start bits, per instruction. */
-enum { OPF_START = 1, OPF_LOAD = 2 /* its result is ready after the latency, not its issue */, OPF_WAKE = 4 /* a signal or barrier */ };
+enum {
+  OPF_START = 1,
+  OPF_LOAD = 2, /* its result is ready after the latency, not its issue */
+  OPF_WAKE = 4, /* a signal or barrier */
+  OPF_REGS = 8, /* it reads and writes registers only: it opens no race-detector access (race_done has nothing to close) */
+  OPF_LOGS = 16, /* it may log (Instr.log): the run's log bytes change only in such an instruction (the reference is pumped from the engine's events) */
+};
 
 typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
 
@@ -46,6 +52,7 @@ typedef struct {
   uint64_t wait_start;
   Value tmp;           /* scratch: results are built here, then swapped in */
   Value tmp2;          /* scratch of engine.c: a masked load's elements, a store's logged contents */
+  SubStats *stats;     /* its RunResult.stats.sub entry */
 } Sc;
 
 /* What a DMA does when its last byte lands.  Records are recycled: a
@@ -67,6 +74,7 @@ typedef struct {
 typedef struct {
   const Program *p;
   const Code *c;
+  const Instr *code;  /* c->code */
   RunResult *r;
   Sc *sc;
   int nsub;
@@ -101,6 +109,7 @@ typedef struct {
   int64_t group_bytes;     /* the bytes of one issue slot of a vector op (num_lanes 32-bit words) */
   uint8_t *fast;      /* per instruction: its FastKind (engine_decode.c) */
   int *ring, nring, head; /* engine_sched.c: the runnable subcores sorted by (cycle, index) */
+  int ring_mask;      /* the ring's size (a power of two, at least nsub) less one */
   int *woken, nwoken; /* subcores released from a block, to join the ring */
   int64_t bank_hits[256]; /* an indexed access's lanes per VMEM bank (zero but for the banks in bank_used) */
   uint8_t bank_used[256];
@@ -113,6 +122,8 @@ typedef struct {
   int64_t caphits;
   ProfLine *prof;    /* per instruction, summed into Stats.prof at the end; NULL unless profiled */
   int cur;           /* the instruction being executed (its index in the code) */
+  uint32_t pretag;   /* the race access a declining specialised handler opened, for the general one (pretag_set) */
+  bool pretag_set;
   int64_t *spans;    /* tracing: the (offset, bytes) pairs the access touched */
   int64_t nspans, capspans;
   bool track_origins;
@@ -164,6 +175,8 @@ typedef struct CView {
    * or a step below 1 makes that not so: those views take the full path). */
   bool quick;
   int64_t maxstart[MAX_RANK];
+  bool dense;               /* the fast handlers' form: quick, and its elements (at least one) dense from the base */
+  int ref;                  /* its ref's index */
 } CView;
 
 static inline bool eng_cview_base(const Sc *s, const CView *cv, int64_t *base) {
@@ -200,13 +213,17 @@ typedef struct DmaQueue {
  * its static form (op, dtypes, mask, a compiled view).  engine.c runs it
  * first; it declines, having changed nothing, when a run-time condition of
  * its fast form fails (an operand's dtype or lanes, an undefined lane, a
- * start outside the ref, races or a trace on), and the general handler
- * then runs the instruction as always, faults included. */
+ * start outside the ref, a span that may race, a trace on), and the
+ * general handler then runs the instruction as always, faults included
+ * (a race access the handler opened is handed over: Eng.pretag). */
 typedef enum {
   FK_NONE,
   FK_BIN_I32,  /* arith.binary of int32 operands into int32 (or a comparison into bool) */
   FK_VLOAD,    /* an unmasked vector_load or memref.load of a compiled view */
   FK_VSTORE,   /* an unmasked, non-add vector_store or memref.store of a compiled view */
+  FK_ENDFOR,   /* scf.yield */
+  FK_VLOAD_M,  /* a masked vector_load of a compiled view */
+  FK_VSTORE_M, /* a masked, non-add vector_store of a compiled view */
 } FastKind;
 
 /* ---- engine_decode.c ---- */
@@ -216,11 +233,39 @@ void eng_decode_free(Eng *E);
 /* ---- engine_sched.c ---- */
 bool eng_ring_init(Eng *E);
 void eng_ring_fill(Eng *E);
+void eng_ring_free(Eng *E);
+/* The scheduler calls these once per turn (with subcores in step, once per
+ * instruction), so the common cases are inline. */
+static inline bool eng_ring_before(const Eng *E, int a, int b) {
+  const Sc *x = &E->sc[a], *y = &E->sc[b];
+  return x->t < y->t || (x->t == y->t && x->idx < y->idx);
+}
+static inline int eng_ring_at(const Eng *E, int k) { return E->ring[(E->head + k) & E->ring_mask]; }
 /* The earliest runnable subcore (NULL when none) and, in *second, the
  * earliest cycle of the other runnable ones (UINT64_MAX when none). */
-Sc *eng_ring_top(const Eng *E, uint64_t *second);
-void eng_ring_settle(Eng *E, bool ran);
-void eng_ring_free(Eng *E);
+static inline Sc *eng_ring_top(const Eng *E, uint64_t *second) {
+  *second = E->nring > 1 ? E->sc[eng_ring_at(E, 1)].t : UINT64_MAX;
+  return E->nring ? &E->sc[eng_ring_at(E, 0)] : NULL;
+}
+void eng_ring_settle_all(Eng *E, bool ran);
+/* After the head ran (ran: true) or a DMA event: the head leaves, and goes
+ * back in at its new cycle unless it is done or blocked; the released join. */
+static inline void eng_ring_settle(Eng *E, bool ran) { eng_ring_settle_all(E, ran); }
+/* eng_ring_settle after the head s ran, inline for the common turn: nobody
+ * released, and s, still runnable, belongs at the tail (it is not before
+ * the tail's subcore: it moves to the slot after the tail). */
+static inline void eng_ring_ran(Eng *E, const Sc *s) {
+  int n = E->nring, h = E->head, m = E->ring_mask;
+  if (n > 1 && !E->nwoken && !s->done && !s->blocked) {
+    const Sc *last = &E->sc[E->ring[(h + n - 1) & m]];
+    if (s->t > last->t || (s->t == last->t && s->idx > last->idx)) {
+      E->ring[(h + n) & m] = s->idx;
+      E->head = (h + 1) & m;
+      return;
+    }
+  }
+  eng_ring_settle_all(E, true);
+}
 
 /* ---- engine_scan.c ---- */
 bool eng_scan(Eng *E, Sc *s, const Instr *in);
@@ -256,7 +301,7 @@ static inline void eng_swap_in(Sc *s, int r) {
   d->v = t->v, d->def = t->def, d->cap = t->cap;
   t->v = v, t->def = def, t->cap = cap;
   d->dtype = t->dtype, d->rank = t->rank, d->n = t->n;
-  for (int k = 0; k < t->rank; k++) d->shape[k] = t->shape[k]; /* the entries in use: a whole-array copy is a rep movs */
+  memcpy(d->shape, t->shape, sizeof d->shape); /* a fixed size: a few moves (a loop over the rank becomes a libc call) */
   s->written[r] = 1;
 }
 /* Defined flags (one byte a lane, 0 or 1) a word at a time: the lanes of
@@ -264,11 +309,22 @@ static inline void eng_swap_in(Sc *s, int r) {
 #define ENG_DEFS_ONE 0x0101010101010101ull
 static inline void eng_defs_set(uint8_t *d, int64_t n) {
   uint64_t w = ENG_DEFS_ONE;
+  if (n == 16) { /* 16 lanes: two words (the compiler makes the loop below a memset call) */
+    memcpy(d, &w, 8);
+    memcpy(d + 8, &w, 8);
+    return;
+  }
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) memcpy(d + i, &w, 8);
   for (; i < n; i++) d[i] = 1;
 }
 static inline void eng_defs_copy(uint8_t *restrict d, const uint8_t *restrict src, int64_t n) {
+  if (n == 16) { /* as eng_defs_set */
+    uint64_t w[2];
+    memcpy(w, src, 16);
+    memcpy(d, w, 16);
+    return;
+  }
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
@@ -301,7 +357,9 @@ static inline void eng_shape(Value *v, Dtype t, int rank, const int64_t *shape) 
   }
   v->dtype = t;
   v->rank = rank;
-  for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
+  if (rank == 1) v->shape[0] = shape[0]; /* the common vector, without the loop's libc call */
+  else
+    for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
   v->n = n;
 }
 /* val_scalar without its general shape handling. */

@@ -12,13 +12,10 @@
 
 #include <stdlib.h>
 
-static bool before(const Eng *E, int a, int b) {
-  const Sc *x = &E->sc[a], *y = &E->sc[b];
-  return x->t < y->t || (x->t == y->t && x->idx < y->idx);
-}
+static bool before(const Eng *E, int a, int b) { return eng_ring_before(E, a, b); }
 
-static int slot(const Eng *E, int k) { return (E->head + k) % E->nsub; }
-static int at(const Eng *E, int k) { return E->ring[slot(E, k)]; }
+static int slot(const Eng *E, int k) { return (E->head + k) & E->ring_mask; }
+static int at(const Eng *E, int k) { return eng_ring_at(E, k); }
 
 /* sub joins the ring at its place, searched from the tail. */
 static void insert(Eng *E, int sub) {
@@ -31,7 +28,10 @@ static void insert(Eng *E, int sub) {
 }
 
 bool eng_ring_init(Eng *E) {
-  E->ring = malloc(sizeof *E->ring * (size_t)(E->nsub ? E->nsub : 1));
+  int cap = 1;
+  while (cap < E->nsub) cap *= 2; /* a power of two: positions by a mask */
+  E->ring_mask = cap - 1;
+  E->ring = malloc(sizeof *E->ring * (size_t)cap);
   E->woken = malloc(sizeof *E->woken * (size_t)(E->nsub ? E->nsub : 1));
   E->nring = E->head = E->nwoken = 0;
   return E->ring && E->woken;
@@ -44,14 +44,8 @@ void eng_ring_fill(Eng *E) {
     if (!E->sc[i].done && !E->sc[i].blocked) insert(E, i);
 }
 
-Sc *eng_ring_top(const Eng *E, uint64_t *second) {
-  *second = E->nring > 1 ? E->sc[at(E, 1)].t : UINT64_MAX;
-  return E->nring ? &E->sc[at(E, 0)] : NULL;
-}
-
-/* After the head ran (ran: true) or a DMA event: the head leaves, and goes
- * back in at its new cycle unless it is done or blocked; the released join. */
-void eng_ring_settle(Eng *E, bool ran) {
+/* eng_ring_settle's general case (engine_priv.h). */
+void eng_ring_settle_all(Eng *E, bool ran) {
   if (ran && E->nring) {
     int sub = at(E, 0);
     E->head = slot(E, 1), E->nring--;

@@ -26,6 +26,8 @@ struct Stream {
   int nsub, max_list;
   SubQ *sq;
   RunResult *run[2];
+  const bool *fault[2]; /* run[side]->faulted, or a false of its own before attach */
+  bool never;
   bool closed[2];
   uint64_t matched, mismatched;
   uint64_t held, peak;
@@ -35,6 +37,11 @@ struct Stream {
 };
 
 static bool faulted(const Stream *st, int side) { return st->run[side] && st->run[side]->faulted; }
+/* Whether either side faulted, or sits closed while side's event has no
+ * match waiting: one test of the flags below in the common case. */
+static bool unusual(const Stream *st, int side, bool waits) {
+  return *st->fault[0] || *st->fault[1] || (st->closed[!side] && !waits);
+}
 
 static uint64_t event_bytes(const Value *v) { return sizeof(Event) + (uint64_t)v->cap * (sizeof(Cell) + 1); }
 
@@ -42,6 +49,7 @@ Stream *stream_open(const Program *p, int nsub, int max_list) {
   Stream *st = calloc(1, sizeof *st);
   if (!st) abort();
   st->p = p, st->nsub = nsub, st->max_list = max_list;
+  st->fault[0] = st->fault[1] = &st->never;
   st->sq = calloc((size_t)(nsub ? nsub : 1), sizeof *st->sq);
   if (!st->sq) abort();
   for (int i = 0; i < nsub; i++) st->sq[i].extra_op = -1;
@@ -78,19 +86,23 @@ static SubBad *bad_of(Stream *st, SubQ *q) {
   return q->bad;
 }
 
-static void compare(Stream *st, int sub, const Event *ref, const Event *eng) {
-  if (verify_event_equal(ref, eng)) {
-    st->matched += (uint64_t)ref->val.n;
+/* The queued event o against side's (op, k, v), v read in place: the
+ * event it would make is built only for a difference. */
+static void compare(Stream *st, int sub, int side, const Event *o, int op, EventKind k, const Value *v) {
+  const Value *ref = side == STREAM_REF ? v : &o->val, *eng = side == STREAM_REF ? &o->val : v;
+  if (o->op == op && o->kind == k && verify_value_equal(ref, eng)) {
+    st->matched += (uint64_t)v->n;
     return;
   }
+  Event mine = {.op = op, .kind = k, .val = *v}; /* v itself, read only: no copy */
   SubBad *b = bad_of(st, &st->sq[sub]);
-  verify_event_pair(st->p, sub, ref, eng, &b->ok, &b->d, &b->st);
+  verify_event_pair(st->p, sub, side == STREAM_REF ? &mine : o, side == STREAM_REF ? o : &mine, &b->ok, &b->d, &b->st);
 }
 
 /* Drops what a queue holds: the other side will never match it. */
 static void drop_queue(Stream *st, SubQ *q) {
   if (q->n && q->extra_op < 0) q->extra_op = q->q[q->head].op;
-  for (int k = 0; k < q->n; k++) account(st, q->side, -(int64_t)event_bytes(&q->q[(q->head + k) % q->cap].val));
+  for (int k = 0; k < q->n; k++) account(st, q->side, -(int64_t)event_bytes(&q->q[(q->head + k) & (q->cap - 1)].val));
   q->head = q->n = 0;
 }
 
@@ -99,55 +111,65 @@ static void drop_queue(Stream *st, SubQ *q) {
 static void copy_value(Value *dst, const Value *src) {
   if (src->n > dst->cap) return val_copy(dst, src);
   dst->dtype = src->dtype, dst->rank = src->rank, dst->n = src->n;
-  for (int d = 0; d < src->rank; d++) dst->shape[d] = src->shape[d];
-  memcpy(dst->v, src->v, sizeof *src->v * (size_t)src->n);
-  memcpy(dst->def, src->def, (size_t)src->n);
+  memcpy(dst->shape, src->shape, sizeof dst->shape); /* fixed size: moves, no call */
+  if (src->n == 16) { /* the common vector, and below a scalar: fixed sizes again */
+    memcpy(dst->v, src->v, 16 * sizeof *src->v);
+    memcpy(dst->def, src->def, 16);
+  } else if (src->n == 1) {
+    dst->v[0] = src->v[0], dst->def[0] = src->def[0];
+  } else {
+    memcpy(dst->v, src->v, sizeof *src->v * (size_t)src->n);
+    memcpy(dst->def, src->def, (size_t)src->n);
+  }
 }
 
 static void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
-  if (q->n == q->cap) { /* grow the ring, keeping its order */
+  if (q->n == q->cap) { /* grow the ring, keeping its order (its size a power of two: positions by a mask) */
     int cap = q->cap ? q->cap * 2 : 16;
     Event *e = calloc((size_t)cap, sizeof *e);
     if (!e) abort();
-    for (int i = 0; i < q->cap; i++) e[i] = q->q[(q->head + i) % q->cap];
+    for (int i = 0; i < q->cap; i++) e[i] = q->q[(q->head + i) & (q->cap - 1)];
     free(q->q);
     q->q = e, q->cap = cap, q->head = 0;
   }
-  Event *e = &q->q[(q->head + q->n++) % q->cap];
+  Event *e = &q->q[(q->head + q->n++) & (q->cap - 1)];
   q->side = side;
   e->op = op, e->kind = k;
   copy_value(&e->val, v);
   account(st, side, (int64_t)event_bytes(&e->val));
 }
 
-static void stream_event(void *ctx, int side, int sub, int op, EventKind k, const Value *v) {
-  Stream *st = ctx;
-  SubQ *q = &st->sq[sub];
-  q->count[side]++;
+/* stream_event's cases but the common two (below). */
+static __attribute__((noinline)) void stream_rare(Stream *st, SubQ *q, int op) {
   if (faulted(st, STREAM_REF) || faulted(st, STREAM_ENG)) { /* a fault is the verdict: the logs are not judged */
     if (q->n) drop_queue(st, q);
     return;
   }
-  if (st->closed[!side] && !(q->n && q->side != side)) { /* nothing left to compare with */
-    if (q->extra_op < 0) q->extra_op = op;
-    return;
-  }
-  if (q->n && q->side != side) { /* the other side's matching event waits: compare, drop */
+  if (q->extra_op < 0) q->extra_op = op; /* the other side closed: nothing left to compare with */
+}
+
+static __attribute__((noinline)) void stream_pump(Stream *st, int sub) {
+  st->pumping = true;
+  st->pump(st->ctx, sub);
+  st->pumping = false;
+}
+
+static void stream_event(void *ctx, int side, int sub, int op, EventKind k, const Value *v) {
+  Stream *st = ctx;
+  SubQ *q = &st->sq[sub];
+  q->count[side]++;
+  bool waits = q->n && q->side != side; /* the other side's matching event */
+  if (unusual(st, side, waits)) return stream_rare(st, q, op);
+  if (waits) { /* compare, drop */
     Event *o = &q->q[q->head];
-    Event in_place = {.op = op, .kind = k, .val = *v}; /* v itself, read only: no copy */
-    const Event *mine = &in_place;
-    compare(st, sub, side == STREAM_REF ? mine : o, side == STREAM_REF ? o : mine);
+    compare(st, sub, side, o, op, k, v);
     account(st, !side, -(int64_t)event_bytes(&o->val));
-    q->head = (q->head + 1) % q->cap;
+    q->head = (q->head + 1) & (q->cap - 1);
     q->n--;
     return;
   }
   push(st, q, side, op, k, v);
-  if (side == STREAM_ENG && q->n >= STREAM_AHEAD && st->pump && !st->pumping) {
-    st->pumping = true;
-    st->pump(st->ctx, sub);
-    st->pumping = false;
-  }
+  if (side == STREAM_ENG && q->n >= STREAM_AHEAD && st->pump && !st->pumping) stream_pump(st, sub);
 }
 
 static void sink_ref(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_REF, sub, op, k, v); }
@@ -155,6 +177,7 @@ static void sink_eng(void *ctx, int sub, int op, EventKind k, const Value *v) { 
 
 void stream_attach(Stream *st, int side, RunResult *r) {
   st->run[side] = r;
+  st->fault[side] = &r->faulted;
   r->sink = side == STREAM_REF ? sink_ref : sink_eng;
   r->sink_ctx = st;
 }

@@ -86,27 +86,41 @@ static bool same_lane(Dtype xt, Cell x, Dtype yt, Cell y) {
   return alu_equal(xt, x, alu_convert(yt, xt, y));
 }
 
+/* Whether the first n cells and flags of x and y are bitwise equal: a
+ * scalar inline, the 16 flags of the common vector as two words (a libc
+ * call costs more than they) and its cells by memcmp (vectorised). */
+static bool same_bits(const Cell *a, const Cell *b, const uint8_t *da, const uint8_t *db, int64_t n) {
+  if (n == 1) return a[0].i == b[0].i && da[0] == db[0];
+  if (n != 16) return !memcmp(da, db, (size_t)n) && !memcmp(a, b, sizeof *a * (size_t)n);
+  uint64_t d0, d1, e0, e1;
+  memcpy(&d0, da, 8), memcpy(&d1, da + 8, 8), memcpy(&e0, db, 8), memcpy(&e1, db + 8, 8);
+  return !((d0 ^ e0) | (d1 ^ e1)) && !memcmp(a, b, 16 * sizeof *a);
+}
+
 /* Lanes i and i of x and y of one dtype: bitwise equal cells are the same
  * number for alu_equal too (a float equals itself, a NaN any NaN), so only
  * the lanes whose bits differ go to alu_equal. */
 static bool same_dtype_equal(const Value *x, const Value *y) {
   const Cell *a = x->v, *b = y->v;
   const uint8_t *da = x->def, *db = y->def;
+  if (same_bits(a, b, da, db, x->n)) return true;
   if (memcmp(da, db, (size_t)x->n)) return false; /* definedness is compared too (SPEC §10.1) */
-  if (!memcmp(a, b, sizeof *a * (size_t)x->n)) return true;
   bool fl = dtype_is_float(x->dtype);
   for (int64_t i = 0; i < x->n; i++)
     if (a[i].i != b[i].i && da[i] && (!fl || !alu_equal(x->dtype, a[i], b[i]))) return false;
   return true;
 }
 
-bool verify_event_equal(const Event *x, const Event *y) {
-  if (x->op != y->op || x->kind != y->kind || x->val.n != y->val.n) return false;
-  if (x->val.dtype == y->val.dtype) return same_dtype_equal(&x->val, &y->val);
-  for (int64_t i = 0; i < x->val.n; i++) /* definedness is compared too (SPEC §10.1) */
-    if (x->val.def[i] != y->val.def[i] || (x->val.def[i] && !same_lane(x->val.dtype, x->val.v[i], y->val.dtype, y->val.v[i])))
-      return false;
+bool verify_value_equal(const Value *x, const Value *y) {
+  if (x->n != y->n) return false;
+  if (x->dtype == y->dtype) return same_dtype_equal(x, y);
+  for (int64_t i = 0; i < x->n; i++) /* definedness is compared too (SPEC §10.1) */
+    if (x->def[i] != y->def[i] || (x->def[i] && !same_lane(x->dtype, x->v[i], y->dtype, y->v[i]))) return false;
   return true;
+}
+
+bool verify_event_equal(const Event *x, const Event *y) {
+  return x->op == y->op && x->kind == y->kind && verify_value_equal(&x->val, &y->val);
 }
 
 void verify_event_pair(const Program *p, int s, const Event *x, const Event *y, bool *ok, Diag *d, VerifyStats *st) {

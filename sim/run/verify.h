@@ -43,6 +43,8 @@ bool verify_runs(const Program *p, const RunResult *ref, const RunResult *eng, D
  * subcore's events, na in the reference and nb in the lowering, extra_op the
  * operation of the first event only one side has. */
 bool verify_event_equal(const Event *x, const Event *y);
+/* The values part of verify_event_equal (lanes, definedness; x the reference's). */
+bool verify_value_equal(const Value *x, const Value *y);
 void verify_event_pair(const Program *p, int sub, const Event *x, const Event *y, bool *ok, Diag *d, VerifyStats *st);
 void verify_event_counts(const Program *p, int sub, uint64_t na, uint64_t nb, int extra_op, bool *ok, Diag *d, VerifyStats *st);
 /* The end of verify_runs for logs compared elsewhere (logs_ok their
