@@ -77,6 +77,17 @@ typedef struct {
 } Deferred;
 #define MAX_DEFERRED 64
 
+/* A solo DMA's access, not yet a record: its tag is VIRTUAL | its index
+ * here, and the record is made (real) only if the DMA stops being solo
+ * (see defer). */
+typedef struct {
+  RaceAccess a;
+  int sub;
+  uint32_t real; /* the record made for it by settle, 0 before */
+} Virtual;
+#define MAX_VIRTUAL (2 * MAX_DEFERRED)
+#define VIRTUAL 0x80000000u
+
 struct RaceDetector {
   int nsub;
   uint32_t *vc;        /* nsub x nsub */
@@ -115,14 +126,15 @@ struct RaceDetector {
   int solo;            /* the DMA thread whose records wait in `deferred` (see defer), or -1 */
   Deferred deferred[MAX_DEFERRED];
   int ndeferred;
+  Virtual virt[MAX_VIRTUAL]; /* the accesses of the solo DMA (or of the last one) */
+  int nvirt;
 };
 
 /* A solo DMA's deferred records (see defer, below). */
 static void settle(RaceDetector *r);
 static void drop_deferred(RaceDetector *r);
 
-static void *grow(void *p, int *cap, int need, size_t size) {
-  if (need <= *cap) return p;
+static void *grow_to(void *p, int *cap, int need, size_t size) {
   int c = *cap ? *cap : 64;
   while (c < need) c *= 2;
   void *q = realloc(p, size * (size_t)c);
@@ -131,6 +143,10 @@ static void *grow(void *p, int *cap, int need, size_t size) {
   *cap = c;
   return q;
 }
+
+/* p with room for `need` elements; the test inline, as almost every call
+ * (one per access, record or list push) finds the room there already. */
+static inline void *grow(void *p, int *cap, int need, size_t size) { return need <= *cap ? p : grow_to(p, cap, need, size); }
 
 RaceDetector *race_new(int nsub, uint64_t max_shadow) {
   RaceDetector *r = calloc(1, sizeof *r);
@@ -197,7 +213,7 @@ int race_dma_start(RaceDetector *r, int sub) {
   d->wait_clock = 0;
   d->refs = 1;
   tick(r, sub);
-  if (r->nsub == 1 && !r->live) r->solo = k; /* the only thread besides its issuer (see defer) */
+  if (r->nsub == 1 && !r->live) r->solo = k, r->nvirt = 0; /* the only thread besides its issuer (see defer) */
   r->live++;
   return k;
 }
@@ -645,7 +661,11 @@ static bool lone_thread(const RaceDetector *r, const RaceAccess *a) { return r->
 
 uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) {
   if (!r || lone_thread(r, a)) return 0;
-  if (a->dma < 0 || a->dma != r->solo) settle(r); /* another thread: the solo DMA's records first */
+  if (a->dma >= 0 && a->dma == r->solo && r->nvirt < MAX_VIRTUAL) { /* no record unless it stops being solo */
+    r->virt[r->nvirt] = (Virtual){*a, sub, 0};
+    return VIRTUAL | (uint32_t)r->nvirt++;
+  }
+  settle(r); /* another thread (or too many accesses): the solo DMA's records first */
   return new_tag(r, a, sub);
 }
 
@@ -683,30 +703,31 @@ static bool walk_page(RaceDetector *r, const Region *g, Walk *w) {
  * anything else first makes them (settle), in order, so that the shadow is
  * then as if they had been made at once (the bytes have not changed: no
  * access came between).  A bounded list: a DMA with more pieces than it
- * holds is made ordinary there. */
+ * holds is made ordinary there.  Its accesses wait the same way: they
+ * take no record (a virtual tag, race_begin) unless settle needs one, so
+ * a solo DMA retired in time costs the detector no record at all. */
 static void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n);
 
-static bool solo_tag(const RaceDetector *r, uint32_t tag) { return r->solo >= 0 && r->acc[tag - 1].dma == r->solo; }
-
-static void flush_deferred(RaceDetector *r) {
-  for (int i = 0; i < r->ndeferred; i++) {
-    const Deferred *d = &r->deferred[i];
-    span_record(r, d->tag, d->g, d->off, d->n);
-    tag_unref(r, d->tag, 1);
-  }
-  r->ndeferred = 0;
-}
+/* While its DMA is solo, an access is virtual (see Virtual); after, a
+ * virtual tag stands for the record settle made for it. */
+static bool solo_tag(const RaceDetector *r, uint32_t tag) { return (tag & VIRTUAL) && r->solo >= 0; }
+static uint32_t real_tag(const RaceDetector *r, uint32_t tag) { return tag & VIRTUAL ? r->virt[tag & ~VIRTUAL].real : tag; }
 
 static void drop_deferred(RaceDetector *r) {
-  for (int i = 0; i < r->ndeferred; i++) tag_unref(r, r->deferred[i].tag, 1);
   r->ndeferred = 0;
   r->solo = -1;
 }
 
-/* Another thread acts, or the clocks move: the solo DMA's records are made. */
+/* Another thread acts, or the clocks move: the solo DMA's accesses become
+ * records, in the order they were opened, and its spans are recorded. */
 static void settle(RaceDetector *r) {
   if (r->solo < 0) return;
-  flush_deferred(r);
+  for (int i = 0; i < r->nvirt; i++) r->virt[i].real = new_tag(r, &r->virt[i].a, r->virt[i].sub);
+  for (int i = 0; i < r->ndeferred; i++) {
+    const Deferred *d = &r->deferred[i];
+    span_record(r, real_tag(r, d->tag), d->g, d->off, d->n);
+  }
+  r->ndeferred = 0;
   r->solo = -1;
 }
 
@@ -719,16 +740,16 @@ static void defer(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, i
   }
   if (r->ndeferred == MAX_DEFERRED) { /* too many pieces: an ordinary DMA from here on */
     settle(r);
-    span_record(r, tag, g, off, n);
+    span_record(r, real_tag(r, tag), g, off, n);
     return;
   }
-  tag_ref(r, tag, 1); /* the record stays while its span waits */
   r->deferred[r->ndeferred++] = (Deferred){tag, g, off, n};
 }
 
 bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n, RaceReport *rep) {
   if (!r || !tag) return true;
   if (solo_tag(r, tag)) return defer(r, tag, g, off, n), true;
+  tag = real_tag(r, tag);
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
   for (Walk w = walk_of(off, n); walk_page(r, g, &w);) {
@@ -750,6 +771,7 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
 
 bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
   if (!r || !tag || solo_tag(r, tag)) return true;
+  tag = real_tag(r, tag);
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
   for (Walk w = walk_of(off, n); walk_page(r, g, &w);)
@@ -763,7 +785,7 @@ bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off
 void race_span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
   if (!r || !tag) return;
   if (solo_tag(r, tag)) return defer(r, tag, g, off, n);
-  span_record(r, tag, g, off, n);
+  span_record(r, real_tag(r, tag), g, off, n);
 }
 
 static void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
@@ -777,7 +799,9 @@ static void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t 
 }
 
 void race_pre(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
-  if (!r || !tag || !r->acc[tag - 1].write || solo_tag(r, tag)) return; /* a solo DMA races with nothing */
+  if (!r || !tag || solo_tag(r, tag)) return; /* a solo DMA races with nothing */
+  tag = real_tag(r, tag);
+  if (!r->acc[tag - 1].write) return;
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
   for (Walk w = walk_of(off, n); walk_page(r, g, &w);)
