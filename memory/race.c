@@ -88,6 +88,27 @@ typedef struct {
 #define MAX_VIRTUAL (2 * MAX_DEFERRED)
 #define VIRTUAL 0x80000000u
 
+/* A run of equal states race_span_clean found: bytes [i, j) of pg, the
+ * page at offset base of its region. */
+typedef struct {
+  Page *pg;
+  int64_t i, j, base;
+} Run;
+#define MAX_RUNS 8
+
+/* The runs of the span race_span_clean last found clean, so that
+ * race_span_record of the same span records them without a second walk;
+ * any change to a page's states in between (record, page_states,
+ * page_uniform) forgets them. */
+typedef struct {
+  bool ok;
+  uint32_t tag;
+  const Region *g;
+  int64_t off, n;
+  int nrun;
+  Run run[MAX_RUNS];
+} Memo;
+
 struct RaceDetector {
   int nsub;
   uint32_t *vc;        /* nsub x nsub */
@@ -128,6 +149,7 @@ struct RaceDetector {
   int ndeferred;
   Virtual virt[MAX_VIRTUAL]; /* the accesses of the solo DMA (or of the last one) */
   int nvirt;
+  Memo memo;
 };
 
 /* A solo DMA's deferred records (see defer, below). */
@@ -402,6 +424,7 @@ static uint64_t states_size(const Page *pg) { return pg->st ? (uint64_t)(PAGE >>
  * counts, kept in bytes, do not change); false past the shadow's bound. */
 static bool page_states(RaceDetector *r, Page *pg, int shift) {
   uint64_t n = PAGE >> shift;
+  r->memo.ok = false;
   if (!shadow_take(r, n * sizeof(Shadow))) return false;
   Shadow *st = malloc(n * sizeof *st);
   if (!st) return r->over = true, false;
@@ -426,6 +449,7 @@ static Shadow state_at(const Page *pg, int64_t i) { return pg->st ? pg->st[i >> 
 
 /* The state of the whole page is `now`: the page is uniform again. */
 static void page_uniform(RaceDetector *r, Page *pg, Shadow now) {
+  r->memo.ok = false;
   r->shadow_bytes -= states_size(pg);
   free(pg->st);
   pg->st = NULL;
@@ -535,6 +559,7 @@ static uint32_t add_read(RaceDetector *r, uint32_t rd, uint64_t n, uint32_t tag,
 static void record(RaceDetector *r, Page *pg, int64_t i, int64_t j, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t base) {
   Shadow st = state_at(pg, i), now;
   uint64_t n = (uint64_t)(j - i);
+  r->memo.ok = false;
   if (a->write) {
     tag_ref(r, tag, n); /* before the old ones drop: tag may be one of them */
     if (st_w(st)) tag_unref(r, st_w(st), n);
@@ -659,6 +684,8 @@ bool race_benign_next(RaceDetector *r, RaceReport *rep) {
  * states) is ordered before every later access just the same. */
 static bool lone_thread(const RaceDetector *r, const RaceAccess *a) { return r->nsub == 1 && !r->live && a->dma < 0; }
 
+bool race_lone(const RaceDetector *r) { return r && r->nsub == 1 && !r->live; }
+
 uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) {
   if (!r || lone_thread(r, a)) return 0;
   if (a->dma >= 0 && a->dma == r->solo && r->nvirt < MAX_VIRTUAL) { /* no record unless it stops being solo */
@@ -774,18 +801,32 @@ bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off
   tag = real_tag(r, tag);
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
-  for (Walk w = walk_of(off, n); walk_page(r, g, &w);)
+  Memo *m = &r->memo;
+  int nrun = 0;
+  for (Walk w = walk_of(off, n); walk_page(r, g, &w);) /* (page_fit may forget an older memo) */
     for (int64_t i = w.from, j; i < w.stop; i = j) {
       j = run_end(w.pg, i, w.stop);
-      if (!clean(r, state_at(w.pg, i), a, sub)) return false;
+      if (!clean(r, state_at(w.pg, i), a, sub)) return m->ok = false, false;
+      if (nrun < MAX_RUNS) m->run[nrun] = (Run){w.pg, i, j, w.base};
+      nrun++;
     }
+  m->ok = nrun <= MAX_RUNS && !r->over; /* a walk stopped by the shadow's bound is walked again */
+  m->tag = tag, m->g = g, m->off = off, m->n = n, m->nrun = nrun;
   return true;
 }
 
 void race_span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
   if (!r || !tag) return;
   if (solo_tag(r, tag)) return defer(r, tag, g, off, n);
-  span_record(r, real_tag(r, tag), g, off, n);
+  tag = real_tag(r, tag);
+  const Memo *m = &r->memo;
+  if (m->ok && m->tag == tag && m->g == g && m->off == off && m->n == n) { /* the runs race_span_clean just found */
+    const RaceAccess *a = &r->acc[tag - 1];
+    int sub = r->acc_thread[tag - 1], nrun = m->nrun; /* record forgets the memo, not its runs */
+    for (int k = 0; k < nrun; k++) record(r, m->run[k].pg, m->run[k].i, m->run[k].j, tag, a, sub, g, m->run[k].base);
+    return;
+  }
+  span_record(r, tag, g, off, n);
 }
 
 static void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {

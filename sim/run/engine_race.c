@@ -24,7 +24,7 @@ uint32_t eng_race_open_rows(Eng *E, Sc *s, const Instr *in, bool write, bool ato
 
 /* ev: the view the access covers (its byte span when it is one run), or NULL. */
 uint32_t eng_race_open(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev) {
-  if (!E->rd) return 0;
+  if (!E->rd || (dma < 0 && race_lone(E->rd))) return 0; /* no record to describe */
   RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, atomic, dma, 0, 0};
   if (ev && ev->affine && ev->n > 0 && eng_dense_block(ev) >= ev->n) {
     a.span_lo = ev->base;
