@@ -189,6 +189,9 @@ uint64_t dma_next_event(DmaModel *m) {
   if (m->next_known) return m->next;
   rates(m);
   double t = next_change(m);
+  const Xfer *x = m->nbusy == 1 ? m->queue[m->busy[0]] : NULL;
+  if (x && x->r.quiet && x->start > m->now) /* what the step to its start would then find, at once */
+    t = x->start + x->left / head_rate(m, x, 1, 1);
   m->next = isfinite(t) ? cycle_ceil(t - 1e-9) : DMA_NEVER;
   m->next_known = true;
   return m->next;

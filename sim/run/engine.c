@@ -1235,7 +1235,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   if (in->view3 >= 0 && !sem_addr(E, s, in, in->view3, s->core, s->subcore, &d->sem, &d->sem_off)) return free_dma(E, tag), X_FAULT;
   if (d->sem) dq_push(E, tag);
   Space ss = src.vd->ref->space, ds = dst.vd->ref->space;
-  DmaReq rq = {s->idx, s->core, ss == SP_HBM || ds == SP_HBM, ss == SP_VMEM_SHARED || ds == SP_VMEM_SHARED, (double)moved, s->t, tag};
+  DmaReq rq = {s->idx, s->core, ss == SP_HBM || ds == SP_HBM, ss == SP_VMEM_SHARED || ds == SP_VMEM_SHARED, (double)moved, s->t, tag, !E->trace};
   dma_submit(E->dm, &rq);
   E->r->stats.dma_bytes += (uint64_t)moved;
   count_access(E, ss, bytes, false);
