@@ -163,14 +163,19 @@ static void rates(DmaModel *m) {
   m->pending = pending;
 }
 
+/* When busy engine e's head next changes: its setup ends, or it lands. */
+static double head_change(const DmaModel *m, int e) {
+  const Xfer *x = m->queue[e];
+  return x->start > m->now ? x->start : m->rate[e] > 0 ? m->now + x->left / m->rate[e] : INFINITY;
+}
+
 /* The next moment something changes: a head finishes or a setup ends
  * (with the rates current). */
 static double next_change(const DmaModel *m) {
+  if (m->nbusy == 1) return head_change(m, m->busy[0]);
   double t = INFINITY;
   for (int k = 0; k < m->nbusy; k++) {
-    int e = m->busy[k];
-    const Xfer *x = m->queue[e];
-    double c = x->start > m->now ? x->start : m->rate[e] > 0 ? m->now + x->left / m->rate[e] : INFINITY;
+    double c = head_change(m, m->busy[k]);
     if (c < t) t = c;
   }
   return t;

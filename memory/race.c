@@ -738,6 +738,7 @@ static void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t 
 /* While its DMA is solo, an access is virtual (see Virtual); after, a
  * virtual tag stands for the record settle made for it. */
 static bool solo_tag(const RaceDetector *r, uint32_t tag) { return (tag & VIRTUAL) && r->solo >= 0; }
+bool race_solo(const RaceDetector *r, uint32_t tag) { return r && solo_tag(r, tag); }
 static uint32_t real_tag(const RaceDetector *r, uint32_t tag) { return tag & VIRTUAL ? r->virt[tag & ~VIRTUAL].real : tag; }
 
 static void drop_deferred(RaceDetector *r) {
@@ -796,9 +797,11 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
   return true;
 }
 
-bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
-  if (!r || !tag || solo_tag(r, tag)) return true;
-  tag = real_tag(r, tag);
+/* The walks, out of line: the entry points' early returns (no access, a
+ * solo DMA: most calls) then cost no register saves. */
+#define OUT_OF_LINE __attribute__((noinline))
+
+static OUT_OF_LINE bool span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
   Memo *m = &r->memo;
@@ -815,23 +818,28 @@ bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off
   return true;
 }
 
+bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
+  if (!r || !tag || solo_tag(r, tag)) return true;
+  return span_clean(r, real_tag(r, tag), g, off, n);
+}
+
 void race_span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
   if (!r || !tag) return;
   if (solo_tag(r, tag)) return defer(r, tag, g, off, n);
-  tag = real_tag(r, tag);
+  span_record(r, real_tag(r, tag), g, off, n);
+}
+
+/* Records access tag over the span: the runs race_span_clean just found
+ * there when nothing has changed since, else a walk. */
+static OUT_OF_LINE void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
+  const RaceAccess *a = &r->acc[tag - 1];
+  int sub = r->acc_thread[tag - 1];
   const Memo *m = &r->memo;
-  if (m->ok && m->tag == tag && m->g == g && m->off == off && m->n == n) { /* the runs race_span_clean just found */
-    const RaceAccess *a = &r->acc[tag - 1];
-    int sub = r->acc_thread[tag - 1], nrun = m->nrun; /* record forgets the memo, not its runs */
+  if (m->ok && m->tag == tag && m->g == g && m->off == off && m->n == n) {
+    int nrun = m->nrun; /* record forgets the memo, not its runs */
     for (int k = 0; k < nrun; k++) record(r, m->run[k].pg, m->run[k].i, m->run[k].j, tag, a, sub, g, m->run[k].base);
     return;
   }
-  span_record(r, tag, g, off, n);
-}
-
-static void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
-  const RaceAccess *a = &r->acc[tag - 1];
-  int sub = r->acc_thread[tag - 1];
   for (Walk w = walk_of(off, n); walk_page(r, g, &w);)
     for (int64_t i = w.from, j; i < w.stop; i = j) {
       j = run_end(w.pg, i, w.stop);

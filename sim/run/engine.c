@@ -1191,7 +1191,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
     DmaRec *d = &E->dmas[s->sync_tag];
     if (!d->done) return X_BLOCKED;
     race_dma_retire(E->rd, d->race, s->idx);
-    trace_dma(E, d, TE_DMA_WAIT, s->t, &in->loc);
+    if (E->trace) trace_dma(E, d, TE_DMA_WAIT, s->t, &in->loc);
     free_dma(E, s->sync_tag);
     s->sync_tag = -1;
     return X_OK;
@@ -1243,8 +1243,8 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   prof_bytes(E, bytes);
   E->r->stats.space[ss].dma_bytes += (uint64_t)moved;
   if (ds != ss) E->r->stats.space[ds].dma_bytes += (uint64_t)moved;
-  trace_dma(E, d, TE_DMA_START, s->t, NULL);
   if (E->trace) {
+    trace_dma(E, d, TE_DMA_START, s->t, NULL);
     trace_counter(E, TE_INFLIGHT, -1, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), s->t);
     trace_counter(E, TE_INFLIGHT, s->core, 0, "vmem_shared", (int64_t)dma_inflight_shared(E->dm, s->core), s->t);
   }
@@ -1282,7 +1282,7 @@ static int x_wait(Eng *E, Sc *s, const Instr *in) {
   q->head = d->next;
   if (q->head < 0) q->tail = -1;
   race_dma_retire(E->rd, d->race, s->idx);
-  trace_dma(E, d, TE_DMA_WAIT, s->t, &in->loc);
+  if (E->trace) trace_dma(E, d, TE_DMA_WAIT, s->t, &in->loc);
   free_dma(E, i);
   return X_OK;
 }

@@ -146,6 +146,7 @@ bool eng_race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, int n
 bool eng_race_copy_clean(Eng *E, const Region *sg, int64_t soff, const Region *dg, int64_t doff, int64_t n) {
   if (!E->rd) return true;
   if (sg == dg && soff < doff + n && doff < soff + n) return false;
+  if (race_solo(E->rd, E->dma_read_tag) && race_solo(E->rd, E->dma_write_tag)) return true; /* the usual lone DMA */
   return race_span_clean(E->rd, E->dma_read_tag, sg, soff, n) && race_span_clean(E->rd, E->dma_write_tag, dg, doff, n);
 }
 
