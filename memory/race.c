@@ -555,6 +555,13 @@ static uint32_t add_read(RaceDetector *r, uint32_t rd, uint64_t n, uint32_t tag,
 
 /* ---- checks and updates ------------------------------------------------------ */
 
+/* States [k, end) become `now` (four stores a step: a vector access's
+ * units). */
+static void states_fill(Shadow *st, int64_t k, int64_t end, Shadow now) {
+  for (; k + 4 <= end; k += 4) st[k] = st[k + 1] = st[k + 2] = st[k + 3] = now;
+  for (; k < end; k++) st[k] = now;
+}
+
 /* Bytes [i, j) of page pg (at offset base of g) take access tag. */
 static void record(RaceDetector *r, Page *pg, int64_t i, int64_t j, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t base) {
   Shadow st = state_at(pg, i), now;
@@ -575,7 +582,7 @@ static void record(RaceDetector *r, Page *pg, int64_t i, int64_t j, uint32_t tag
   }
   if (i == 0 && j == PAGE) page_uniform(r, pg, now);
   else
-    for (int64_t k = i >> pg->shift; k < j >> pg->shift; k++) pg->st[k] = now;
+    states_fill(pg->st, i >> pg->shift, j >> pg->shift, now);
 }
 
 /* Whether no earlier access of state st races with access a. */
@@ -665,8 +672,9 @@ static bool widen(RaceDetector *r, const Region *g, int64_t at, int64_t end, Sha
 static int64_t run_end(const Page *pg, int64_t i, int64_t stop) {
   if (!pg->st) return stop;
   int64_t u = i >> pg->shift, end = stop >> pg->shift;
-  Shadow st = pg->st[u];
-  while (++u < end && pg->st[u] == st) {}
+  const Shadow *p = pg->st, st = p[u];
+  for (u++; u + 4 <= end && !((p[u] ^ st) | (p[u + 1] ^ st) | (p[u + 2] ^ st) | (p[u + 3] ^ st)); u += 4) {} /* four at a time */
+  while (u < end && p[u] == st) u++;
   return u << pg->shift;
 }
 
