@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 typedef struct Xfer {
   struct Xfer *next;
@@ -11,7 +10,6 @@ typedef struct Xfer {
   double left;       /* bytes still to move */
   double start;      /* cycle the engine starts it (after setup) */
   double ready;      /* enqueue + setup: the earliest start */
-  bool active;
 } Xfer;
 
 struct DmaModel {
@@ -96,7 +94,7 @@ void dma_submit(DmaModel *m, const DmaReq *r) {
   Xfer *x = m->spare;
   if (x) m->spare = x->next;
   else if (!(x = malloc(sizeof *x))) abort();
-  memset(x, 0, sizeof *x);
+  x->next = NULL;
   x->r = *r;
   x->left = r->bytes;
   x->start = x->ready = (double)(r->t + m->setup);

@@ -53,6 +53,7 @@ typedef struct {
   int64_t page;
   Page *pg;
 } PageEntry;
+#define PAGE_CACHE_BITS 6
 
 /* The reads since a write, as an antichain (a read ordered before a newer
  * one is dropped), shared by the bytes whose state names it. */
@@ -127,9 +128,7 @@ struct RaceDetector {
   int nfree_dma, capfree_dma;
   uint64_t shadow_bytes, max_shadow; /* the shadow pages' size, and its bound (0: none) */
   bool over;           /* a page was refused: past max_shadow */
-  const Region *last_g[2]; /* the pages found last, the latest first (a DMA's two sides) */
-  int64_t last_page[2];
-  Page *last_pg[2];
+  PageEntry page_cache[1 << PAGE_CACHE_BITS]; /* pages found lately, direct-mapped (pages live until race_free) */
   uint32_t *slots;     /* synchronisation objects: a vector clock each */
   int nslots, capslots;
   uint32_t *barrier;   /* 2 generations x nsub x nsub arrival clocks */
@@ -155,6 +154,12 @@ struct RaceDetector {
 /* A solo DMA's deferred records (see defer, below). */
 static void settle(RaceDetector *r);
 static void drop_deferred(RaceDetector *r);
+
+static void *resize(void *p, int n, size_t size) {
+  void *q = realloc(p, size * (size_t)n);
+  if (!q) abort();
+  return q;
+}
 
 static void *grow_to(void *p, int *cap, int need, size_t size) {
   int c = *cap ? *cap : 64;
@@ -331,14 +336,14 @@ static uint32_t new_tag(RaceDetector *r, const RaceAccess *a, int sub) {
   uint32_t t;
   if (r->nfree_acc) t = r->free_acc[--r->nfree_acc] - 1;
   else {
-    int need = r->nacc + 1;
-    int cap = r->capacc;
-    r->acc = grow(r->acc, &cap, need, sizeof *r->acc);
-    cap = r->capacc;
-    r->acc_clock = grow(r->acc_clock, &cap, need, sizeof *r->acc_clock);
-    cap = r->capacc;
-    r->acc_refs = grow(r->acc_refs, &cap, need, sizeof *r->acc_refs);
-    r->acc_thread = grow(r->acc_thread, &r->capacc, need, sizeof *r->acc_thread);
+    if (r->nacc == r->capacc) { /* doubled as grow does; a record is written whole when taken, so no zeroing */
+      int cap = r->capacc ? 2 * r->capacc : 64;
+      r->acc = resize(r->acc, cap, sizeof *r->acc);
+      r->acc_clock = resize(r->acc_clock, cap, sizeof *r->acc_clock);
+      r->acc_refs = resize(r->acc_refs, cap, sizeof *r->acc_refs);
+      r->acc_thread = resize(r->acc_thread, cap, sizeof *r->acc_thread);
+      r->capacc = cap;
+    }
     t = (uint32_t)r->nacc++;
   }
   r->acc[t] = *a;
@@ -402,11 +407,10 @@ static Page *page_find(RaceDetector *r, const Region *g, int64_t page) {
 }
 
 static Page *page_of(RaceDetector *r, const Region *g, int64_t page) {
-  if (r->last_pg[0] && r->last_g[0] == g && r->last_page[0] == page) return r->last_pg[0];
-  Page *pg = r->last_pg[1] && r->last_g[1] == g && r->last_page[1] == page ? r->last_pg[1] : page_find(r, g, page);
-  if (!pg) return NULL;
-  r->last_g[1] = r->last_g[0], r->last_page[1] = r->last_page[0], r->last_pg[1] = r->last_pg[0];
-  r->last_g[0] = g, r->last_page[0] = page, r->last_pg[0] = pg;
+  PageEntry *c = &r->page_cache[page_hash(g, page) >> (64 - PAGE_CACHE_BITS)]; /* a multiplicative hash: its high bits */
+  if (c->pg && c->g == g && c->page == page) return c->pg;
+  Page *pg = page_find(r, g, page);
+  if (pg) *c = (PageEntry){g, page, pg};
   return pg;
 }
 

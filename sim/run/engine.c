@@ -1274,7 +1274,7 @@ static int x_wait(Eng *E, Sc *s, const Instr *in) {
   if (!sem_addr(E, s, in, in->view3, s->core, s->subcore, &g, &off)) return X_FAULT;
   if (sem_read(g, off) < need) return X_BLOCKED;
   sem_write(g, off, sem_read(g, off) - need);
-  trace_counter(E, TE_SEMAPHORE, s->core, s->subcore, g->name, sem_read(g, off), s->t);
+  if (E->trace) trace_counter(E, TE_SEMAPHORE, s->core, s->subcore, g->name, sem_read(g, off), s->t);
   DmaQueue *q = dq_find(E, g, off, s->idx, false); /* the flow arrow ends at the wait that retires the oldest landed copy */
   if (!q || q->head < 0 || !E->dmas[q->head].done) return X_OK;
   int i = q->head;
