@@ -20,6 +20,10 @@ typedef struct {
   double bytes;      /* bytes moved, granule-rounded by the caller */
   uint64_t t;        /* enqueue cycle */
   int tag;           /* the caller's id, returned on completion */
+  /* Nothing samples the bytes in flight (no trace): the end of its setup
+   * need not be an event of its own, and dma_next_event may answer a
+   * lone transfer's completion at once (the same cycle and figures). */
+  bool quiet;
 } DmaReq;
 
 typedef struct {
@@ -40,7 +44,8 @@ typedef struct DmaModel DmaModel;
 DmaModel *dma_new(int engines, int cores, double engine_bpc, double hbm_bpc, double shared_bpc, uint64_t setup);
 void dma_free(DmaModel *m);
 void dma_submit(DmaModel *m, const DmaReq *r);
-/* The next cycle at which a transfer completes (DMA_NEVER when idle). */
+/* The next cycle at which a transfer completes or a setup ends (DMA_NEVER
+ * when idle); a lone quiet transfer's setup end is passed over. */
 uint64_t dma_next_event(DmaModel *m);
 /* Advances the model to cycle t; writes the tags of transfers completed by
  * then (at most max) and returns how many. */

@@ -53,6 +53,7 @@ typedef struct {
   int64_t page;
   Page *pg;
 } PageEntry;
+#define PAGE_CACHE_BITS 6
 
 /* The reads since a write, as an antichain (a read ordered before a newer
  * one is dropped), shared by the bytes whose state names it. */
@@ -77,6 +78,38 @@ typedef struct {
 } Deferred;
 #define MAX_DEFERRED 64
 
+/* A solo DMA's access, not yet a record: its tag is VIRTUAL | its index
+ * here, and the record is made (real) only if the DMA stops being solo
+ * (see defer). */
+typedef struct {
+  RaceAccess a;
+  int sub;
+  uint32_t real; /* the record made for it by settle, 0 before */
+} Virtual;
+#define MAX_VIRTUAL (2 * MAX_DEFERRED)
+#define VIRTUAL 0x80000000u
+
+/* A run of equal states race_span_clean found: bytes [i, j) of pg, the
+ * page at offset base of its region. */
+typedef struct {
+  Page *pg;
+  int64_t i, j, base;
+} Run;
+#define MAX_RUNS 8
+
+/* The runs of the span race_span_clean last found clean, so that
+ * race_span_record of the same span records them without a second walk;
+ * any change to a page's states in between (record, page_states,
+ * page_uniform) forgets them. */
+typedef struct {
+  bool ok;
+  uint32_t tag;
+  const Region *g;
+  int64_t off, n;
+  int nrun;
+  Run run[MAX_RUNS];
+} Memo;
+
 struct RaceDetector {
   int nsub;
   uint32_t *vc;        /* nsub x nsub */
@@ -95,9 +128,7 @@ struct RaceDetector {
   int nfree_dma, capfree_dma;
   uint64_t shadow_bytes, max_shadow; /* the shadow pages' size, and its bound (0: none) */
   bool over;           /* a page was refused: past max_shadow */
-  const Region *last_g[2]; /* the pages found last, the latest first (a DMA's two sides) */
-  int64_t last_page[2];
-  Page *last_pg[2];
+  PageEntry page_cache[1 << PAGE_CACHE_BITS]; /* pages found lately, direct-mapped (pages live until race_free) */
   uint32_t *slots;     /* synchronisation objects: a vector clock each */
   int nslots, capslots;
   uint32_t *barrier;   /* 2 generations x nsub x nsub arrival clocks */
@@ -115,14 +146,22 @@ struct RaceDetector {
   int solo;            /* the DMA thread whose records wait in `deferred` (see defer), or -1 */
   Deferred deferred[MAX_DEFERRED];
   int ndeferred;
+  Virtual virt[MAX_VIRTUAL]; /* the accesses of the solo DMA (or of the last one) */
+  int nvirt;
+  Memo memo;
 };
 
 /* A solo DMA's deferred records (see defer, below). */
 static void settle(RaceDetector *r);
 static void drop_deferred(RaceDetector *r);
 
-static void *grow(void *p, int *cap, int need, size_t size) {
-  if (need <= *cap) return p;
+static void *resize(void *p, int n, size_t size) {
+  void *q = realloc(p, size * (size_t)n);
+  if (!q) abort();
+  return q;
+}
+
+static void *grow_to(void *p, int *cap, int need, size_t size) {
   int c = *cap ? *cap : 64;
   while (c < need) c *= 2;
   void *q = realloc(p, size * (size_t)c);
@@ -131,6 +170,10 @@ static void *grow(void *p, int *cap, int need, size_t size) {
   *cap = c;
   return q;
 }
+
+/* p with room for `need` elements; the test inline, as almost every call
+ * (one per access, record or list push) finds the room there already. */
+static inline void *grow(void *p, int *cap, int need, size_t size) { return need <= *cap ? p : grow_to(p, cap, need, size); }
 
 RaceDetector *race_new(int nsub, uint64_t max_shadow) {
   RaceDetector *r = calloc(1, sizeof *r);
@@ -197,7 +240,7 @@ int race_dma_start(RaceDetector *r, int sub) {
   d->wait_clock = 0;
   d->refs = 1;
   tick(r, sub);
-  if (r->nsub == 1 && !r->live) r->solo = k; /* the only thread besides its issuer (see defer) */
+  if (r->nsub == 1 && !r->live) r->solo = k, r->nvirt = 0; /* the only thread besides its issuer (see defer) */
   r->live++;
   return k;
 }
@@ -293,14 +336,14 @@ static uint32_t new_tag(RaceDetector *r, const RaceAccess *a, int sub) {
   uint32_t t;
   if (r->nfree_acc) t = r->free_acc[--r->nfree_acc] - 1;
   else {
-    int need = r->nacc + 1;
-    int cap = r->capacc;
-    r->acc = grow(r->acc, &cap, need, sizeof *r->acc);
-    cap = r->capacc;
-    r->acc_clock = grow(r->acc_clock, &cap, need, sizeof *r->acc_clock);
-    cap = r->capacc;
-    r->acc_refs = grow(r->acc_refs, &cap, need, sizeof *r->acc_refs);
-    r->acc_thread = grow(r->acc_thread, &r->capacc, need, sizeof *r->acc_thread);
+    if (r->nacc == r->capacc) { /* doubled as grow does; a record is written whole when taken, so no zeroing */
+      int cap = r->capacc ? 2 * r->capacc : 64;
+      r->acc = resize(r->acc, cap, sizeof *r->acc);
+      r->acc_clock = resize(r->acc_clock, cap, sizeof *r->acc_clock);
+      r->acc_refs = resize(r->acc_refs, cap, sizeof *r->acc_refs);
+      r->acc_thread = resize(r->acc_thread, cap, sizeof *r->acc_thread);
+      r->capacc = cap;
+    }
     t = (uint32_t)r->nacc++;
   }
   r->acc[t] = *a;
@@ -364,11 +407,10 @@ static Page *page_find(RaceDetector *r, const Region *g, int64_t page) {
 }
 
 static Page *page_of(RaceDetector *r, const Region *g, int64_t page) {
-  if (r->last_pg[0] && r->last_g[0] == g && r->last_page[0] == page) return r->last_pg[0];
-  Page *pg = r->last_pg[1] && r->last_g[1] == g && r->last_page[1] == page ? r->last_pg[1] : page_find(r, g, page);
-  if (!pg) return NULL;
-  r->last_g[1] = r->last_g[0], r->last_page[1] = r->last_page[0], r->last_pg[1] = r->last_pg[0];
-  r->last_g[0] = g, r->last_page[0] = page, r->last_pg[0] = pg;
+  PageEntry *c = &r->page_cache[page_hash(g, page) >> (64 - PAGE_CACHE_BITS)]; /* a multiplicative hash: its high bits */
+  if (c->pg && c->g == g && c->page == page) return c->pg;
+  Page *pg = page_find(r, g, page);
+  if (pg) *c = (PageEntry){g, page, pg};
   return pg;
 }
 
@@ -386,6 +428,7 @@ static uint64_t states_size(const Page *pg) { return pg->st ? (uint64_t)(PAGE >>
  * counts, kept in bytes, do not change); false past the shadow's bound. */
 static bool page_states(RaceDetector *r, Page *pg, int shift) {
   uint64_t n = PAGE >> shift;
+  r->memo.ok = false;
   if (!shadow_take(r, n * sizeof(Shadow))) return false;
   Shadow *st = malloc(n * sizeof *st);
   if (!st) return r->over = true, false;
@@ -410,6 +453,7 @@ static Shadow state_at(const Page *pg, int64_t i) { return pg->st ? pg->st[i >> 
 
 /* The state of the whole page is `now`: the page is uniform again. */
 static void page_uniform(RaceDetector *r, Page *pg, Shadow now) {
+  r->memo.ok = false;
   r->shadow_bytes -= states_size(pg);
   free(pg->st);
   pg->st = NULL;
@@ -515,10 +559,18 @@ static uint32_t add_read(RaceDetector *r, uint32_t rd, uint64_t n, uint32_t tag,
 
 /* ---- checks and updates ------------------------------------------------------ */
 
+/* States [k, end) become `now` (four stores a step: a vector access's
+ * units). */
+static void states_fill(Shadow *st, int64_t k, int64_t end, Shadow now) {
+  for (; k + 4 <= end; k += 4) st[k] = st[k + 1] = st[k + 2] = st[k + 3] = now;
+  for (; k < end; k++) st[k] = now;
+}
+
 /* Bytes [i, j) of page pg (at offset base of g) take access tag. */
 static void record(RaceDetector *r, Page *pg, int64_t i, int64_t j, uint32_t tag, const RaceAccess *a, int sub, const Region *g, int64_t base) {
   Shadow st = state_at(pg, i), now;
   uint64_t n = (uint64_t)(j - i);
+  r->memo.ok = false;
   if (a->write) {
     tag_ref(r, tag, n); /* before the old ones drop: tag may be one of them */
     if (st_w(st)) tag_unref(r, st_w(st), n);
@@ -534,7 +586,7 @@ static void record(RaceDetector *r, Page *pg, int64_t i, int64_t j, uint32_t tag
   }
   if (i == 0 && j == PAGE) page_uniform(r, pg, now);
   else
-    for (int64_t k = i >> pg->shift; k < j >> pg->shift; k++) pg->st[k] = now;
+    states_fill(pg->st, i >> pg->shift, j >> pg->shift, now);
 }
 
 /* Whether no earlier access of state st races with access a. */
@@ -624,8 +676,9 @@ static bool widen(RaceDetector *r, const Region *g, int64_t at, int64_t end, Sha
 static int64_t run_end(const Page *pg, int64_t i, int64_t stop) {
   if (!pg->st) return stop;
   int64_t u = i >> pg->shift, end = stop >> pg->shift;
-  Shadow st = pg->st[u];
-  while (++u < end && pg->st[u] == st) {}
+  const Shadow *p = pg->st, st = p[u];
+  for (u++; u + 4 <= end && !((p[u] ^ st) | (p[u + 1] ^ st) | (p[u + 2] ^ st) | (p[u + 3] ^ st)); u += 4) {} /* four at a time */
+  while (u < end && p[u] == st) u++;
   return u << pg->shift;
 }
 
@@ -643,9 +696,15 @@ bool race_benign_next(RaceDetector *r, RaceReport *rep) {
  * states) is ordered before every later access just the same. */
 static bool lone_thread(const RaceDetector *r, const RaceAccess *a) { return r->nsub == 1 && !r->live && a->dma < 0; }
 
+bool race_lone(const RaceDetector *r) { return r && r->nsub == 1 && !r->live; }
+
 uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) {
   if (!r || lone_thread(r, a)) return 0;
-  if (a->dma < 0 || a->dma != r->solo) settle(r); /* another thread: the solo DMA's records first */
+  if (a->dma >= 0 && a->dma == r->solo && r->nvirt < MAX_VIRTUAL) { /* no record unless it stops being solo */
+    r->virt[r->nvirt] = (Virtual){*a, sub, 0};
+    return VIRTUAL | (uint32_t)r->nvirt++;
+  }
+  settle(r); /* another thread (or too many accesses): the solo DMA's records first */
   return new_tag(r, a, sub);
 }
 
@@ -683,30 +742,32 @@ static bool walk_page(RaceDetector *r, const Region *g, Walk *w) {
  * anything else first makes them (settle), in order, so that the shadow is
  * then as if they had been made at once (the bytes have not changed: no
  * access came between).  A bounded list: a DMA with more pieces than it
- * holds is made ordinary there. */
+ * holds is made ordinary there.  Its accesses wait the same way: they
+ * take no record (a virtual tag, race_begin) unless settle needs one, so
+ * a solo DMA retired in time costs the detector no record at all. */
 static void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n);
 
-static bool solo_tag(const RaceDetector *r, uint32_t tag) { return r->solo >= 0 && r->acc[tag - 1].dma == r->solo; }
-
-static void flush_deferred(RaceDetector *r) {
-  for (int i = 0; i < r->ndeferred; i++) {
-    const Deferred *d = &r->deferred[i];
-    span_record(r, d->tag, d->g, d->off, d->n);
-    tag_unref(r, d->tag, 1);
-  }
-  r->ndeferred = 0;
-}
+/* While its DMA is solo, an access is virtual (see Virtual); after, a
+ * virtual tag stands for the record settle made for it. */
+static bool solo_tag(const RaceDetector *r, uint32_t tag) { return (tag & VIRTUAL) && r->solo >= 0; }
+bool race_solo(const RaceDetector *r, uint32_t tag) { return r && solo_tag(r, tag); }
+static uint32_t real_tag(const RaceDetector *r, uint32_t tag) { return tag & VIRTUAL ? r->virt[tag & ~VIRTUAL].real : tag; }
 
 static void drop_deferred(RaceDetector *r) {
-  for (int i = 0; i < r->ndeferred; i++) tag_unref(r, r->deferred[i].tag, 1);
   r->ndeferred = 0;
   r->solo = -1;
 }
 
-/* Another thread acts, or the clocks move: the solo DMA's records are made. */
+/* Another thread acts, or the clocks move: the solo DMA's accesses become
+ * records, in the order they were opened, and its spans are recorded. */
 static void settle(RaceDetector *r) {
   if (r->solo < 0) return;
-  flush_deferred(r);
+  for (int i = 0; i < r->nvirt; i++) r->virt[i].real = new_tag(r, &r->virt[i].a, r->virt[i].sub);
+  for (int i = 0; i < r->ndeferred; i++) {
+    const Deferred *d = &r->deferred[i];
+    span_record(r, real_tag(r, d->tag), d->g, d->off, d->n);
+  }
+  r->ndeferred = 0;
   r->solo = -1;
 }
 
@@ -719,16 +780,16 @@ static void defer(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, i
   }
   if (r->ndeferred == MAX_DEFERRED) { /* too many pieces: an ordinary DMA from here on */
     settle(r);
-    span_record(r, tag, g, off, n);
+    span_record(r, real_tag(r, tag), g, off, n);
     return;
   }
-  tag_ref(r, tag, 1); /* the record stays while its span waits */
   r->deferred[r->ndeferred++] = (Deferred){tag, g, off, n};
 }
 
 bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n, RaceReport *rep) {
   if (!r || !tag) return true;
   if (solo_tag(r, tag)) return defer(r, tag, g, off, n), true;
+  tag = real_tag(r, tag);
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
   for (Walk w = walk_of(off, n); walk_page(r, g, &w);) {
@@ -748,27 +809,49 @@ bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int
   return true;
 }
 
-bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
-  if (!r || !tag || solo_tag(r, tag)) return true;
+/* The walks, out of line: the entry points' early returns (no access, a
+ * solo DMA: most calls) then cost no register saves. */
+#define OUT_OF_LINE __attribute__((noinline))
+
+static OUT_OF_LINE bool span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
-  for (Walk w = walk_of(off, n); walk_page(r, g, &w);)
+  Memo *m = &r->memo;
+  int nrun = 0;
+  for (Walk w = walk_of(off, n); walk_page(r, g, &w);) /* (page_fit may forget an older memo) */
     for (int64_t i = w.from, j; i < w.stop; i = j) {
       j = run_end(w.pg, i, w.stop);
-      if (!clean(r, state_at(w.pg, i), a, sub)) return false;
+      if (!clean(r, state_at(w.pg, i), a, sub)) return m->ok = false, false;
+      if (nrun < MAX_RUNS) m->run[nrun] = (Run){w.pg, i, j, w.base};
+      nrun++;
     }
+  m->ok = nrun <= MAX_RUNS && !r->over; /* a walk stopped by the shadow's bound is walked again */
+  m->tag = tag, m->g = g, m->off = off, m->n = n, m->nrun = nrun;
   return true;
+}
+
+bool race_span_clean(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
+  if (!r || !tag || solo_tag(r, tag)) return true;
+  return span_clean(r, real_tag(r, tag), g, off, n);
 }
 
 void race_span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
   if (!r || !tag) return;
   if (solo_tag(r, tag)) return defer(r, tag, g, off, n);
-  span_record(r, tag, g, off, n);
+  span_record(r, real_tag(r, tag), g, off, n);
 }
 
-static void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
+/* Records access tag over the span: the runs race_span_clean just found
+ * there when nothing has changed since, else a walk. */
+static OUT_OF_LINE void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
+  const Memo *m = &r->memo;
+  if (m->ok && m->tag == tag && m->g == g && m->off == off && m->n == n) {
+    int nrun = m->nrun; /* record forgets the memo, not its runs */
+    for (int k = 0; k < nrun; k++) record(r, m->run[k].pg, m->run[k].i, m->run[k].j, tag, a, sub, g, m->run[k].base);
+    return;
+  }
   for (Walk w = walk_of(off, n); walk_page(r, g, &w);)
     for (int64_t i = w.from, j; i < w.stop; i = j) {
       j = run_end(w.pg, i, w.stop);
@@ -777,7 +860,9 @@ static void span_record(RaceDetector *r, uint32_t tag, const Region *g, int64_t 
 }
 
 void race_pre(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n) {
-  if (!r || !tag || !r->acc[tag - 1].write || solo_tag(r, tag)) return; /* a solo DMA races with nothing */
+  if (!r || !tag || solo_tag(r, tag)) return; /* a solo DMA races with nothing */
+  tag = real_tag(r, tag);
+  if (!r->acc[tag - 1].write) return;
   const RaceAccess *a = &r->acc[tag - 1];
   int sub = r->acc_thread[tag - 1];
   for (Walk w = walk_of(off, n); walk_page(r, g, &w);)

@@ -63,6 +63,13 @@ void race_barrier_leave(RaceDetector *r, int sub, int gen, int first, int n);
  * (or of DMA thread a->dma); its bytes are then given with race_bytes,
  * which returns false with *rep filled when they race. */
 uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub);
+/* Whether race_begin would take no record for a subcore's own access
+ * (one subcore, none of its DMAs in flight), so that the caller need not
+ * describe it. */
+bool race_lone(const RaceDetector *r);
+/* Whether access tag is a solo DMA's (race.c): it races with nothing, so
+ * race_span_clean would say yes without looking. */
+bool race_solo(const RaceDetector *r, uint32_t tag);
 bool race_bytes(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int64_t n, RaceReport *rep);
 /* The fast paths' span: whether no byte of [off, off + n) conflicts with
  * access tag (nothing changes; on false the caller gives the bytes to

@@ -1378,7 +1378,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
     DmaRec *d = &E->dmas[s->sync_tag];
     if (!d->done) return X_BLOCKED;
     race_dma_retire(E->rd, d->race, s->idx);
-    trace_dma(E, d, TE_DMA_WAIT, s->t, &in->loc);
+    if (E->trace) trace_dma(E, d, TE_DMA_WAIT, s->t, &in->loc);
     free_dma(E, s->sync_tag);
     s->sync_tag = -1;
     return X_OK;
@@ -1422,7 +1422,7 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   if (in->view3 >= 0 && !sem_addr(E, s, in, in->view3, s->core, s->subcore, &d->sem, &d->sem_off)) return free_dma(E, tag), X_FAULT;
   if (d->sem) dq_push(E, tag);
   Space ss = src.vd->ref->space, ds = dst.vd->ref->space;
-  DmaReq rq = {s->idx, s->core, ss == SP_HBM || ds == SP_HBM, ss == SP_VMEM_SHARED || ds == SP_VMEM_SHARED, (double)moved, s->t, tag};
+  DmaReq rq = {s->idx, s->core, ss == SP_HBM || ds == SP_HBM, ss == SP_VMEM_SHARED || ds == SP_VMEM_SHARED, (double)moved, s->t, tag, !E->trace};
   dma_submit(E->dm, &rq);
   E->r->stats.dma_bytes += (uint64_t)moved;
   count_access(E, ss, bytes, false);
@@ -1430,8 +1430,8 @@ static int x_dma(Eng *E, Sc *s, const Instr *in) {
   prof_bytes(E, bytes);
   E->r->stats.space[ss].dma_bytes += (uint64_t)moved;
   if (ds != ss) E->r->stats.space[ds].dma_bytes += (uint64_t)moved;
-  trace_dma(E, d, TE_DMA_START, s->t, NULL);
   if (E->trace) {
+    trace_dma(E, d, TE_DMA_START, s->t, NULL);
     trace_counter(E, TE_INFLIGHT, -1, 0, "hbm", (int64_t)dma_inflight_bytes(E->dm, 0), s->t);
     trace_counter(E, TE_INFLIGHT, s->core, 0, "vmem_shared", (int64_t)dma_inflight_shared(E->dm, s->core), s->t);
   }
@@ -1461,7 +1461,7 @@ static int x_wait(Eng *E, Sc *s, const Instr *in) {
   if (!sem_addr(E, s, in, in->view3, s->core, s->subcore, &g, &off)) return X_FAULT;
   if (sem_read(g, off) < need) return X_BLOCKED;
   sem_write(g, off, sem_read(g, off) - need);
-  trace_counter(E, TE_SEMAPHORE, s->core, s->subcore, g->name, sem_read(g, off), s->t);
+  if (E->trace) trace_counter(E, TE_SEMAPHORE, s->core, s->subcore, g->name, sem_read(g, off), s->t);
   DmaQueue *q = dq_find(E, g, off, s->idx, false); /* the flow arrow ends at the wait that retires the oldest landed copy */
   if (!q || q->head < 0 || !E->dmas[q->head].done) return X_OK;
   int i = q->head;
@@ -1469,7 +1469,7 @@ static int x_wait(Eng *E, Sc *s, const Instr *in) {
   q->head = d->next;
   if (q->head < 0) q->tail = -1;
   race_dma_retire(E->rd, d->race, s->idx);
-  trace_dma(E, d, TE_DMA_WAIT, s->t, &in->loc);
+  if (E->trace) trace_dma(E, d, TE_DMA_WAIT, s->t, &in->loc);
   free_dma(E, i);
   return X_OK;
 }

@@ -24,7 +24,7 @@ uint32_t eng_race_open_rows(Eng *E, Sc *s, const Instr *in, bool write, bool ato
 
 /* ev: the view the access covers (its byte span when it is one run), or NULL. */
 uint32_t eng_race_open(Eng *E, Sc *s, const Instr *in, bool write, bool atomic, int dma, const EV *ev) {
-  if (!E->rd) return 0;
+  if (!E->rd || (dma < 0 && race_lone(E->rd))) return 0; /* no record to describe */
   RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, atomic, dma, 0, 0};
   if (ev && ev->affine && ev->n > 0 && eng_dense_block(ev) >= ev->n) {
     a.span_lo = ev->base;
@@ -146,6 +146,7 @@ bool eng_race_parts(Eng *E, uint32_t tag, const Region *g, const Part *pt, int n
 bool eng_race_copy_clean(Eng *E, const Region *sg, int64_t soff, const Region *dg, int64_t doff, int64_t n) {
   if (!E->rd) return true;
   if (sg == dg && soff < doff + n && doff < soff + n) return false;
+  if (race_solo(E->rd, E->dma_read_tag) && race_solo(E->rd, E->dma_write_tag)) return true; /* the usual lone DMA */
   return race_span_clean(E->rd, E->dma_read_tag, sg, soff, n) && race_span_clean(E->rd, E->dma_write_tag, dg, doff, n);
 }
 
