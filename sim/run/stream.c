@@ -109,42 +109,39 @@ static SubBad *bad_of(Stream *st, SubQ *q) {
   return q->bad;
 }
 
+/* 16 cells compared two words at a time (the compiler's vector type: SSE2
+ * on x86-64), inline: no call in stream_event's common path. */
+typedef uint64_t Words2 __attribute__((vector_size(16)));
+
+static inline __attribute__((always_inline)) Words2 diff2(const Cell *a, const Cell *b) {
+  Words2 u, w;
+  memcpy(&u, a, 16), memcpy(&w, b, 16);
+  return u ^ w;
+}
+
+static inline __attribute__((always_inline)) bool same_cells16(const Cell *a, const Cell *b) { /* written out: the compiler does not unroll at -O2 */
+  Words2 x = diff2(a, b) | diff2(a + 2, b + 2) | diff2(a + 4, b + 4) | diff2(a + 6, b + 6) | diff2(a + 8, b + 8) |
+             diff2(a + 10, b + 10) | diff2(a + 12, b + 12) | diff2(a + 14, b + 14);
+  return !(x[0] | x[1]);
+}
+
 /* Whether a slot's lanes and v's are bitwise the same, definedness too:
  * enough for verify_value_equal to hold (which then need not run).  The
- * 16 flags of the vector as two words, its cells by memcmp of a constant
- * size (vectorised: fewer instructions than a loop of words); the scalar
- * inline. */
-static inline bool same_lanes(const Slot *o, const Value *v) {
+ * vector of 16 lanes (its 16 flags as two words) and the scalar inline. */
+static inline __attribute__((always_inline)) bool same_lanes(const Slot *o, const Value *v) {
   if (o->n == 16) {
     uint64_t d0, d1, e0, e1;
     memcpy(&d0, o->def, 8), memcpy(&d1, o->def + 8, 8), memcpy(&e0, v->def, 8), memcpy(&e1, v->def + 8, 8);
-    return !((d0 ^ e0) | (d1 ^ e1)) && !memcmp(o->v, v->v, 16 * sizeof(Cell));
+    return !((d0 ^ e0) | (d1 ^ e1)) && same_cells16(o->v, v->v);
   }
   if (o->n == 1) return o->v[0].i == v->v[0].i && o->def[0] == v->def[0];
   return !memcmp(o->def, v->def, (size_t)o->n) && !memcmp(o->v, v->v, sizeof(Cell) * (size_t)o->n);
 }
 
-/* compare's full comparison (and its report of a difference). */
-static __attribute__((noinline)) void compare_slow(Stream *st, int sub, int side, Slot *o, int op, EventKind k, const Value *v) {
-  Value ov = slot_value(o);
-  const Value *ref = side == STREAM_REF ? v : &ov, *eng = side == STREAM_REF ? &ov : v;
-  if (o->op == op && o->kind == k && verify_value_equal(ref, eng)) {
-    st->matched += (uint64_t)v->n;
-    return;
-  }
-  Event mine = {.op = op, .kind = k, .val = *v}, theirs = {.op = o->op, .kind = o->kind, .val = ov}; /* read only: no copies */
-  SubBad *b = bad_of(st, &st->sq[sub]);
-  verify_event_pair(st->p, sub, side == STREAM_REF ? &mine : &theirs, side == STREAM_REF ? &theirs : &mine, &b->ok, &b->d, &b->st);
-}
-
-/* The queued event o against side's (op, k, v), v read in place: bitwise
- * equal is the common case, anything else goes to verify_value_equal. */
-static inline void compare(Stream *st, int sub, int side, Slot *o, int op, EventKind k, const Value *v) {
-  if (o->op == op && o->kind == k && !o->is_big && o->n == v->n && o->dtype == v->dtype && same_lanes(o, v)) {
-    st->matched += (uint64_t)v->n;
-    return;
-  }
-  compare_slow(st, sub, side, o, op, k, v);
+/* Whether the queued event o matches side's (op, k, v) bit for bit (the
+ * common case, tested inline). */
+static inline __attribute__((always_inline)) bool same_event(const Slot *o, int op, EventKind k, const Value *v) {
+  return o->op == op && o->kind == k && !o->is_big && o->n == v->n && o->dtype == v->dtype && (o->n == 16 || o->n == 1) && same_lanes(o, v);
 }
 
 /* Drops what a queue holds: the other side will never match it. */
@@ -152,6 +149,30 @@ static void drop_queue(Stream *st, SubQ *q) {
   if (q->n && q->extra_op < 0) q->extra_op = q->q[q->head].op;
   for (int k = 0; k < q->n; k++) account(st, q->side, -(int64_t)slot_bytes(&q->q[(q->head + k) & (q->cap - 1)]));
   q->head = q->n = 0;
+}
+
+/* The queue's first event (the other side's) leaves: it was compared. */
+static inline void pop(Stream *st, SubQ *q, int side) {
+  account(st, !side, -(int64_t)slot_bytes(&q->q[q->head]));
+  q->head = (q->head + 1) & (q->cap - 1);
+  q->n--;
+}
+
+/* The queued event against v when not bitwise the same: the full
+ * comparison (and its report of a difference), then the pop. */
+static __attribute__((noinline)) void match_slow(Stream *st, int sub, int side, int op, EventKind k, const Value *v) {
+  SubQ *q = &st->sq[sub];
+  Slot *o = &q->q[q->head];
+  Value ov = slot_value(o);
+  const Value *ref = side == STREAM_REF ? v : &ov, *eng = side == STREAM_REF ? &ov : v;
+  if (o->op == op && o->kind == k && verify_value_equal(ref, eng)) {
+    st->matched += (uint64_t)v->n;
+  } else {
+    Event mine = {.op = op, .kind = k, .val = *v}, theirs = {.op = o->op, .kind = o->kind, .val = ov}; /* read only: no copies */
+    SubBad *b = bad_of(st, q);
+    verify_event_pair(st->p, sub, side == STREAM_REF ? &mine : &theirs, side == STREAM_REF ? &theirs : &mine, &b->ok, &b->d, &b->st);
+  }
+  pop(st, q, side);
 }
 
 /* v into slot e: in the slot when it fits, fixed size copies for the
@@ -176,7 +197,7 @@ static inline void fill_slot(Slot *e, const Value *v) {
   if (v->n > e->cap) e->cap = v->n;
 }
 
-static __attribute__((noinline)) void grow(SubQ *q) { /* keeping the ring's order (its size a power of two: positions by a mask) */
+static void grow(SubQ *q) { /* keeping the ring's order (its size a power of two: positions by a mask) */
   int cap = q->cap ? q->cap * 2 : 16;
   Slot *e = calloc((size_t)cap, sizeof *e);
   if (!e) abort();
@@ -186,7 +207,6 @@ static __attribute__((noinline)) void grow(SubQ *q) { /* keeping the ring's orde
 }
 
 static inline void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
-  if (q->n == q->cap) grow(q);
   Slot *e = &q->q[(q->head + q->n++) & (q->cap - 1)];
   q->side = side;
   e->op = op, e->kind = k;
@@ -194,44 +214,64 @@ static inline void push(Stream *st, SubQ *q, int side, int op, EventKind k, cons
   account(st, side, (int64_t)slot_bytes(e));
 }
 
-/* The cases of a fault or a closed side: whether the event is dealt with
- * (dropped, or only one side has it); false to go on as usual. */
-static __attribute__((noinline)) bool stream_rare(Stream *st, SubQ *q, int side, int op) {
-  if (faulted(st, STREAM_REF) || faulted(st, STREAM_ENG)) { /* a fault is the verdict: the logs are not judged */
-    if (q->n) drop_queue(st, q);
-    return true;
-  }
-  if (!st->closed[!side] || (q->n && q->side != side)) return false;
-  if (q->extra_op < 0) q->extra_op = op; /* the other side closed: nothing left to compare with */
-  return true;
-}
-
-static __attribute__((noinline)) void stream_pump(Stream *st, int sub) {
+static void stream_pump(Stream *st, int sub) {
   st->pumping = true;
   st->pump(st->ctx, sub);
   st->pumping = false;
 }
 
-/* One event of side (a constant in each of the two sinks below, so that
- * each is a function of its own, with no test of the side). */
-static inline __attribute__((always_inline)) void stream_event(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
+/* A push that grows the queue, or that puts the engine STREAM_AHEAD
+ * events ahead (the reference is run to catch up). */
+static __attribute__((noinline)) void push_slow(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
   SubQ *q = &st->sq[sub];
-  q->count[side]++;
-  if (__builtin_expect(*st->fault[0] | *st->fault[1] | st->any_closed, 0) && stream_rare(st, q, side, op)) return;
-  if (q->n && q->side != side) { /* the other side's matching event: compare, drop */
-    Slot *o = &q->q[q->head];
-    compare(st, sub, side, o, op, k, v);
-    account(st, !side, -(int64_t)slot_bytes(o));
-    q->head = (q->head + 1) & (q->cap - 1);
-    q->n--;
-    return;
-  }
+  if (q->n == q->cap) grow(q);
   push(st, q, side, op, k, v);
   if (side == STREAM_ENG && q->n >= STREAM_AHEAD && st->pump && !st->pumping) stream_pump(st, sub);
 }
 
-static void sink_ref(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_REF, sub, op, k, v); }
-static void sink_eng(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_ENG, sub, op, k, v); }
+static void stream_usual(Stream *st, int side, int sub, int op, EventKind k, const Value *v);
+
+/* The cases of a fault or a closed side: the event dropped, or only one
+ * side has it; else it goes on as usual. */
+static __attribute__((noinline)) void stream_rare(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
+  SubQ *q = &st->sq[sub];
+  if (faulted(st, STREAM_REF) || faulted(st, STREAM_ENG)) { /* a fault is the verdict: the logs are not judged */
+    if (q->n) drop_queue(st, q);
+    return;
+  }
+  if (!st->closed[!side] || (q->n && q->side != side)) return stream_usual(st, side, sub, op, k, v);
+  if (q->extra_op < 0) q->extra_op = op; /* the other side closed: nothing left to compare with */
+}
+
+/* One event of side (a constant in each of the two sinks below, so that
+ * each is a function of its own, with no test of the side).  The common
+ * cases (a bitwise match popped, a push with room and no pump) run here
+ * with no call; the others are tail calls, so that nothing here lives
+ * across a call. */
+static inline __attribute__((always_inline)) void stream_event(Stream *st, int side, int sub, int op, EventKind k, const Value *v, bool usual) {
+  SubQ *q = &st->sq[sub];
+  if (!usual) {
+    q->count[side]++;
+    if (__builtin_expect(*st->fault[0] | *st->fault[1] | st->any_closed, 0)) return stream_rare(st, side, sub, op, k, v);
+  }
+  if (q->n && q->side != side) { /* the other side's matching event: compare, drop */
+    if (!same_event(&q->q[q->head], op, k, v)) return match_slow(st, sub, side, op, k, v);
+    st->matched += (uint64_t)v->n;
+    pop(st, q, side);
+    return;
+  }
+  if (q->n == q->cap || (side == STREAM_ENG && q->n + 1 >= STREAM_AHEAD)) return push_slow(st, side, sub, op, k, v);
+  push(st, q, side, op, k, v);
+}
+
+/* stream_event past the count and the flags (for stream_rare). */
+static void stream_usual(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
+  if (side == STREAM_REF) stream_event(st, STREAM_REF, sub, op, k, v, true);
+  else stream_event(st, STREAM_ENG, sub, op, k, v, true);
+}
+
+static void sink_ref(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_REF, sub, op, k, v, false); }
+static void sink_eng(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_ENG, sub, op, k, v, false); }
 
 void stream_attach(Stream *st, int side, RunResult *r) {
   st->run[side] = r;
