@@ -1149,7 +1149,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     }
     if (tag && !eng_race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write, as in x_store */
   }
-  if (hit) dup_warn(E, s, in, hit, nhit, false, &ev);
+  if (hit && nhit > 1) dup_warn(E, s, in, hit, nhit, false, &ev); /* fewer than two writes cannot repeat */
   uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
   s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
   E->r->stats.space[ev.vd->ref->space].bank_conflicts += conflicts;
