@@ -44,7 +44,8 @@ uint64_t run_max_log_bytes(const RunLimits *lim) {
   return lim && lim->max_log_bytes ? lim->max_log_bytes : RUN_DEFAULT_MAX_LOG_MB << 20;
 }
 
-void run_log_append(RunResult *r, int sub, int op, EventKind k, const Value *v) {
+void run_log_append(void *ctx, int sub, int op, EventKind k, const Value *v) {
+  RunResult *r = ctx;
   EventLog *l = &r->logs[sub];
   r->log_bytes += sizeof(Event) + (uint64_t)v->n * (sizeof(Cell) + 1) + 32; /* 32: two allocations' headers */
   if (l->n == l->cap) {
