@@ -993,6 +993,9 @@ ROWS_LOOP static void plain_gather(const EV *ev, IdxRun *r, int64_t n) {
   r->maxhit = most;
 }
 
+/* The shadow bits of the 4 bytes at an offset that is a multiple of 4, by off & 7. */
+static const uint8_t nibble[8] = {0x0f, 0, 0, 0, 0xf0, 0, 0, 0};
+
 /* A plain scatter (not an add): the lanes in order (reversed when the
  * lowest lane wins), each a word or, its value undefined, four undefined
  * bytes.  The writes are listed for the duplicate check only when their
@@ -1011,7 +1014,7 @@ ROWS_LOOP static void plain_scatter(const Instr *in, const EV *ev, IdxRun *r, in
       BANK_LANE(off);
       int32_t w = (int32_t)xv[k].i;
       memcpy(bytes + off, &w, 4);
-      defined[off >> 3] |= (uint8_t)(0xfu << (off & 4));
+      defined[off >> 3] |= nibble[off & 7]; /* a table, not a shift: the count register stays the banks' */
     }
   } else {
     for (int64_t k = first; k != end; k += step) {
