@@ -960,7 +960,8 @@ static bool rows_clean(Eng *E, const EV *ev, const IdxRun *r, int64_t n) {
  * in one bank kept as they go: E->bank_hits stays for the checked loops. */
 #define BANK_COUNTS(r) \
   uint32_t cnt[256], most = 0; \
-  memset(cnt, 0, sizeof *cnt * (size_t)(r)->banks)
+  if ((r)->banks <= 16) memset(cnt, 0, 16 * sizeof *cnt); /* a constant size: four stores, no call */ \
+  else memset(cnt, 0, sizeof *cnt * (size_t)(r)->banks)
 #define BANK_LANE(off) \
   do { \
     uint32_t c_ = ++cnt[((off) >> shift) & bmask]; \
