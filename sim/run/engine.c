@@ -913,13 +913,33 @@ static inline bool row_scatter(Eng *E, const Instr *in, uint32_t tag, Region *g,
  * spilled as in x_indexed's many. */
 #define ROWS_LOOP __attribute__((noinline))
 
+/* Whether every index is inside [0, dim), as unsigned numbers: their or
+ * bounds each from above (a negative one sets the top bit), so that an or
+ * below dim settles it in one pass of few instructions (16 lanes: four at
+ * a time); else their largest decides. */
+static bool ix_inside(const Cell *iv, int64_t n, int64_t dim) {
+  uint64_t any = 0, top = 0;
+  if (n == 16)
+    for (int k = 0; k < 16; k += 4) any |= (uint64_t)(iv[k].i | iv[k + 1].i | iv[k + 2].i | iv[k + 3].i);
+  else
+    for (int64_t k = 0; k < n; k++) any |= (uint64_t)iv[k].i;
+  if (any < (uint64_t)dim) return true;
+  for (int64_t k = 0; k < n; k++) top = (uint64_t)iv[k].i > top ? (uint64_t)iv[k].i : top;
+  return top < (uint64_t)dim;
+}
+
+/* Whether the n indices strictly rise or strictly fall (then none repeats). */
+static bool ix_monotone(const Cell *iv, int64_t n) {
+  int64_t k = 1;
+  while (k < n && iv[k].i > iv[k - 1].i) k++;
+  if (k >= n) return true;
+  for (k = 1; k < n && iv[k].i < iv[k - 1].i; k++) continue;
+  return k >= n;
+}
+
 static bool rows_plain(const IdxRun *r, int64_t n, int64_t dim) {
-  if (r->m || r->shift < 0) return false;
-  const Cell *iv = r->ix->v;
-  const uint8_t *idef = r->ix->def;
-  for (int64_t k = 0; k < n; k++)
-    if ((uint64_t)iv[k].i >= (uint64_t)dim || !idef[k]) return false;
-  return true;
+  if (r->m || r->shift < 0 || n > (int64_t)UINT32_MAX) return false;
+  return n <= 0 || (eng_defs_all(r->ix->def, n) && ix_inside(r->ix->v, n, dim));
 }
 
 /* With races checked: lanes whose elements lie close together (their span
@@ -935,72 +955,83 @@ static bool rows_clean(Eng *E, const EV *ev, const IdxRun *r, int64_t n) {
   return end - first <= 8 * n && eng_race_lanes_clean(E, r->tag, ev->reg, first, end);
 }
 
-/* Counts a lane at byte off in its bank (E->bank_hits, bank_used). */
-static inline void bank_lane(Eng *E, int shift, int64_t bmask, int64_t off) {
-  int64_t bank = (off >> shift) & bmask;
-  if (!E->bank_hits[bank]++) E->bank_used[E->nbank_used++] = (uint8_t)bank;
-}
+/* The plain loops count lanes per bank in a small array of their own
+ * (cleared for the banks there are, a power of two at most 256), the most
+ * in one bank kept as they go: E->bank_hits stays for the checked loops. */
+#define BANK_COUNTS(r) \
+  uint32_t cnt[256], most = 0; \
+  if ((r)->banks <= 16) memset(cnt, 0, 16 * sizeof *cnt); /* a constant size: four stores, no call */ \
+  else memset(cnt, 0, sizeof *cnt * (size_t)(r)->banks)
+#define BANK_LANE(off) \
+  do { \
+    uint32_t c_ = ++cnt[((off) >> shift) & bmask]; \
+    most = c_ > most ? c_ : most; \
+  } while (0)
 
-/* The most lanes of the access in one bank, once its lanes are counted. */
-static int64_t bank_max(const Eng *E) {
-  int64_t most = 0;
-  for (int b = 0; b < E->nbank_used; b++)
-    if (E->bank_hits[E->bank_used[b]] > most) most = E->bank_hits[E->bank_used[b]];
-  return most;
-}
-
-ROWS_LOOP static void plain_gather(Eng *E, const EV *ev, IdxRun *r, int64_t n) {
+ROWS_LOOP static void plain_gather(const EV *ev, IdxRun *r, int64_t n) {
   const int64_t base = ev->base, stride = ev->bstride[0], bmask = r->banks - 1;
   const int shift = r->shift;
   const Cell *iv = r->ix->v;
   const uint8_t *bytes = ev->reg->bytes, *defined = ev->reg->defined;
   Cell *ov = r->out->v;
   uint8_t *od = r->out->def;
+  uint8_t all = 0xff; /* the shadow bytes of every lane, and-ed: all set (the usual) is one test for all lanes */
+  BANK_COUNTS(r);
   for (int64_t k = 0; k < n; k++) {
-    int64_t off = base + iv[k].i * stride;
-    bank_lane(E, shift, bmask, off);
-    uint8_t bits = off & 4 ? 0xf0 : 0x0f; /* off is a multiple of 4; no shift by a variable: the bank's has the count register */
+    int64_t off = base + iv[k].i * stride; /* a multiple of 4: its shadow bits are 4 of one byte */
+    BANK_LANE(off);
     int32_t w;
     memcpy(&w, bytes + off, 4);
     ov[k].i = w;
-    od[k] = (defined[off >> 3] & bits) == bits;
+    all &= defined[off >> 3];
   }
-  r->maxhit = bank_max(E);
+  if (all == 0xff) eng_defs_set(od, n); /* else lane by lane, the other 4 bytes of a shadow byte left out */
+  else
+    for (int64_t k = 0; k < n; k++) {
+      int64_t off = base + iv[k].i * stride;
+      od[k] = ((unsigned)defined[off >> 3] >> (off & 4) & 0xf) == 0xf;
+    }
+  r->maxhit = most;
 }
 
-/* Whether the n indices strictly rise or strictly fall (then none repeats). */
-static bool ix_monotone(const Cell *iv, int64_t n) {
-  int64_t k = 1;
-  while (k < n && iv[k].i > iv[k - 1].i) k++;
-  if (k >= n) return true;
-  for (k = 1; k < n && iv[k].i < iv[k - 1].i; k++) continue;
-  return k >= n;
-}
+/* The shadow bits of the 4 bytes at an offset that is a multiple of 4, by off & 7. */
+static const uint8_t nibble[8] = {0x0f, 0, 0, 0, 0xf0, 0, 0, 0};
 
 /* A plain scatter (not an add): the lanes in order (reversed when the
  * lowest lane wins), each a word or, its value undefined, four undefined
  * bytes.  The writes are listed for the duplicate check only when their
  * indices neither strictly rise nor strictly fall. */
-ROWS_LOOP static void plain_scatter(Eng *E, const Instr *in, const EV *ev, IdxRun *r, int64_t n) {
+ROWS_LOOP static void plain_scatter(const Instr *in, const EV *ev, IdxRun *r, int64_t n) {
   const int64_t base = ev->base, stride = ev->bstride[0], bmask = r->banks - 1, step = in->flags & IF_LOW_WINS ? -1 : 1;
   const int64_t first = step > 0 ? 0 : n - 1, end = step > 0 ? n : -1;
   const int shift = r->shift;
   const Cell *iv = r->ix->v, *xv = r->x->v;
   const uint8_t *xdef = r->x->def;
   uint8_t *bytes = ev->reg->bytes, *defined = ev->reg->defined;
-  for (int64_t k = first; k != end; k += step) {
-    int64_t off = base + iv[k].i * stride;
-    bank_lane(E, shift, bmask, off);
-    uint8_t bits = off & 4 ? 0xf0 : 0x0f; /* as in plain_gather */
-    if (xdef[k]) {
+  BANK_COUNTS(r);
+  if (eng_defs_all(xdef, n)) { /* every value defined: no test per lane */
+    for (int64_t k = first; k != end; k += step) {
+      int64_t off = base + iv[k].i * stride;
+      BANK_LANE(off);
       int32_t w = (int32_t)xv[k].i;
       memcpy(bytes + off, &w, 4);
-      defined[off >> 3] |= bits;
-    } else {
-      defined[off >> 3] &= (uint8_t)~bits;
+      defined[off >> 3] |= nibble[off & 7]; /* a table, not a shift: the count register stays the banks' */
+    }
+  } else {
+    for (int64_t k = first; k != end; k += step) {
+      int64_t off = base + iv[k].i * stride;
+      BANK_LANE(off);
+      uint8_t bits = (uint8_t)(0xfu << (off & 4));
+      if (xdef[k]) {
+        int32_t w = (int32_t)xv[k].i;
+        memcpy(bytes + off, &w, 4);
+        defined[off >> 3] |= bits;
+      } else {
+        defined[off >> 3] &= (uint8_t)~bits;
+      }
     }
   }
-  r->maxhit = bank_max(E);
+  r->maxhit = most;
   if (r->hit && !ix_monotone(iv, n))
     for (int64_t k = first; k != end; k += step) r->hit[r->nhit++] = (Hit){iv[k].i, k};
 }
@@ -1046,8 +1077,8 @@ static bool rows_run(Eng *E, Sc *s, const Instr *in, EV *ev, IdxRun *r, int64_t 
   bool gather = in->op == I_VLOAD_IDX;
   if (!(gather || (!in->add && r->x->dtype == DT_INT32)) || !rows_plain(r, n, ev->lvl[ev->top][0]) || !rows_clean(E, ev, r, n))
     return indexed_rows(E, s, in, ev, r, n);
-  if (gather) plain_gather(E, ev, r, n);
-  else plain_scatter(E, in, ev, r, n);
+  if (gather) plain_gather(ev, r, n);
+  else plain_scatter(in, ev, r, n);
   if (r->tag) eng_race_lanes_record(E, r->tag, ev->reg, ev->base, ev->bstride[0], r->ix->v, n);
   return true;
 }
@@ -1122,7 +1153,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
     }
     if (tag && !eng_race_parts(E, tag, ev.reg, pt, np)) return false; /* after the write, as in x_store */
   }
-  if (hit) dup_warn(E, s, in, hit, nhit, false, &ev);
+  if (hit && nhit > 1) dup_warn(E, s, in, hit, nhit, false, &ev); /* fewer than two writes cannot repeat */
   uint64_t conflicts = maxhit > 1 ? (uint64_t)(maxhit - 1) : 0;
   s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
   E->r->stats.space[ev.vd->ref->space].bank_conflicts += conflicts;

@@ -44,9 +44,8 @@ uint64_t run_max_log_bytes(const RunLimits *lim) {
   return lim && lim->max_log_bytes ? lim->max_log_bytes : RUN_DEFAULT_MAX_LOG_MB << 20;
 }
 
-/* run_log without a sink: out of line, so that the streamed call is a
- * test and a jump. */
-static __attribute__((noinline)) void log_append(RunResult *r, int sub, int op, EventKind k, const Value *v) {
+void run_log_append(void *ctx, int sub, int op, EventKind k, const Value *v) {
+  RunResult *r = ctx;
   EventLog *l = &r->logs[sub];
   r->log_bytes += sizeof(Event) + (uint64_t)v->n * (sizeof(Cell) + 1) + 32; /* 32: two allocations' headers */
   if (l->n == l->cap) {
@@ -61,11 +60,6 @@ static __attribute__((noinline)) void log_append(RunResult *r, int sub, int op, 
   e->op = op;
   e->kind = k;
   val_copy(&e->val, v);
-}
-
-void run_log(RunResult *r, int sub, int op, EventKind k, const Value *v) {
-  if (r->sink) r->sink(r->sink_ctx, sub, op, k, v);
-  else log_append(r, sub, op, k, v);
 }
 
 void run_result_free(RunResult *r) {

@@ -161,7 +161,13 @@ uint64_t run_max_log_bytes(const RunLimits *lim);
 /* Builds the region specs of a program (one per ref). */
 RegionSpec *run_region_specs(const Program *p);
 bool run_mem_init(const Program *p, MemSystem *m);
-void run_log(RunResult *r, int sub, int op, EventKind k, const Value *v);
+/* Appends an event to sub's log (ctx the RunResult), or hands it to the
+ * sink: inline and one call either way, so that a streamed event costs the
+ * caller one call (the sink's) and little code where it is logged. */
+void run_log_append(void *ctx, int sub, int op, EventKind k, const Value *v);
+static inline void run_log(RunResult *r, int sub, int op, EventKind k, const Value *v) {
+  (r->sink ? r->sink : run_log_append)(r->sink ? r->sink_ctx : r, sub, op, k, v);
+}
 void run_result_free(RunResult *r);
 void run_fault(RunResult *r, FaultKind k, Loc at, int core, int subcore, int op, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));

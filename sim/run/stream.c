@@ -12,8 +12,26 @@ typedef struct {
   VerifyStats st;
 } SubBad;
 
+/* One queued event.  A value of up to 16 lanes and rank 1 or 0 (the vector
+ * and the scalar: nearly every event) is held in the slot itself, a fixed
+ * size copy with no pointer to follow; a larger one, or one of higher rank,
+ * goes to big.  cap is the lanes the slot has held at most, what the memory
+ * accounting counts (as for a Value's allocation). */
+enum { INLINE_LANES = 16 };
 typedef struct {
-  Event *q;           /* a ring of the events `side` is ahead by */
+  int op;
+  EventKind kind;
+  Dtype dtype;
+  int rank;
+  bool is_big;
+  int64_t n, cap;
+  Cell v[INLINE_LANES];
+  uint8_t def[INLINE_LANES];
+  Value big;
+} Slot;
+
+typedef struct {
+  Slot *q;            /* a ring of the events `side` is ahead by */
   int head, n, cap;
   int side;
   uint64_t count[2];  /* events each side produced */
@@ -29,6 +47,7 @@ struct Stream {
   const bool *fault[2]; /* run[side]->faulted, or a false of its own before attach */
   bool never;
   bool closed[2];
+  bool any_closed;      /* closed[0] || closed[1]: with the fault flags, one test per event */
   uint64_t matched, mismatched;
   uint64_t held, peak;
   void (*pump)(void *, int);
@@ -37,13 +56,17 @@ struct Stream {
 };
 
 static bool faulted(const Stream *st, int side) { return st->run[side] && st->run[side]->faulted; }
-/* Whether either side faulted, or sits closed while side's event has no
- * match waiting: one test of the flags below in the common case. */
-static bool unusual(const Stream *st, int side, bool waits) {
-  return *st->fault[0] || *st->fault[1] || (st->closed[!side] && !waits);
-}
 
-static uint64_t event_bytes(const Value *v) { return sizeof(Event) + (uint64_t)v->cap * (sizeof(Cell) + 1); }
+/* What a queued event holds, as the Event of a log (which sizeof(Event)
+ * and the lanes' bytes count, as they did when the queue held Events). */
+static uint64_t slot_bytes(const Slot *e) { return sizeof(Event) + (uint64_t)e->cap * (sizeof(Cell) + 1); }
+
+static Value slot_value(Slot *e) {
+  if (e->is_big) return e->big;
+  Value v = {.dtype = e->dtype, .rank = e->rank, .n = e->n, .v = e->v, .def = e->def, .cap = INLINE_LANES};
+  v.shape[0] = e->n; /* rank 1 (a scalar's shape is not read) */
+  return v;
+}
 
 Stream *stream_open(const Program *p, int nsub, int max_list) {
   Stream *st = calloc(1, sizeof *st);
@@ -60,7 +83,7 @@ void stream_free(Stream *st) {
   if (!st) return;
   for (int i = 0; i < st->nsub; i++) {
     SubQ *q = &st->sq[i];
-    for (int k = 0; k < q->cap; k++) val_free(&q->q[k].val);
+    for (int k = 0; k < q->cap; k++) val_free(&q->q[k].big);
     free(q->q);
     if (q->bad) free(q->bad->st.list);
     free(q->bad);
@@ -86,94 +109,169 @@ static SubBad *bad_of(Stream *st, SubQ *q) {
   return q->bad;
 }
 
-/* The queued event o against side's (op, k, v), v read in place: the
- * event it would make is built only for a difference. */
-static void compare(Stream *st, int sub, int side, const Event *o, int op, EventKind k, const Value *v) {
-  const Value *ref = side == STREAM_REF ? v : &o->val, *eng = side == STREAM_REF ? &o->val : v;
-  if (o->op == op && o->kind == k && verify_value_equal(ref, eng)) {
-    st->matched += (uint64_t)v->n;
-    return;
+/* 16 cells compared two words at a time (the compiler's vector type: SSE2
+ * on x86-64), inline: no call in stream_event's common path. */
+typedef uint64_t Words2 __attribute__((vector_size(16)));
+
+static inline __attribute__((always_inline)) Words2 diff2(const Cell *a, const Cell *b) {
+  Words2 u, w;
+  memcpy(&u, a, 16), memcpy(&w, b, 16);
+  return u ^ w;
+}
+
+static inline __attribute__((always_inline)) bool same_cells16(const Cell *a, const Cell *b) { /* written out: the compiler does not unroll at -O2 */
+  Words2 x = diff2(a, b) | diff2(a + 2, b + 2) | diff2(a + 4, b + 4) | diff2(a + 6, b + 6) | diff2(a + 8, b + 8) |
+             diff2(a + 10, b + 10) | diff2(a + 12, b + 12) | diff2(a + 14, b + 14);
+  return !(x[0] | x[1]);
+}
+
+/* Whether a slot's lanes and v's are bitwise the same, definedness too:
+ * enough for verify_value_equal to hold (which then need not run).  The
+ * vector of 16 lanes (its 16 flags as two words) and the scalar inline. */
+static inline __attribute__((always_inline)) bool same_lanes(const Slot *o, const Value *v) {
+  if (o->n == 16) {
+    uint64_t d0, d1, e0, e1;
+    memcpy(&d0, o->def, 8), memcpy(&d1, o->def + 8, 8), memcpy(&e0, v->def, 8), memcpy(&e1, v->def + 8, 8);
+    return !((d0 ^ e0) | (d1 ^ e1)) && same_cells16(o->v, v->v);
   }
-  Event mine = {.op = op, .kind = k, .val = *v}; /* v itself, read only: no copy */
-  SubBad *b = bad_of(st, &st->sq[sub]);
-  verify_event_pair(st->p, sub, side == STREAM_REF ? &mine : o, side == STREAM_REF ? o : &mine, &b->ok, &b->d, &b->st);
+  if (o->n == 1) return o->v[0].i == v->v[0].i && o->def[0] == v->def[0];
+  return !memcmp(o->def, v->def, (size_t)o->n) && !memcmp(o->v, v->v, sizeof(Cell) * (size_t)o->n);
+}
+
+/* Whether the queued event o matches side's (op, k, v) bit for bit (the
+ * common case, tested inline). */
+static inline __attribute__((always_inline)) bool same_event(const Slot *o, int op, EventKind k, const Value *v) {
+  return o->op == op && o->kind == k && !o->is_big && o->n == v->n && o->dtype == v->dtype && (o->n == 16 || o->n == 1) && same_lanes(o, v);
 }
 
 /* Drops what a queue holds: the other side will never match it. */
 static void drop_queue(Stream *st, SubQ *q) {
   if (q->n && q->extra_op < 0) q->extra_op = q->q[q->head].op;
-  for (int k = 0; k < q->n; k++) account(st, q->side, -(int64_t)event_bytes(&q->q[(q->head + k) & (q->cap - 1)].val));
+  for (int k = 0; k < q->n; k++) account(st, q->side, -(int64_t)slot_bytes(&q->q[(q->head + k) & (q->cap - 1)]));
   q->head = q->n = 0;
 }
 
-/* val_copy into lanes already allocated, without clearing the definedness
- * it overwrites. */
-static void copy_value(Value *dst, const Value *src) {
-  if (src->n > dst->cap) return val_copy(dst, src);
-  dst->dtype = src->dtype, dst->rank = src->rank, dst->n = src->n;
-  memcpy(dst->shape, src->shape, sizeof dst->shape); /* fixed size: moves, no call */
-  if (src->n == 16) { /* the common vector, and below a scalar: fixed sizes again */
-    memcpy(dst->v, src->v, 16 * sizeof *src->v);
-    memcpy(dst->def, src->def, 16);
-  } else if (src->n == 1) {
-    dst->v[0] = src->v[0], dst->def[0] = src->def[0];
-  } else {
-    memcpy(dst->v, src->v, sizeof *src->v * (size_t)src->n);
-    memcpy(dst->def, src->def, (size_t)src->n);
-  }
+/* The queue's first event (the other side's) leaves: it was compared. */
+static inline void pop(Stream *st, SubQ *q, int side) {
+  account(st, !side, -(int64_t)slot_bytes(&q->q[q->head]));
+  q->head = (q->head + 1) & (q->cap - 1);
+  q->n--;
 }
 
-static void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
-  if (q->n == q->cap) { /* grow the ring, keeping its order (its size a power of two: positions by a mask) */
-    int cap = q->cap ? q->cap * 2 : 16;
-    Event *e = calloc((size_t)cap, sizeof *e);
-    if (!e) abort();
-    for (int i = 0; i < q->cap; i++) e[i] = q->q[(q->head + i) & (q->cap - 1)];
-    free(q->q);
-    q->q = e, q->cap = cap, q->head = 0;
+/* The queued event against v when not bitwise the same: the full
+ * comparison (and its report of a difference), then the pop. */
+static __attribute__((noinline)) void match_slow(Stream *st, int sub, int side, int op, EventKind k, const Value *v) {
+  SubQ *q = &st->sq[sub];
+  Slot *o = &q->q[q->head];
+  Value ov = slot_value(o);
+  const Value *ref = side == STREAM_REF ? v : &ov, *eng = side == STREAM_REF ? &ov : v;
+  if (o->op == op && o->kind == k && verify_value_equal(ref, eng)) {
+    st->matched += (uint64_t)v->n;
+  } else {
+    Event mine = {.op = op, .kind = k, .val = *v}, theirs = {.op = o->op, .kind = o->kind, .val = ov}; /* read only: no copies */
+    SubBad *b = bad_of(st, q);
+    verify_event_pair(st->p, sub, side == STREAM_REF ? &mine : &theirs, side == STREAM_REF ? &theirs : &mine, &b->ok, &b->d, &b->st);
   }
-  Event *e = &q->q[(q->head + q->n++) & (q->cap - 1)];
+  pop(st, q, side);
+}
+
+/* v into slot e: in the slot when it fits, fixed size copies for the
+ * vector and the scalar. */
+static inline void fill_slot(Slot *e, const Value *v) {
+  e->dtype = v->dtype, e->rank = v->rank, e->n = v->n;
+  if (v->n == 16 && v->rank == 1) {
+    e->is_big = false;
+    memcpy(e->v, v->v, 16 * sizeof *v->v);
+    memcpy(e->def, v->def, 16);
+  } else if (v->n == 1 && v->rank == 0) {
+    e->is_big = false;
+    e->v[0] = v->v[0], e->def[0] = v->def[0];
+  } else if (v->n <= INLINE_LANES && v->rank == 1) {
+    e->is_big = false;
+    memcpy(e->v, v->v, sizeof *v->v * (size_t)v->n);
+    memcpy(e->def, v->def, (size_t)v->n);
+  } else {
+    e->is_big = true;
+    val_copy(&e->big, v);
+  }
+  if (v->n > e->cap) e->cap = v->n;
+}
+
+static void grow(SubQ *q) { /* keeping the ring's order (its size a power of two: positions by a mask) */
+  int cap = q->cap ? q->cap * 2 : 16;
+  Slot *e = calloc((size_t)cap, sizeof *e);
+  if (!e) abort();
+  for (int i = 0; i < q->cap; i++) e[i] = q->q[(q->head + i) & (q->cap - 1)];
+  free(q->q);
+  q->q = e, q->cap = cap, q->head = 0;
+}
+
+static inline void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
+  Slot *e = &q->q[(q->head + q->n++) & (q->cap - 1)];
   q->side = side;
   e->op = op, e->kind = k;
-  copy_value(&e->val, v);
-  account(st, side, (int64_t)event_bytes(&e->val));
+  fill_slot(e, v);
+  account(st, side, (int64_t)slot_bytes(e));
 }
 
-/* stream_event's cases but the common two (below). */
-static __attribute__((noinline)) void stream_rare(Stream *st, SubQ *q, int op) {
-  if (faulted(st, STREAM_REF) || faulted(st, STREAM_ENG)) { /* a fault is the verdict: the logs are not judged */
-    if (q->n) drop_queue(st, q);
-    return;
-  }
-  if (q->extra_op < 0) q->extra_op = op; /* the other side closed: nothing left to compare with */
-}
-
-static __attribute__((noinline)) void stream_pump(Stream *st, int sub) {
+static void stream_pump(Stream *st, int sub) {
   st->pumping = true;
   st->pump(st->ctx, sub);
   st->pumping = false;
 }
 
-static void stream_event(void *ctx, int side, int sub, int op, EventKind k, const Value *v) {
-  Stream *st = ctx;
+/* A push that grows the queue, or that puts the engine STREAM_AHEAD
+ * events ahead (the reference is run to catch up). */
+static __attribute__((noinline)) void push_slow(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
   SubQ *q = &st->sq[sub];
-  q->count[side]++;
-  bool waits = q->n && q->side != side; /* the other side's matching event */
-  if (unusual(st, side, waits)) return stream_rare(st, q, op);
-  if (waits) { /* compare, drop */
-    Event *o = &q->q[q->head];
-    compare(st, sub, side, o, op, k, v);
-    account(st, !side, -(int64_t)event_bytes(&o->val));
-    q->head = (q->head + 1) & (q->cap - 1);
-    q->n--;
-    return;
-  }
+  if (q->n == q->cap) grow(q);
   push(st, q, side, op, k, v);
   if (side == STREAM_ENG && q->n >= STREAM_AHEAD && st->pump && !st->pumping) stream_pump(st, sub);
 }
 
-static void sink_ref(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_REF, sub, op, k, v); }
-static void sink_eng(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_ENG, sub, op, k, v); }
+static void stream_usual(Stream *st, int side, int sub, int op, EventKind k, const Value *v);
+
+/* The cases of a fault or a closed side: the event dropped, or only one
+ * side has it; else it goes on as usual. */
+static __attribute__((noinline)) void stream_rare(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
+  SubQ *q = &st->sq[sub];
+  if (faulted(st, STREAM_REF) || faulted(st, STREAM_ENG)) { /* a fault is the verdict: the logs are not judged */
+    if (q->n) drop_queue(st, q);
+    return;
+  }
+  if (!st->closed[!side] || (q->n && q->side != side)) return stream_usual(st, side, sub, op, k, v);
+  if (q->extra_op < 0) q->extra_op = op; /* the other side closed: nothing left to compare with */
+}
+
+/* One event of side (a constant in each of the two sinks below, so that
+ * each is a function of its own, with no test of the side).  The common
+ * cases (a bitwise match popped, a push with room and no pump) run here
+ * with no call; the others are tail calls, so that nothing here lives
+ * across a call. */
+static inline __attribute__((always_inline)) void stream_event(Stream *st, int side, int sub, int op, EventKind k, const Value *v, bool usual) {
+  SubQ *q = &st->sq[sub];
+  if (!usual) {
+    q->count[side]++;
+    if (__builtin_expect(*st->fault[0] | *st->fault[1] | st->any_closed, 0)) return stream_rare(st, side, sub, op, k, v);
+  }
+  if (q->n && q->side != side) { /* the other side's matching event: compare, drop */
+    if (!same_event(&q->q[q->head], op, k, v)) return match_slow(st, sub, side, op, k, v);
+    st->matched += (uint64_t)v->n;
+    pop(st, q, side);
+    return;
+  }
+  if (q->n == q->cap || (side == STREAM_ENG && q->n + 1 >= STREAM_AHEAD)) return push_slow(st, side, sub, op, k, v);
+  push(st, q, side, op, k, v);
+}
+
+/* stream_event past the count and the flags (for stream_rare). */
+static void stream_usual(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
+  if (side == STREAM_REF) stream_event(st, STREAM_REF, sub, op, k, v, true);
+  else stream_event(st, STREAM_ENG, sub, op, k, v, true);
+}
+
+static void sink_ref(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_REF, sub, op, k, v, false); }
+static void sink_eng(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_ENG, sub, op, k, v, false); }
 
 void stream_attach(Stream *st, int side, RunResult *r) {
   st->run[side] = r;
@@ -196,6 +294,7 @@ bool stream_ahead(const Stream *st, int side, int sub) {
 
 void stream_close(Stream *st, int side) {
   st->closed[side] = true;
+  st->any_closed = true;
   for (int i = 0; i < st->nsub; i++)
     if (st->sq[i].n && st->sq[i].side != side) drop_queue(st, &st->sq[i]);
 }
