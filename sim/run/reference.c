@@ -1044,6 +1044,25 @@ static void shape_view(Value *v, const RV *rv) {
   memcpy(v->shape, rv->lvl[top], sizeof v->shape); /* a whole row of lvl: a few moves, not a call */
 }
 
+/* mem_range_defined / mem_set_defined (true) of n int32 words from base,
+ * eight words a shadow word where base falls on one (no calls). */
+static bool words_defined(const Region *g, int64_t base, int64_t n) {
+  if ((base & 63) || (n & 15)) return mem_range_defined(g, base, n * 4);
+  const uint8_t *d = g->defined + (base >> 3);
+  for (int64_t k = 0; k < n / 2; k += 8) {
+    uint64_t w;
+    memcpy(&w, d + k, 8);
+    if (w != UINT64_MAX) return false;
+  }
+  return true;
+}
+
+static void words_set_defined(Region *g, int64_t base, int64_t n) {
+  if ((base & 63) || (n & 15)) return mem_set_defined(g, base, n * 4, true);
+  uint8_t *d = g->defined + (base >> 3);
+  for (int64_t k = 0; k < n / 2; k += 8) memcpy(d + k, &(uint64_t){UINT64_MAX}, 8);
+}
+
 /* view_read into old, then store_value of x (not an add) into a
  * stored_whole span, in one pass: each word is read into old, then x's
  * lane is stored and kept in after.  False (nothing done) for any other
@@ -1055,7 +1074,7 @@ static bool swap_words(RV *rv, const Value *x, Value *old, Value *after) {
   if (rv->dt[top] != DT_INT32 || x->dtype != DT_INT32 || !stored_whole(rv, DT_INT32, x)) return false;
   shape_view(old, rv);
   shape_view(after, rv);
-  if (n > 2 && mem_range_defined(g, base, n * 4)) memset(old->def, 1, (size_t)n); /* the old definedness, before the store */
+  if (n > 2 && words_defined(g, base, n)) memset(old->def, 1, (size_t)n); /* the old definedness, before the store */
   else
     for (int64_t i = 0; i < n; i++) old->def[i] = ref_bytes_defined(g, base + 4 * i, 4);
   uint8_t *restrict b = g->bytes + base;
@@ -1068,7 +1087,7 @@ static bool swap_words(RV *rv, const Value *x, Value *old, Value *after) {
     ov[i].i = was, av[i].i = w;
   }
   if (n <= 2) ref_set_defined(g, base, (int)n * 4, true); /* up to 8 bytes: the inline form */
-  else mem_set_defined(g, base, n * 4, true);
+  else words_set_defined(g, base, n);
   memset(after->def, 1, (size_t)n);
   return true;
 }
@@ -1281,7 +1300,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   }
   if (ok && gather) {
     run_log(R->r, s->idx, op->id, EV_LOADED, &out);
-    env_set(R, s, op->name[FLD_OUT], &out);
+    env_take(R, s, op->name[FLD_OUT], &out); /* the binding's old lanes go back to the pool */
   }
   if (gather) tmp_give(R, &out);
   return ok;
