@@ -90,7 +90,7 @@ typedef struct {
 } PieceCache;
 #define NCACHE 8
 
-/* The scratch values of the accesses (do_get, do_swap and what they call):
+/* The scratch values of the accesses (do_get, do_swap, a gather and what they call):
  * an access runs no other access, so each is used by one at a time. */
 enum { SCR_READ, SCR_OLD, SCR_AFTER, SCR_NEW, SCR_STORE, SCR_COUNT };
 
@@ -1073,7 +1073,11 @@ static bool swap_words(RV *rv, const Value *x, Value *old, Value *after) {
   int64_t n = rv->n, base = rv->sp.base;
   if (rv->dt[top] != DT_INT32 || x->dtype != DT_INT32 || !stored_whole(rv, DT_INT32, x)) return false;
   shape_view(old, rv);
-  shape_view(after, rv);
+  if (n > after->cap) shape_view(after, rv);
+  else { /* after as old: shape_view's fields, its rows up to the rank */
+    after->dtype = old->dtype, after->rank = old->rank, after->n = n;
+    for (int k = 0; k < old->rank; k++) after->shape[k] = old->shape[k];
+  }
   if (n > 2 && words_defined(g, base, n)) memset(old->def, 1, (size_t)n); /* the old definedness, before the store */
   else
     for (int64_t i = 0; i < n; i++) old->def[i] = ref_bytes_defined(g, base + 4 * i, 4);
@@ -1235,18 +1239,18 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
   int ni = op->nlist[FLD_INDICES];
   const Value *idx[MAX_RANK] = {0}, *m = NULL, *x = NULL;
-  Value out = gather ? tmp_take(R) : (Value){0}; /* a gather's lanes (a scatter has none) */
+  Value none = {0}, *out = gather ? &R->scratch[SCR_READ] : &none; /* a gather's lanes (a scatter has none) */
   bool ok = resolve_field(R, s, op, FLD_REF, &rv);
   for (int d = 0; ok && d < ni; d++) ok = (idx[d] = ev_top(R, s, op, op->list[FLD_INDICES][d])) != NULL;
   if (ok && (op->has & F(MASK))) ok = (m = eval_mask(R, s, op, op->e[FLD_MASK])) != NULL;
   if (ok && !gather) ok = (x = ev_top(R, s, op, op->e[FLD_VALUE])) != NULL;
   int64_t n = ok && ni ? idx[0]->n : 0;
   Dtype t = rv.dt[rv.v->ntr];
-  if (ok && gather && m) val_shape(&out, t, 1, &n); /* a masked-off lane stays undefined */
-  else if (ok && gather) shape_lanes(&out, t, 1, &n); /* every lane is read, or the gather faults */
+  if (ok && gather && m) val_shape(out, t, 1, &n); /* a masked-off lane stays undefined */
+  else if (ok && gather) shape_lanes(out, t, 1, &n); /* every lane is read, or the gather faults */
   int64_t k0 = 0;
   if (ok && ni == 1 && !(op->has & F(MASK)) && rv.affine && rv.sp.contiguous && rv.rank[rv.v->ntr] == 1)
-    k0 = gs_dense(&rv, t, gather, add, idx[0], x, &out, n);
+    k0 = gs_dense(&rv, t, gather, add, idx[0], x, out, n);
   for (int64_t k = k0; ok && k < n; k++) {
     if ((op->has & F(MASK)) && !alu_truthy(m->dtype, m->v[k])) continue;
     int64_t at[MAX_RANK], flat = 0;
@@ -1282,7 +1286,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
       read_pieces(rv.reg, t, pc, np, &cur, &def);
     }
     if (gather) {
-      out.v[k] = cur, out.def[k] = def;
+      out->v[k] = cur, out->def[k] = def;
       continue;
     }
     if (!x->def[k] || (add && !def)) { /* the element becomes undefined (SPEC §10.1) */
@@ -1299,10 +1303,9 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
     }
   }
   if (ok && gather) {
-    run_log(R->r, s->idx, op->id, EV_LOADED, &out);
-    env_take(R, s, op->name[FLD_OUT], &out); /* the binding's old lanes go back to the pool */
+    run_log(R->r, s->idx, op->id, EV_LOADED, out);
+    env_take(R, s, op->name[FLD_OUT], out); /* the binding's old lanes become the scratch's */
   }
-  if (gather) tmp_give(R, &out);
   return ok;
 }
 
@@ -1827,9 +1830,13 @@ static int do_tuple_let(Ref_ *R, Sub *s, const Op *op) {
 static int do_let(Ref_ *R, Sub *s, const Op *op) {
   if (op->ncarry) return do_tuple_let(R, s, op);
   if (op->e[FLD_VALUE]->is_ref) return ST_OK; /* a view alias: uses carry their own views */
-  const Value *v = ev_top(R, s, op, op->e[FLD_VALUE]);
-  if (v) env_set(R, s, op->name[FLD_NAME], v);
-  return v ? ST_OK : ST_FAULT;
+  EvCtx c = {R, s, op};
+  RefProg *p = ref_progs_get(progs(R), op->e[FLD_VALUE]);
+  const Value *v = ref_prog_eval(p, &HOOKS, &c);
+  if (!v) return ST_FAULT;
+  if (!op->name[FLD_NAME] || !ref_prog_take(p, v, env_slot(R, s, op->name[FLD_NAME]))) /* the lanes without a copy */
+    env_set(R, s, op->name[FLD_NAME], v);
+  return ST_OK;
 }
 
 static int exec_op(Ref_ *R, Sub *s, const Op *op) {

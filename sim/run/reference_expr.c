@@ -546,6 +546,16 @@ const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, v
 
 const Value *ref_prog_eval(RefProg *p, const RefExprHooks *h, void *ctx) { return eval(p, h, ctx); }
 
+bool ref_prog_take(RefProg *p, const Value *v, Value *dst) {
+  Step *last = &p->st[p->n - 1];
+  if (v != &last->val || last->pure || dst == v) return false;
+  Value old = *dst;
+  *dst = last->val;
+  last->val = old; /* every run shapes its lanes first */
+  last->ones = 0;
+  return true;
+}
+
 /* int32_lane of two defined int32 scalars, the commonest operators first. */
 static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
   if (op == OP_ADD) return *r = (int32_t)((uint32_t)x + (uint32_t)y), true;

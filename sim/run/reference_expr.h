@@ -49,6 +49,11 @@ const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, v
 RefProg *ref_progs_get(RefProgs *t, const Expr *e);
 /* ref_progs_eval of the expression p was compiled from. */
 const Value *ref_prog_eval(RefProg *p, const RefExprHooks *h, void *ctx);
+/* When v, the value ref_prog_eval(p) just gave, is p's own lanes (not a
+ * binding's, nor a name-free value p keeps for every run): *dst takes
+ * them whole, and p takes dst's old lanes for its next run; true.
+ * Otherwise false, having done nothing (the caller copies v). */
+bool ref_prog_take(RefProg *p, const Value *v, Value *dst);
 /* When p is built of int32 scalars only (int32 literals, names bound to
  * defined int32 scalars, int32 arithmetic and comparisons) and no
  * division by zero occurs: *v := the value ref_prog_eval would give
