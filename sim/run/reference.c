@@ -1239,7 +1239,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
   int ni = op->nlist[FLD_INDICES];
   const Value *idx[MAX_RANK] = {0}, *m = NULL, *x = NULL;
-  Value none = {0}, *out = gather ? &R->scratch[SCR_READ] : &none; /* a gather's lanes (a scatter has none) */
+  Value *out = gather ? &R->scratch[SCR_READ] : NULL; /* a gather's lanes (a scatter has none) */
   bool ok = resolve_field(R, s, op, FLD_REF, &rv);
   for (int d = 0; ok && d < ni; d++) ok = (idx[d] = ev_top(R, s, op, op->list[FLD_INDICES][d])) != NULL;
   if (ok && (op->has & F(MASK))) ok = (m = eval_mask(R, s, op, op->e[FLD_MASK])) != NULL;

@@ -44,9 +44,19 @@ struct RefProg {
   int nss;
   bool chain; /* scalar: ss[0] a name, each later step an operator of the one before and a literal */
   bool vec;   /* all_vec: run_vec may compute it */
+  struct VecOp *vop; /* vec: its operators in order, */
+  int nvop;
+  Step **vname;      /* and its names */
+  int nvname;
   bool vec_first; /* vec, and the last run that tried ref_prog_int in vain had run_vec's value: run_vec first */
 };
 typedef RefProg Prog;
+
+/* An operator step of a vec program and where its operands' results are. */
+typedef struct VecOp {
+  Step *s;
+  const Value *const *a, *const *b;
+} VecOp;
 
 struct RefProgs {
   const Expr **key; /* open addressing on the node's address */
@@ -340,6 +350,17 @@ static inline int64_t f_le(int64_t x, int64_t y) { return x <= y; }
 static inline int64_t f_gt(int64_t x, int64_t y) { return x > y; }
 static inline int64_t f_ge(int64_t x, int64_t y) { return x >= y; }
 
+/* int32_lane of two defined int32 scalars, the commonest operators first. */
+static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
+  if (op == OP_ADD) return *r = (int32_t)((uint32_t)x + (uint32_t)y), true;
+  if (op == OP_MUL) return *r = (int32_t)((uint32_t)x * (uint32_t)y), true;
+  if (op == OP_MOD && (int32_t)y > 0) { /* an index's wrap: a positive divisor, the remainder in [0, y) */
+    int64_t m = (int64_t)(int32_t)x % (int32_t)y;
+    return *r = m < 0 ? m + (int32_t)y : m, true;
+  }
+  return int32_lane(op, x, y, r);
+}
+
 /* Whether every lane of v is defined. */
 static bool all_defined(const Value *v) { return v->n == 1 ? v->def[0] != 0 : !memchr(v->def, 0, (size_t)v->n); }
 
@@ -349,6 +370,7 @@ static bool int32_lanes(ExprOp op, Value *out, const Value *a, const Value *b) {
   Cell *o = out->v;
   const Cell *x = a->v, *y = b->v;
   int64_t n = out->n, sa = a->n != 1, sb = b->n != 1;
+  if (n == 1) return scalar_lane(op, x[0].i, y[0].i, &o[0].i); /* two scalars (an index): one lane */
   switch (op) {
   case OP_ADD: LANES(f_add); return true;
   case OP_SUB: LANES(f_sub); return true;
@@ -378,17 +400,16 @@ static bool int32_lanes(ExprOp op, Value *out, const Value *a, const Value *b) {
  * else (an unbound name or another dtype, an undefined lane, a division
  * by zero), having written only steps' own lanes, which run writes again. */
 static const Value *run_vec(Prog *p, const RefExprHooks *h, void *ctx) {
-  for (int k = 0; k < p->n; k++) {
-    Step *s = &p->st[k];
-    if (s->kind == SK_NAME) {
-      const Value *b = h->bound(ctx, s->id);
-      if (!b || b->dtype != DT_INT32 || !all_defined(b)) return NULL;
-      s->res = b;
-      continue;
-    }
-    s->res = &s->val;
-    if (s->kind == SK_CONST || s->kept) continue;
-    const Value *a = p->st[s->a].res, *b = p->st[s->b].res, *big = a->n >= b->n ? a : b;
+  for (int k = 0; k < p->nvname; k++) { /* names first: reading them has no effect */
+    Step *s = p->vname[k];
+    const Value *b = h->bound(ctx, s->id);
+    if (!b || b->dtype != DT_INT32 || !all_defined(b)) return NULL;
+    s->res = b;
+  }
+  for (const VecOp *o = p->vop, *end = o + p->nvop; o < end; o++) {
+    Step *s = o->s;
+    if (s->kept) continue;
+    const Value *a = *o->a, *b = *o->b, *big = a->n >= b->n ? a : b;
     Value *out = &s->val;
     if (big->n > out->cap) s->ones = 0; /* shape_as allocates anew */
     shape_as(out, s->e->ty, big);
@@ -396,7 +417,7 @@ static const Value *run_vec(Prog *p, const RefExprHooks *h, void *ctx) {
     if (s->ones < out->n) memset(out->def, 1, (size_t)out->n), s->ones = out->n;
     s->kept = s->pure;
   }
-  return p->st[p->n - 1].res;
+  return &p->st[p->n - 1].val; /* the last step an operator's */
 }
 
 /* Whether step k gives int32 lanes from int32 lanes (run_vec): an int32
@@ -415,11 +436,20 @@ static bool vec_step(const Prog *p, int k) {
   return false;
 }
 
-/* Whether run_vec may compute p: all vec steps, the last an operator. */
-static bool all_vec(const Prog *p) {
+/* Whether run_vec may compute p (all vec steps, the last an operator);
+ * if so, its lists of operators and names (the steps no longer move). */
+static bool all_vec(Prog *p) {
   if (p->st[p->n - 1].kind != SK_BINARY) return false;
   for (int k = 0; k < p->n; k++)
     if (!vec_step(p, k)) return false;
+  p->vop = xrealloc(NULL, sizeof *p->vop * (size_t)p->n);
+  p->vname = xrealloc(NULL, sizeof *p->vname * (size_t)p->n);
+  for (int k = 0; k < p->n; k++) {
+    Step *s = &p->st[k];
+    s->res = &s->val; /* a literal's, for good */
+    if (s->kind == SK_NAME) p->vname[p->nvname++] = s;
+    if (s->kind == SK_BINARY) p->vop[p->nvop++] = (VecOp){s, &p->st[s->a].res, &p->st[s->b].res};
+  }
   return true;
 }
 
@@ -463,6 +493,8 @@ RefProgs *ref_progs_new(int (*name_id)(void *ctx, const char *name), void *ctx) 
 
 static void prog_free(Prog *p) {
   for (int k = 0; k < p->n; k++) val_free(&p->st[k].val);
+  free(p->vop);
+  free(p->vname);
   free(p->st);
   free(p);
 }
@@ -556,16 +588,6 @@ bool ref_prog_take(RefProg *p, const Value *v, Value *dst) {
   return true;
 }
 
-/* int32_lane of two defined int32 scalars, the commonest operators first. */
-static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
-  if (op == OP_ADD) return *r = (int32_t)((uint32_t)x + (uint32_t)y), true;
-  if (op == OP_MUL) return *r = (int32_t)((uint32_t)x * (uint32_t)y), true;
-  if (op == OP_MOD && (int32_t)y > 0) { /* an index's wrap: a positive divisor, the remainder in [0, y) */
-    int64_t m = (int64_t)(int32_t)x % (int32_t)y;
-    return *r = m < 0 ? m + (int32_t)y : m, true;
-  }
-  return int32_lane(op, x, y, r);
-}
 
 /* A defined int32 scalar's value, or false. */
 static bool int32_scalar(const Value *b, int64_t *x) {
