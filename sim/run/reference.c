@@ -571,6 +571,7 @@ struct ViewPlan {
   int64_t start0[MAX_RANK]; /* their starts, the dynamic ones 0 */
   int ndyn;              /* the entries with a dynamic start: */
   int dyn[MAX_RANK];     /* which, */
+  const Expr *e[MAX_RANK]; /* its start, */
   RefProg *prog[MAX_RANK]; /* its compiled form, */
   int64_t hi[MAX_RANK];  /* the largest start that keeps the entry in bounds (the least is 0), */
   int64_t rs[MAX_RANK];  /* and the byte stride of its dimension of the ref */
@@ -651,35 +652,49 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
       pl->start0[d] = rv->start[0][d];
       if (!e->start_e) continue;
       int j = pl->ndyn++; /* in bounds from start 0: ext does not overflow and is not negative */
-      pl->dyn[j] = d, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
+      pl->dyn[j] = d, pl->e[j] = e->start_e, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
     }
   }
   free(rv);
 }
 
-/* rv from the plan, evaluating the dynamic starts in order: 1, or 0
- * after a fault, or -1 when a start is out of bounds (rv_levels then finds
- * the view not affine, for the walk).  span_one_level's bounds: a start in
- * [0, hi] keeps the first and the last index of its entry in bounds. */
-static int plan_span(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, RV *rv) {
-  rv->rank = pl->rank, rv->lvl = pl->lvl, rv->dt = pl->dt;
-  rv->n = pl->n;
-  rv->sp = pl->sp;
-  rv->affine = true;
-  memcpy(rv->start[0], pl->start0, sizeof pl->start0);
+/* The plan's dynamic starts evaluated in order (dyn[j] := the j-th):
+ * 1 and the span's *base, or 0 after a fault, or -1 when a start is out of
+ * bounds (rv_levels then finds the view not affine, for the walk).
+ * span_one_level's bounds: a start in [0, hi] keeps the first and the
+ * last index of its entry in bounds. */
+static inline int plan_base(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, int64_t *base, int64_t *dyn) {
+  int64_t b = pl->sp.base;
   for (int j = 0; j < pl->ndyn; j++) {
-    int64_t a;
-    const Expr *e = pl->v->tr[0]->idx->e[pl->dyn[j]].start_e;
-    if (!ev_int_prog(R, s, op, e, pl->prog[j], &a)) return 0;
-    rv->start[0][pl->dyn[j]] = a;
-    if ((uint64_t)a > (uint64_t)pl->hi[j]) return -1; /* below 0 or past hi */
-    rv->sp.base += a * pl->rs[j]; /* in bounds: no overflow */
+    if (!ev_int_prog(R, s, op, pl->e[j], pl->prog[j], &dyn[j])) return 0;
+    if ((uint64_t)dyn[j] > (uint64_t)pl->hi[j]) return -1; /* below 0 or past hi */
+    b += dyn[j] * pl->rs[j]; /* in bounds: no overflow */
   }
+  *base = b;
   return 1;
 }
 
-/* v's plan, built on its first use. */
-static ViewPlan *plan_find(Ref_ *R, const View *v) {
+/* rv of a view whose plan_base gave base and dyn. */
+static void rv_from_plan(const ViewPlan *pl, int64_t base, const int64_t *dyn, RV *rv) {
+  rv->rank = pl->rank, rv->lvl = pl->lvl, rv->dt = pl->dt;
+  rv->n = pl->n;
+  rv->sp = pl->sp;
+  rv->sp.base = base;
+  rv->affine = true;
+  memcpy(rv->start[0], pl->start0, sizeof pl->start0);
+  for (int j = 0; j < pl->ndyn; j++) rv->start[0][pl->dyn[j]] = dyn[j];
+}
+
+/* rv from the plan: plan_base, then rv_from_plan. */
+static int plan_span(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, RV *rv) {
+  int64_t base, dyn[MAX_RANK];
+  int got = plan_base(R, s, op, pl, &base, dyn);
+  if (got == 1) rv_from_plan(pl, base, dyn, rv);
+  return got;
+}
+
+/* v's plan, built on its first use (kept apart: plan_of stays small). */
+static __attribute__((noinline)) ViewPlan *plan_find(Ref_ *R, const View *v) {
   if (2 * (R->nplans + 1) > R->capplans) {
     ViewPlan **old = R->plans;
     int oc = R->capplans;
@@ -703,7 +718,7 @@ static ViewPlan *plan_find(Ref_ *R, const View *v) {
   return R->plans[j];
 }
 
-static ViewPlan *plan_of(Ref_ *R, const View *v) {
+static inline ViewPlan *plan_of(Ref_ *R, const View *v) {
   ViewPlan **front = &R->recent[((uintptr_t)v >> 4) & 15u];
   if (*front && (*front)->v == v) return *front;
   return *front = plan_find(R, v);
@@ -716,11 +731,17 @@ static __attribute__((noinline)) bool rv_walked(Ref_ *R, Sub *s, const Op *op, c
   return true;
 }
 
-static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
-  rv_head(R, op, v, rv);
+/* v's plan, its region that of instance core.subcore. */
+static inline ViewPlan *plan_at(Ref_ *R, const View *v, int core, int subcore) {
   ViewPlan *pl = plan_of(R, v);
   if (pl->core != core || pl->subcore != subcore) /* regions stay where run_mem_init put them */
     pl->reg = run_region(R->r, v->ref, core, subcore), pl->core = core, pl->subcore = subcore;
+  return pl;
+}
+
+static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
+  rv_head(R, op, v, rv);
+  ViewPlan *pl = plan_at(R, v, core, subcore);
   rv->reg = pl->reg;
   int got = pl->fast ? plan_span(R, s, op, pl, rv) : -1;
   return got >= 0 ? got : rv_walked(R, s, op, v, rv);
@@ -1025,23 +1046,64 @@ static bool log_stored(Ref_ *R, Sub *s, const Op *op, RV *rv, Value *after) {
   return true;
 }
 
+/* The elements of an affine view where they sit densely from base, as
+ * swap_words and do_get read them: from an RV, or from a view's plan and
+ * its plan_base without one. */
+typedef struct {
+  Region *reg;
+  int64_t base, n;
+  Dtype dt;
+  int rank;
+  const int64_t *shape; /* a row of lvl (MAX_RANK long) */
+  int esize;
+  bool dense; /* affine and contiguous: else only reg and dense are set */
+} Dense;
+
+static Dense dense_of_rv(const RV *rv) {
+  int top = rv->v->ntr;
+  if (!rv->affine || !rv->sp.contiguous) return (Dense){.reg = rv->reg};
+  return (Dense){rv->reg, rv->sp.base, rv->n, rv->dt[top], rv->rank[top], rv->lvl[top], rv->sp.esize, true};
+}
+
+static Dense dense_of_plan(const ViewPlan *pl, int64_t base) {
+  int top = pl->v->ntr;
+  return (Dense){pl->reg, base, pl->n, pl->dt[top], pl->rank[top], pl->lvl[top], pl->sp.esize, pl->sp.contiguous};
+}
+
+/* v's plan and its span's base when the plan resolves it (plan_base: 1,
+ * or 0 after a fault); -1 for the RV's way (rv_resolve: the walk, or a
+ * plan that only is when one element is wanted and there are more). */
+static int plan_dense(Ref_ *R, Sub *s, const Op *op, const View *v, bool one, ViewPlan **pl, int64_t *base, int64_t *dyn) {
+  *pl = plan_at(R, v, s->core, s->subcore);
+  if (!(*pl)->fast || (one && (*pl)->n != 1)) return -1;
+  return plan_base(R, s, op, *pl, base, dyn);
+}
+
 static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   Value *v = &R->scratch[SCR_READ];
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, v);
-  if (ok) {
-    run_log(R->r, s->idx, op->id, EV_LOADED, v);
-    env_take(R, s, op->name[FLD_OUT], v);
+  ViewPlan *pl;
+  int64_t base, dyn[MAX_RANK];
+  int got = plan_dense(R, s, op, op->e[FLD_REF]->view, true, &pl, &base, dyn);
+  if (!got) return false;
+  if (got > 0) { /* view_read's one element, without an RV */
+    Dense d = dense_of_plan(pl, base);
+    shape_lanes(v, d.dt, d.rank, d.shape);
+    v->v[0] = ref_load(d.dt, d.reg->bytes + base);
+    v->def[0] = ref_bytes_defined(d.reg, base, d.esize);
+  } else if (!resolve_field(R, s, op, FLD_REF, &rv) || !view_read(R, s, &rv, v)) {
+    return false;
   }
-  return ok;
+  run_log(R->r, s->idx, op->id, EV_LOADED, v);
+  env_take(R, s, op->name[FLD_OUT], v);
+  return true;
 }
 
 /* shape_lanes(v, the view's dtype and shape), the element count known. */
-static void shape_view(Value *v, const RV *rv) {
-  int top = rv->v->ntr;
-  if (rv->n > v->cap) return val_shape(v, rv->dt[top], rv->rank[top], rv->lvl[top]);
-  v->dtype = rv->dt[top], v->rank = rv->rank[top], v->n = rv->n;
-  memcpy(v->shape, rv->lvl[top], sizeof v->shape); /* a whole row of lvl: a few moves, not a call */
+static void shape_view(Value *v, const Dense *d) {
+  if (d->n > v->cap) return val_shape(v, d->dt, d->rank, d->shape);
+  v->dtype = d->dt, v->rank = d->rank, v->n = d->n;
+  memcpy(v->shape, d->shape, sizeof v->shape); /* a whole row of lvl: a few moves, not a call */
 }
 
 /* mem_range_defined / mem_set_defined (true) of n int32 words from base,
@@ -1067,13 +1129,13 @@ static void words_set_defined(Region *g, int64_t base, int64_t n) {
  * stored_whole span, in one pass: each word is read into old, then x's
  * lane is stored and kept in after.  False (nothing done) for any other
  * span or value. */
-static bool swap_words(RV *rv, const Value *x, Value *old, Value *after) {
-  int top = rv->v->ntr;
-  Region *g = rv->reg;
-  int64_t n = rv->n, base = rv->sp.base;
-  if (rv->dt[top] != DT_INT32 || x->dtype != DT_INT32 || !stored_whole(rv, DT_INT32, x)) return false;
-  shape_view(old, rv);
-  if (n > after->cap) shape_view(after, rv);
+static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after) {
+  Region *g = d->reg;
+  int64_t n = d->n, base = d->base;
+  if (!d->dense || d->dt != DT_INT32 || x->dtype != DT_INT32 || x->n != n) return false; /* stored_whole's tests */
+  if (n == 1 ? !x->def[0] : memchr(x->def, 0, (size_t)n) != NULL) return false;
+  shape_view(old, d);
+  if (n > after->cap) shape_view(after, d);
   else { /* after as old: shape_view's fields, its rows up to the rank */
     after->dtype = old->dtype, after->rank = old->rank, after->n = n;
     for (int k = 0; k < old->rank; k++) after->shape[k] = old->shape[k];
@@ -1096,19 +1158,37 @@ static bool swap_words(RV *rv, const Value *x, Value *old, Value *after) {
   return true;
 }
 
+/* do_swap's logs and binding after swap_words. */
+static bool swapped(Ref_ *R, Sub *s, const Op *op, Value *old, Value *after) {
+  run_log(R->r, s->idx, op->id, EV_OLD, old); /* the logs copy what they are given: the order of memory and logs is free */
+  run_log(R->r, s->idx, op->id, EV_NEW, after);
+  if (op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
+  return true;
+}
+
 static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
   const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE]));
-  if (ok && !add && swap_words(&rv, x, old, after)) { /* the logs copy what they are given: the order of memory and logs is free */
-    run_log(R->r, s->idx, op->id, EV_OLD, old);
-    run_log(R->r, s->idx, op->id, EV_NEW, after);
-    if (op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
-    return true;
+  const View *v = op->e[FLD_REF]->view;
+  ViewPlan *pl;
+  int64_t base, dyn[MAX_RANK];
+  int got = plan_dense(R, s, op, v, false, &pl, &base, dyn);
+  if (!got) return false;
+  if (got > 0) { /* the plan's span: an RV only when swap_words declines */
+    if (!(x = ev_top(R, s, op, op->e[FLD_VALUE]))) return false;
+    Dense d = dense_of_plan(pl, base);
+    if (!add && swap_words(&d, x, old, after)) return swapped(R, s, op, old, after);
+    rv_head(R, op, v, &rv);
+    rv.reg = pl->reg;
+    rv_from_plan(pl, base, dyn, &rv);
+  } else {
+    if (!resolve_field(R, s, op, FLD_REF, &rv) || !(x = ev_top(R, s, op, op->e[FLD_VALUE]))) return false;
+    Dense d = dense_of_rv(&rv);
+    if (!add && swap_words(&d, x, old, after)) return swapped(R, s, op, old, after);
   }
-  ok = ok && view_read(R, s, &rv, old);
+  bool ok = view_read(R, s, &rv, old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, old);
   ok = ok && store_value(R, s, &rv, x, add, old, after) && log_stored(R, s, op, &rv, after);
   if (ok && op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
