@@ -1122,7 +1122,8 @@ static bool words_defined(const Region *g, int64_t base, int64_t n) {
 static void words_set_defined(Region *g, int64_t base, int64_t n) {
   if ((base & 63) || (n & 15)) return mem_set_defined(g, base, n * 4, true);
   uint8_t *d = g->defined + (base >> 3);
-  for (int64_t k = 0; k < n / 2; k += 8) memcpy(d + k, &(uint64_t){UINT64_MAX}, 8);
+  if (n == 16) memset(d, 0xff, 8); /* a vector of 16: one move */
+  else memset(d, 0xff, (size_t)n / 2);
 }
 
 /* view_read into old, then store_value of x (not an add) into a
@@ -1133,14 +1134,14 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
   Region *g = d->reg;
   int64_t n = d->n, base = d->base;
   if (!d->dense || d->dt != DT_INT32 || x->dtype != DT_INT32 || x->n != n) return false; /* stored_whole's tests */
-  if (n == 1 ? !x->def[0] : memchr(x->def, 0, (size_t)n) != NULL) return false;
+  if (n == 1 ? !x->def[0] : !ref_flags_all(x->def, n)) return false;
   shape_view(old, d);
   if (n > after->cap) shape_view(after, d);
   else { /* after as old: shape_view's fields, its rows up to the rank */
     after->dtype = old->dtype, after->rank = old->rank, after->n = n;
     for (int k = 0; k < old->rank; k++) after->shape[k] = old->shape[k];
   }
-  if (n > 2 && words_defined(g, base, n)) memset(old->def, 1, (size_t)n); /* the old definedness, before the store */
+  if (n > 2 && words_defined(g, base, n)) ref_flags_set(old->def, n); /* the old definedness, before the store */
   else
     for (int64_t i = 0; i < n; i++) old->def[i] = ref_bytes_defined(g, base + 4 * i, 4);
   uint8_t *restrict b = g->bytes + base;
@@ -1154,7 +1155,7 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
   }
   if (n <= 2) ref_set_defined(g, base, (int)n * 4, true); /* up to 8 bytes: the inline form */
   else words_set_defined(g, base, n);
-  memset(after->def, 1, (size_t)n);
+  ref_flags_set(after->def, n);
   return true;
 }
 

@@ -3,6 +3,7 @@
  * tree walk in reference.c (ev_binary, ev_unary), over operands the
  * earlier steps hold. */
 #include "reference_expr.h"
+#include "reference_span.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -362,7 +363,7 @@ static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
 }
 
 /* Whether every lane of v is defined. */
-static bool all_defined(const Value *v) { return v->n == 1 ? v->def[0] != 0 : !memchr(v->def, 0, (size_t)v->n); }
+static bool all_defined(const Value *v) { return v->n == 1 ? v->def[0] != 0 : ref_flags_all(v->def, v->n); }
 
 /* out's lanes (shaped as the larger operand) := a op b, both int32 with
  * every lane defined; false on a division by zero (run then faults). */
@@ -414,7 +415,7 @@ static const Value *run_vec(Prog *p, const RefExprHooks *h, void *ctx) {
     if (big->n > out->cap) s->ones = 0; /* shape_as allocates anew */
     shape_as(out, s->e->ty, big);
     if (!int32_lanes(s->e->op, out, a, b)) return NULL;
-    if (s->ones < out->n) memset(out->def, 1, (size_t)out->n), s->ones = out->n;
+    if (s->ones < out->n) ref_flags_set(out->def, out->n), s->ones = out->n;
     s->kept = s->pure;
   }
   return &p->st[p->n - 1].val; /* the last step an operator's */
