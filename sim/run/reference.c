@@ -121,6 +121,8 @@ typedef struct {
   const char *nc_key[NAME_CACHE]; /* name_id's cache */
   int nc_id[NAME_CACHE];
   RefProgs *progs; /* compiled expressions (reference_expr.h) */
+  const Expr *prog_key[64]; /* prog_of's answers of late, direct-mapped on the node's address */
+  RefProg *prog_val[64];
   struct ViewPlan **plans; /* by view, open addressing (plan_of) */
   int nplans, capplans;
   struct ViewPlan *recent[16]; /* plan_of's answers of late, direct-mapped on the view's address */
@@ -500,11 +502,19 @@ static RefProgs *progs(Ref_ *R) {
   return R->progs;
 }
 
+/* e's compiled form (ref_progs_get), without a call when e was asked for
+ * of late. */
+static inline RefProg *prog_of(Ref_ *R, const Expr *e) {
+  unsigned h = (unsigned)((uintptr_t)e >> 4) & 63u;
+  if (R->prog_key[h] != e) R->prog_key[h] = e, R->prog_val[h] = ref_progs_get(progs(R), e);
+  return R->prog_val[h];
+}
+
 /* The value of e as ev gives it, owned by the compiled form (valid until e
  * is evaluated again); NULL after a fault. */
 static const Value *ev_top(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
   EvCtx c = {R, s, op};
-  return ref_progs_eval(progs(R), e, &HOOKS, &c);
+  return ref_prog_eval(prog_of(R, e), &HOOKS, &c);
 }
 
 /* ev_int_prog through the compiled steps (kept apart: the integer path
@@ -525,7 +535,7 @@ static bool ev_int_prog(Ref_ *R, Sub *s, const Op *op, const Expr *e, RefProg *p
 }
 
 static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
-  return ev_int_prog(R, s, op, e, ref_progs_get(progs(R), e), v);
+  return ev_int_prog(R, s, op, e, prog_of(R, e), v);
 }
 
 /* ---- views ------------------------------------------------------------- */
@@ -1271,6 +1281,16 @@ GS_LOOP static int64_t scatter32(Region *g, int64_t base, int64_t size, const Va
   const uint8_t *idef = ix->def, *xdef = x->def;
   const Cell *iv = ix->v, *xv = x->v;
   int64_t k = 0;
+  if (ref_flags_all(xdef, n)) { /* every lane defined (the commonest): no test of its own per lane */
+    for (; k < n; k++) {
+      int64_t at = iv[k].i, off = base + 4 * at;
+      if (!idef[k] || (uint64_t)at >= (uint64_t)size) return k;
+      int32_t w = (int32_t)xv[k].i;
+      defined[off >> 3] |= (uint8_t)(0xfu << (off & 7));
+      memcpy(bytes + off, &w, 4);
+    }
+    return k;
+  }
   for (; k < n; k++) {
     int64_t at = iv[k].i, off = base + 4 * at;
     if (!idef[k] || (uint64_t)at >= (uint64_t)size) break;
@@ -1912,7 +1932,7 @@ static int do_let(Ref_ *R, Sub *s, const Op *op) {
   if (op->ncarry) return do_tuple_let(R, s, op);
   if (op->e[FLD_VALUE]->is_ref) return ST_OK; /* a view alias: uses carry their own views */
   EvCtx c = {R, s, op};
-  RefProg *p = ref_progs_get(progs(R), op->e[FLD_VALUE]);
+  RefProg *p = prog_of(R, op->e[FLD_VALUE]);
   const Value *v = ref_prog_eval(p, &HOOKS, &c);
   if (!v) return ST_FAULT;
   if (!op->name[FLD_NAME] || !ref_prog_take(p, v, env_slot(R, s, op->name[FLD_NAME]))) /* the lanes without a copy */
