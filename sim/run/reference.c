@@ -1083,7 +1083,7 @@ static Dense dense_of_plan(const ViewPlan *pl, int64_t base) {
 /* v's plan and its span's base when the plan resolves it (plan_base: 1,
  * or 0 after a fault); -1 for the RV's way (rv_resolve: the walk, or a
  * plan that only is when one element is wanted and there are more). */
-static int plan_dense(Ref_ *R, Sub *s, const Op *op, const View *v, bool one, ViewPlan **pl, int64_t *base, int64_t *dyn) {
+static inline int plan_dense(Ref_ *R, Sub *s, const Op *op, const View *v, bool one, ViewPlan **pl, int64_t *base, int64_t *dyn) {
   *pl = plan_at(R, v, s->core, s->subcore);
   if (!(*pl)->fast || (one && (*pl)->n != 1)) return -1;
   return plan_base(R, s, op, *pl, base, dyn);
@@ -1310,9 +1310,9 @@ GS_LOOP static int64_t scatter32(Region *g, int64_t base, int64_t size, const Va
  * affine view without a mask, while each lane is defined and in bounds:
  * the same reads and writes in the same order, at base + index x esize.
  * Returns the first lane it did not do (the general loop's from there). */
-static int64_t gs_dense(RV *rv, Dtype t, bool gather, bool add, const Value *ix, const Value *x, Value *out, int64_t n) {
-  Region *g = rv->reg;
-  int64_t size = rv->lvl[rv->v->ntr][0], base = rv->sp.base, es = rv->sp.esize, k = 0;
+static int64_t gs_dense(const Dense *d, Dtype t, bool gather, bool add, const Value *ix, const Value *x, Value *out, int64_t n) {
+  Region *g = d->reg;
+  int64_t size = d->shape[0], base = d->base, es = d->esize, k = 0;
   if (t == DT_INT32 && es == 4 && !(base & 3) && !add && (gather || x->dtype == DT_INT32))
     return gather ? gather32(g, base, size, ix, out, n) : scatter32(g, base, size, ix, x, n);
   for (; k < n; k++) {
@@ -1341,17 +1341,27 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   int ni = op->nlist[FLD_INDICES];
   const Value *idx[MAX_RANK] = {0}, *m = NULL, *x = NULL;
   Value *out = gather ? &R->scratch[SCR_READ] : NULL; /* a gather's lanes (a scatter has none) */
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv);
+  const View *v = op->e[FLD_REF]->view;
+  ViewPlan *pl;
+  int64_t base = 0, dyn[MAX_RANK];
+  int got = plan_dense(R, s, op, v, false, &pl, &base, dyn); /* 1: an RV only for the general loop */
+  bool ok = got > 0 || (got < 0 && resolve_field(R, s, op, FLD_REF, &rv));
   for (int d = 0; ok && d < ni; d++) ok = (idx[d] = ev_top(R, s, op, op->list[FLD_INDICES][d])) != NULL;
   if (ok && (op->has & F(MASK))) ok = (m = eval_mask(R, s, op, op->e[FLD_MASK])) != NULL;
   if (ok && !gather) ok = (x = ev_top(R, s, op, op->e[FLD_VALUE])) != NULL;
-  int64_t n = ok && ni ? idx[0]->n : 0;
-  Dtype t = rv.dt[rv.v->ntr];
-  if (ok && gather && m) val_shape(out, t, 1, &n); /* a masked-off lane stays undefined */
-  else if (ok && gather) shape_lanes(out, t, 1, &n); /* every lane is read, or the gather faults */
+  if (!ok) return false;
+  int64_t n = ni ? idx[0]->n : 0;
+  Dtype t = got > 0 ? pl->dt[v->ntr] : rv.dt[v->ntr];
+  if (gather && m) val_shape(out, t, 1, &n); /* a masked-off lane stays undefined */
+  else if (gather) shape_lanes(out, t, 1, &n); /* every lane is read, or the gather faults */
   int64_t k0 = 0;
-  if (ok && ni == 1 && !(op->has & F(MASK)) && rv.affine && rv.sp.contiguous && rv.rank[rv.v->ntr] == 1)
-    k0 = gs_dense(&rv, t, gather, add, idx[0], x, out, n);
+  Dense dn = got > 0 ? dense_of_plan(pl, base) : dense_of_rv(&rv);
+  if (ni == 1 && !(op->has & F(MASK)) && dn.dense && dn.rank == 1) k0 = gs_dense(&dn, t, gather, add, idx[0], x, out, n);
+  if (k0 < n && got > 0) { /* the general loop's RV, from the plan */
+    rv_head(R, op, v, &rv);
+    rv.reg = pl->reg;
+    rv_from_plan(pl, base, dyn, &rv);
+  }
   for (int64_t k = k0; ok && k < n; k++) {
     if ((op->has & F(MASK)) && !alu_truthy(m->dtype, m->v[k])) continue;
     int64_t at[MAX_RANK], flat = 0;
