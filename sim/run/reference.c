@@ -1157,7 +1157,16 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
   uint8_t *restrict b = g->bytes + base;
   const Cell *restrict xv = x->v;
   Cell *restrict ov = old->v, *restrict av = after->v;
-  for (int64_t i = 0; i < n; i++) {
+  int64_t i = 0;
+  for (; i + 2 <= n; i += 2) { /* two lanes a turn: the loop's own steps were a third of a lane's cost */
+    int32_t was0, was1, w0 = (int32_t)xv[i].i, w1 = (int32_t)xv[i + 1].i;
+    memcpy(&was0, b + 4 * i, 4);
+    memcpy(&was1, b + 4 * i + 4, 4);
+    memcpy(b + 4 * i, &w0, 4);
+    memcpy(b + 4 * i + 4, &w1, 4);
+    ov[i].i = was0, ov[i + 1].i = was1, av[i].i = w0, av[i + 1].i = w1;
+  }
+  for (; i < n; i++) {
     int32_t was, w = (int32_t)xv[i].i;
     memcpy(&was, b + 4 * i, 4);
     memcpy(b + 4 * i, &w, 4);
