@@ -120,6 +120,9 @@ typedef struct {
   int nnames;
   const char *nc_key[NAME_CACHE]; /* name_id's cache */
   int nc_id[NAME_CACHE];
+  const char *sc_name[NAME_CACHE]; /* env_slot's answers of late: name and subcore -> binding */
+  const Sub *sc_sub[NAME_CACHE];
+  Value *sc_val[NAME_CACHE];
   RefProgs *progs; /* compiled expressions (reference_expr.h) */
   const Expr *prog_key[64]; /* prog_of's answers of late, direct-mapped on the node's address */
   RefProg *prog_val[64];
@@ -155,7 +158,7 @@ static Value *env_at(Sub *s, int id) { return id >= 0 && id < s->capenv && s->en
 static Value *env_get(Ref_ *R, Sub *s, const char *name) { return env_at(s, names_get(&R->names, name)); }
 
 /* The value name is bound to in s, bound (undefined, empty) if it was not. */
-static Value *env_slot(Ref_ *R, Sub *s, const char *name) {
+static __attribute__((noinline)) Value *env_bind(Ref_ *R, Sub *s, const char *name) {
   int id = name_id(R, name);
   if (id >= s->capenv) {
     int cap = s->capenv ? s->capenv : 16;
@@ -168,6 +171,14 @@ static Value *env_slot(Ref_ *R, Sub *s, const char *name) {
   }
   if (!s->env[id] && !(s->env[id] = calloc(1, sizeof *s->env[id]))) abort();
   return &s->env[id]->v;
+}
+
+/* env_bind through a cache on the name's address and the subcore
+ * (bindings never move). */
+static inline Value *env_slot(Ref_ *R, Sub *s, const char *name) {
+  unsigned h = (unsigned)((uintptr_t)name >> 3) % NAME_CACHE;
+  if (R->sc_name[h] != name || R->sc_sub[h] != s) R->sc_name[h] = name, R->sc_sub[h] = s, R->sc_val[h] = env_bind(R, s, name);
+  return R->sc_val[h];
 }
 
 static void env_set(Ref_ *R, Sub *s, const char *name, const Value *v) {
