@@ -594,6 +594,7 @@ struct ViewPlan {
   int dyn[MAX_RANK];     /* which, */
   const Expr *e[MAX_RANK]; /* its start, */
   RefProg *prog[MAX_RANK]; /* its compiled form, */
+  int chain[MAX_RANK];     /* the name id of a chain (ref_prog_chain_id) or -1, */
   int64_t hi[MAX_RANK];  /* the largest start that keeps the entry in bounds (the least is 0), */
   int64_t rs[MAX_RANK];  /* and the byte stride of its dimension of the ref */
   int core, subcore;     /* the instance last resolved (core -1: none) and its region */
@@ -673,7 +674,7 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
       pl->start0[d] = rv->start[0][d];
       if (!e->start_e) continue;
       int j = pl->ndyn++; /* in bounds from start 0: ext does not overflow and is not negative */
-      pl->dyn[j] = d, pl->e[j] = e->start_e, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
+      pl->dyn[j] = d, pl->e[j] = e->start_e, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->chain[j] = ref_prog_chain_id(pl->prog[j]), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
     }
   }
   free(rv);
@@ -687,7 +688,8 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
 static inline int plan_base(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, int64_t *base, int64_t *dyn) {
   int64_t b = pl->sp.base;
   for (int j = 0; j < pl->ndyn; j++) {
-    if (!ev_int_prog(R, s, op, pl->e[j], pl->prog[j], &dyn[j])) return 0;
+    bool got = pl->chain[j] >= 0 && ref_prog_chain(pl->prog[j], env_at(s, pl->chain[j]), &dyn[j]); /* the binding without a hook */
+    if (!got && !ev_int_prog(R, s, op, pl->e[j], pl->prog[j], &dyn[j])) return 0;
     if ((uint64_t)dyn[j] > (uint64_t)pl->hi[j]) return -1; /* below 0 or past hi */
     b += dyn[j] * pl->rs[j]; /* in bounds: no overflow */
   }

@@ -596,10 +596,11 @@ static bool int32_scalar(const Value *b, int64_t *x) {
   return *x = b->v[0].i, true;
 }
 
-/* run_scalar of a chain (i % 256, (i % 256) * 16): one register. */
-static bool run_chain(const Prog *p, const RefExprHooks *h, void *ctx, int64_t *out) {
+/* run_scalar of a chain (i % 256, (i % 256) * 16) whose name is bound to
+ * b: one register. */
+static bool chain_of(const Prog *p, const Value *b, int64_t *out) {
   int64_t x;
-  if (!int32_scalar(h->bound(ctx, p->ss[0].id), &x)) return false;
+  if (!int32_scalar(b, &x)) return false;
   for (int k = 1; k < p->nss; k++) {
     const ScalarStep *s = &p->ss[k];
     if (!scalar_lane(s->op, s->ca ? s->ia : x, s->cb ? s->ib : x, &x)) return false; /* division by zero: run faults */
@@ -625,5 +626,9 @@ static bool run_scalar(const Prog *p, const RefExprHooks *h, void *ctx, int64_t 
 
 bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v) {
   if (!p->scalar) return false;
-  return p->chain ? run_chain(p, h, ctx, v) : run_scalar(p, h, ctx, v);
+  return p->chain ? chain_of(p, h->bound(ctx, p->ss[0].id), v) : run_scalar(p, h, ctx, v);
 }
+
+int ref_prog_chain_id(const RefProg *p) { return p->scalar && p->chain ? p->ss[0].id : -1; }
+
+bool ref_prog_chain(const RefProg *p, const Value *b, int64_t *v) { return chain_of(p, b, v); }

@@ -61,4 +61,11 @@ bool ref_prog_take(RefProg *p, const Value *v, Value *dst);
  * nothing the caller could see: the caller then uses ref_prog_eval. */
 bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v);
 
+/* When p is a chain of int32 scalars (a name, then operators each of the
+ * one before and a literal: i % 256, (i % 256) * 16): the name's id, else
+ * -1.  ref_prog_chain: ref_prog_int of such a p whose name is bound to b
+ * (NULL when it is not), for a caller that finds the binding itself. */
+int ref_prog_chain_id(const RefProg *p);
+bool ref_prog_chain(const RefProg *p, const Value *b, int64_t *v);
+
 #endif
