@@ -601,9 +601,10 @@ static bool int32_scalar(const Value *b, int64_t *x) {
 static bool chain_of(const Prog *p, const Value *b, int64_t *out) {
   int64_t x;
   if (!int32_scalar(b, &x)) return false;
-  for (int k = 1; k < p->nss; k++) {
-    const ScalarStep *s = &p->ss[k];
-    if (!scalar_lane(s->op, s->ca ? s->ia : x, s->cb ? s->ib : x, &x)) return false; /* division by zero: run faults */
+  for (const ScalarStep *s = p->ss + 1, *end = p->ss + p->nss; s < end; s++) {
+    int64_t r; /* apart from x, which then stays in a register */
+    if (!scalar_lane(s->op, s->ca ? s->ia : x, s->cb ? s->ib : x, &r)) return false; /* division by zero: run faults */
+    x = r;
   }
   return *out = x, true;
 }
