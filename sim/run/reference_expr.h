@@ -14,7 +14,12 @@
  * expression of int32 scalars only (an index such as (i % 256) * 16) also
  * runs on plain integers, names read through their ids, the same int32
  * arithmetic lane for lane; whatever it does not cover (another type, an
- * undefined or non-scalar name, a division by zero) goes to the steps. */
+ * undefined or non-scalar name, a division by zero) goes to the steps.
+ * Likewise an expression of int32 operators over int32 literals and names
+ * (iota(16) + i, base + i % 256) runs, when every lane it reads is
+ * defined, as one loop per operator with no definedness to combine, over
+ * lists of its names and operators made once.  An operator with no name
+ * beneath it (iota(16) * 256) keeps its value from its first run. */
 #ifndef SC_REFERENCE_EXPR_H
 #define SC_REFERENCE_EXPR_H
 
