@@ -90,7 +90,7 @@ typedef struct {
 } PieceCache;
 #define NCACHE 8
 
-/* The scratch values of the accesses (do_get, do_swap and what they call):
+/* The scratch values of the accesses (do_get, do_swap, a gather and what they call):
  * an access runs no other access, so each is used by one at a time. */
 enum { SCR_READ, SCR_OLD, SCR_AFTER, SCR_NEW, SCR_STORE, SCR_COUNT };
 
@@ -120,7 +120,12 @@ typedef struct {
   int nnames;
   const char *nc_key[NAME_CACHE]; /* name_id's cache */
   int nc_id[NAME_CACHE];
+  const char *sc_name[NAME_CACHE]; /* env_slot's answers of late: name and subcore -> binding */
+  const Sub *sc_sub[NAME_CACHE];
+  Value *sc_val[NAME_CACHE];
   RefProgs *progs; /* compiled expressions (reference_expr.h) */
+  const Expr *prog_key[64]; /* prog_of's answers of late, direct-mapped on the node's address */
+  RefProg *prog_val[64];
   struct ViewPlan **plans; /* by view, open addressing (plan_of) */
   int nplans, capplans;
   struct ViewPlan *recent[16]; /* plan_of's answers of late, direct-mapped on the view's address */
@@ -153,7 +158,7 @@ static Value *env_at(Sub *s, int id) { return id >= 0 && id < s->capenv && s->en
 static Value *env_get(Ref_ *R, Sub *s, const char *name) { return env_at(s, names_get(&R->names, name)); }
 
 /* The value name is bound to in s, bound (undefined, empty) if it was not. */
-static Value *env_slot(Ref_ *R, Sub *s, const char *name) {
+static __attribute__((noinline)) Value *env_bind(Ref_ *R, Sub *s, const char *name) {
   int id = name_id(R, name);
   if (id >= s->capenv) {
     int cap = s->capenv ? s->capenv : 16;
@@ -166,6 +171,14 @@ static Value *env_slot(Ref_ *R, Sub *s, const char *name) {
   }
   if (!s->env[id] && !(s->env[id] = calloc(1, sizeof *s->env[id]))) abort();
   return &s->env[id]->v;
+}
+
+/* env_bind through a cache on the name's address and the subcore
+ * (bindings never move). */
+static inline Value *env_slot(Ref_ *R, Sub *s, const char *name) {
+  unsigned h = (unsigned)((uintptr_t)name >> 3) % NAME_CACHE;
+  if (R->sc_name[h] != name || R->sc_sub[h] != s) R->sc_name[h] = name, R->sc_sub[h] = s, R->sc_val[h] = env_bind(R, s, name);
+  return R->sc_val[h];
 }
 
 static void env_set(Ref_ *R, Sub *s, const char *name, const Value *v) {
@@ -500,11 +513,19 @@ static RefProgs *progs(Ref_ *R) {
   return R->progs;
 }
 
+/* e's compiled form (ref_progs_get), without a call when e was asked for
+ * of late. */
+static inline RefProg *prog_of(Ref_ *R, const Expr *e) {
+  unsigned h = (unsigned)((uintptr_t)e >> 4) & 63u;
+  if (R->prog_key[h] != e) R->prog_key[h] = e, R->prog_val[h] = ref_progs_get(progs(R), e);
+  return R->prog_val[h];
+}
+
 /* The value of e as ev gives it, owned by the compiled form (valid until e
  * is evaluated again); NULL after a fault. */
 static const Value *ev_top(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
   EvCtx c = {R, s, op};
-  return ref_progs_eval(progs(R), e, &HOOKS, &c);
+  return ref_prog_eval(prog_of(R, e), &HOOKS, &c);
 }
 
 /* ev_int_prog through the compiled steps (kept apart: the integer path
@@ -525,7 +546,7 @@ static bool ev_int_prog(Ref_ *R, Sub *s, const Op *op, const Expr *e, RefProg *p
 }
 
 static bool ev_int(Ref_ *R, Sub *s, const Op *op, const Expr *e, int64_t *v) {
-  return ev_int_prog(R, s, op, e, ref_progs_get(progs(R), e), v);
+  return ev_int_prog(R, s, op, e, prog_of(R, e), v);
 }
 
 /* ---- views ------------------------------------------------------------- */
@@ -571,7 +592,9 @@ struct ViewPlan {
   int64_t start0[MAX_RANK]; /* their starts, the dynamic ones 0 */
   int ndyn;              /* the entries with a dynamic start: */
   int dyn[MAX_RANK];     /* which, */
+  const Expr *e[MAX_RANK]; /* its start, */
   RefProg *prog[MAX_RANK]; /* its compiled form, */
+  int chain[MAX_RANK];     /* the name id of a chain (ref_prog_chain_id) or -1, */
   int64_t hi[MAX_RANK];  /* the largest start that keeps the entry in bounds (the least is 0), */
   int64_t rs[MAX_RANK];  /* and the byte stride of its dimension of the ref */
   int core, subcore;     /* the instance last resolved (core -1: none) and its region */
@@ -651,35 +674,50 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
       pl->start0[d] = rv->start[0][d];
       if (!e->start_e) continue;
       int j = pl->ndyn++; /* in bounds from start 0: ext does not overflow and is not negative */
-      pl->dyn[j] = d, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
+      pl->dyn[j] = d, pl->e[j] = e->start_e, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->chain[j] = ref_prog_chain_id(pl->prog[j]), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
     }
   }
   free(rv);
 }
 
-/* rv from the plan, evaluating the dynamic starts in order: 1, or 0
- * after a fault, or -1 when a start is out of bounds (rv_levels then finds
- * the view not affine, for the walk).  span_one_level's bounds: a start in
- * [0, hi] keeps the first and the last index of its entry in bounds. */
-static int plan_span(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, RV *rv) {
-  rv->rank = pl->rank, rv->lvl = pl->lvl, rv->dt = pl->dt;
-  rv->n = pl->n;
-  rv->sp = pl->sp;
-  rv->affine = true;
-  memcpy(rv->start[0], pl->start0, sizeof pl->start0);
+/* The plan's dynamic starts evaluated in order (dyn[j] := the j-th):
+ * 1 and the span's *base, or 0 after a fault, or -1 when a start is out of
+ * bounds (rv_levels then finds the view not affine, for the walk).
+ * span_one_level's bounds: a start in [0, hi] keeps the first and the
+ * last index of its entry in bounds. */
+static inline int plan_base(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, int64_t *base, int64_t *dyn) {
+  int64_t b = pl->sp.base;
   for (int j = 0; j < pl->ndyn; j++) {
-    int64_t a;
-    const Expr *e = pl->v->tr[0]->idx->e[pl->dyn[j]].start_e;
-    if (!ev_int_prog(R, s, op, e, pl->prog[j], &a)) return 0;
-    rv->start[0][pl->dyn[j]] = a;
-    if ((uint64_t)a > (uint64_t)pl->hi[j]) return -1; /* below 0 or past hi */
-    rv->sp.base += a * pl->rs[j]; /* in bounds: no overflow */
+    bool got = pl->chain[j] >= 0 && ref_prog_chain(pl->prog[j], env_at(s, pl->chain[j]), &dyn[j]); /* the binding without a hook */
+    if (!got && !ev_int_prog(R, s, op, pl->e[j], pl->prog[j], &dyn[j])) return 0;
+    if ((uint64_t)dyn[j] > (uint64_t)pl->hi[j]) return -1; /* below 0 or past hi */
+    b += dyn[j] * pl->rs[j]; /* in bounds: no overflow */
   }
+  *base = b;
   return 1;
 }
 
-/* v's plan, built on its first use. */
-static ViewPlan *plan_find(Ref_ *R, const View *v) {
+/* rv of a view whose plan_base gave base and dyn. */
+static void rv_from_plan(const ViewPlan *pl, int64_t base, const int64_t *dyn, RV *rv) {
+  rv->rank = pl->rank, rv->lvl = pl->lvl, rv->dt = pl->dt;
+  rv->n = pl->n;
+  rv->sp = pl->sp;
+  rv->sp.base = base;
+  rv->affine = true;
+  memcpy(rv->start[0], pl->start0, sizeof pl->start0);
+  for (int j = 0; j < pl->ndyn; j++) rv->start[0][pl->dyn[j]] = dyn[j];
+}
+
+/* rv from the plan: plan_base, then rv_from_plan. */
+static int plan_span(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, RV *rv) {
+  int64_t base, dyn[MAX_RANK];
+  int got = plan_base(R, s, op, pl, &base, dyn);
+  if (got == 1) rv_from_plan(pl, base, dyn, rv);
+  return got;
+}
+
+/* v's plan, built on its first use (kept apart: plan_of stays small). */
+static __attribute__((noinline)) ViewPlan *plan_find(Ref_ *R, const View *v) {
   if (2 * (R->nplans + 1) > R->capplans) {
     ViewPlan **old = R->plans;
     int oc = R->capplans;
@@ -703,7 +741,7 @@ static ViewPlan *plan_find(Ref_ *R, const View *v) {
   return R->plans[j];
 }
 
-static ViewPlan *plan_of(Ref_ *R, const View *v) {
+static inline ViewPlan *plan_of(Ref_ *R, const View *v) {
   ViewPlan **front = &R->recent[((uintptr_t)v >> 4) & 15u];
   if (*front && (*front)->v == v) return *front;
   return *front = plan_find(R, v);
@@ -716,11 +754,17 @@ static __attribute__((noinline)) bool rv_walked(Ref_ *R, Sub *s, const Op *op, c
   return true;
 }
 
-static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
-  rv_head(R, op, v, rv);
+/* v's plan, its region that of instance core.subcore. */
+static inline ViewPlan *plan_at(Ref_ *R, const View *v, int core, int subcore) {
   ViewPlan *pl = plan_of(R, v);
   if (pl->core != core || pl->subcore != subcore) /* regions stay where run_mem_init put them */
     pl->reg = run_region(R->r, v->ref, core, subcore), pl->core = core, pl->subcore = subcore;
+  return pl;
+}
+
+static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
+  rv_head(R, op, v, rv);
+  ViewPlan *pl = plan_at(R, v, core, subcore);
   rv->reg = pl->reg;
   int got = pl->fast ? plan_span(R, s, op, pl, rv) : -1;
   return got >= 0 ? got : rv_walked(R, s, op, v, rv);
@@ -1025,51 +1069,133 @@ static bool log_stored(Ref_ *R, Sub *s, const Op *op, RV *rv, Value *after) {
   return true;
 }
 
+/* The elements of an affine view where they sit densely from base, as
+ * swap_words and do_get read them: from an RV, or from a view's plan and
+ * its plan_base without one. */
+typedef struct {
+  Region *reg;
+  int64_t base, n;
+  Dtype dt;
+  int rank;
+  const int64_t *shape; /* a row of lvl (MAX_RANK long) */
+  int esize;
+  bool dense; /* affine and contiguous: else only reg and dense are set */
+} Dense;
+
+static Dense dense_of_rv(const RV *rv) {
+  int top = rv->v->ntr;
+  if (!rv->affine || !rv->sp.contiguous) return (Dense){.reg = rv->reg};
+  return (Dense){rv->reg, rv->sp.base, rv->n, rv->dt[top], rv->rank[top], rv->lvl[top], rv->sp.esize, true};
+}
+
+static Dense dense_of_plan(const ViewPlan *pl, int64_t base) {
+  int top = pl->v->ntr;
+  return (Dense){pl->reg, base, pl->n, pl->dt[top], pl->rank[top], pl->lvl[top], pl->sp.esize, pl->sp.contiguous};
+}
+
+/* v's plan and its span's base when the plan resolves it (plan_base: 1,
+ * or 0 after a fault); -1 for the RV's way (rv_resolve: the walk, or a
+ * plan that only is when one element is wanted and there are more). */
+static inline int plan_dense(Ref_ *R, Sub *s, const Op *op, const View *v, bool one, ViewPlan **pl, int64_t *base, int64_t *dyn) {
+  *pl = plan_at(R, v, s->core, s->subcore);
+  if (!(*pl)->fast || (one && (*pl)->n != 1)) return -1;
+  return plan_base(R, s, op, *pl, base, dyn);
+}
+
 static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   Value *v = &R->scratch[SCR_READ];
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, v);
-  if (ok) {
-    run_log(R->r, s->idx, op->id, EV_LOADED, v);
-    env_take(R, s, op->name[FLD_OUT], v);
+  ViewPlan *pl;
+  int64_t base, dyn[MAX_RANK];
+  int got = plan_dense(R, s, op, op->e[FLD_REF]->view, true, &pl, &base, dyn);
+  if (!got) return false;
+  if (got > 0) { /* view_read's one element, without an RV */
+    Dense d = dense_of_plan(pl, base);
+    shape_lanes(v, d.dt, d.rank, d.shape);
+    v->v[0] = ref_load(d.dt, d.reg->bytes + base);
+    v->def[0] = ref_bytes_defined(d.reg, base, d.esize);
+  } else if (!resolve_field(R, s, op, FLD_REF, &rv) || !view_read(R, s, &rv, v)) {
+    return false;
   }
-  return ok;
+  run_log(R->r, s->idx, op->id, EV_LOADED, v);
+  env_take(R, s, op->name[FLD_OUT], v);
+  return true;
 }
 
 /* shape_lanes(v, the view's dtype and shape), the element count known. */
-static void shape_view(Value *v, const RV *rv) {
-  int top = rv->v->ntr;
-  if (rv->n > v->cap) return val_shape(v, rv->dt[top], rv->rank[top], rv->lvl[top]);
-  v->dtype = rv->dt[top], v->rank = rv->rank[top], v->n = rv->n;
-  memcpy(v->shape, rv->lvl[top], sizeof v->shape); /* a whole row of lvl: a few moves, not a call */
+static void shape_view(Value *v, const Dense *d) {
+  if (d->n > v->cap) return val_shape(v, d->dt, d->rank, d->shape);
+  v->dtype = d->dt, v->rank = d->rank, v->n = d->n;
+  memcpy(v->shape, d->shape, sizeof v->shape); /* a whole row of lvl: a few moves, not a call */
+}
+
+/* mem_range_defined / mem_set_defined (true) of n int32 words from base,
+ * eight words a shadow word where base falls on one (no calls). */
+static bool words_defined(const Region *g, int64_t base, int64_t n) {
+  if ((base & 63) || (n & 15)) return mem_range_defined(g, base, n * 4);
+  const uint8_t *d = g->defined + (base >> 3);
+  for (int64_t k = 0; k < n / 2; k += 8) {
+    uint64_t w;
+    memcpy(&w, d + k, 8);
+    if (w != UINT64_MAX) return false;
+  }
+  return true;
+}
+
+static void words_set_defined(Region *g, int64_t base, int64_t n) {
+  if ((base & 63) || (n & 15)) return mem_set_defined(g, base, n * 4, true);
+  uint8_t *d = g->defined + (base >> 3);
+  if (n == 16) memset(d, 0xff, 8); /* a vector of 16: one move */
+  else memset(d, 0xff, (size_t)n / 2);
 }
 
 /* view_read into old, then store_value of x (not an add) into a
  * stored_whole span, in one pass: each word is read into old, then x's
  * lane is stored and kept in after.  False (nothing done) for any other
  * span or value. */
-static bool swap_words(RV *rv, const Value *x, Value *old, Value *after) {
-  int top = rv->v->ntr;
-  Region *g = rv->reg;
-  int64_t n = rv->n, base = rv->sp.base;
-  if (rv->dt[top] != DT_INT32 || x->dtype != DT_INT32 || !stored_whole(rv, DT_INT32, x)) return false;
-  shape_view(old, rv);
-  shape_view(after, rv);
-  if (n > 2 && mem_range_defined(g, base, n * 4)) memset(old->def, 1, (size_t)n); /* the old definedness, before the store */
+static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after) {
+  Region *g = d->reg;
+  int64_t n = d->n, base = d->base;
+  if (!d->dense || d->dt != DT_INT32 || x->dtype != DT_INT32 || x->n != n) return false; /* stored_whole's tests */
+  if (n == 1 ? !x->def[0] : !ref_flags_all(x->def, n)) return false;
+  shape_view(old, d);
+  if (n > after->cap) shape_view(after, d);
+  else { /* after as old: shape_view's fields, its rows up to the rank */
+    after->dtype = old->dtype, after->rank = old->rank, after->n = n;
+    for (int k = 0; k < old->rank; k++) after->shape[k] = old->shape[k];
+  }
+  if (n > 2 && words_defined(g, base, n)) ref_flags_set(old->def, n); /* the old definedness, before the store */
   else
     for (int64_t i = 0; i < n; i++) old->def[i] = ref_bytes_defined(g, base + 4 * i, 4);
   uint8_t *restrict b = g->bytes + base;
   const Cell *restrict xv = x->v;
   Cell *restrict ov = old->v, *restrict av = after->v;
-  for (int64_t i = 0; i < n; i++) {
+  int64_t i = 0;
+  for (; i + 2 <= n; i += 2) { /* two lanes a turn: the loop's own steps were a third of a lane's cost */
+    int32_t was0, was1, w0 = (int32_t)xv[i].i, w1 = (int32_t)xv[i + 1].i;
+    memcpy(&was0, b + 4 * i, 4);
+    memcpy(&was1, b + 4 * i + 4, 4);
+    memcpy(b + 4 * i, &w0, 4);
+    memcpy(b + 4 * i + 4, &w1, 4);
+    ov[i].i = was0, ov[i + 1].i = was1, av[i].i = w0, av[i + 1].i = w1;
+  }
+  for (; i < n; i++) {
     int32_t was, w = (int32_t)xv[i].i;
     memcpy(&was, b + 4 * i, 4);
     memcpy(b + 4 * i, &w, 4);
     ov[i].i = was, av[i].i = w;
   }
   if (n <= 2) ref_set_defined(g, base, (int)n * 4, true); /* up to 8 bytes: the inline form */
-  else mem_set_defined(g, base, n * 4, true);
-  memset(after->def, 1, (size_t)n);
+  else words_set_defined(g, base, n);
+  ref_flags_set(after->def, n);
+  return true;
+}
+
+/* do_swap's logs and binding after swap_words. */
+static bool swapped(Ref_ *R, Sub *s, const Op *op, Value *old, Value *after) {
+  run_log(R->r, s->idx, op->id, EV_OLD, old); /* the logs copy what they are given: the order of memory and logs is free */
+  run_log(R->r, s->idx, op->id, EV_NEW, after);
+  if (op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
   return true;
 }
 
@@ -1078,14 +1204,24 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
   const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (x = ev_top(R, s, op, op->e[FLD_VALUE]));
-  if (ok && !add && swap_words(&rv, x, old, after)) { /* the logs copy what they are given: the order of memory and logs is free */
-    run_log(R->r, s->idx, op->id, EV_OLD, old);
-    run_log(R->r, s->idx, op->id, EV_NEW, after);
-    if (op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
-    return true;
+  const View *v = op->e[FLD_REF]->view;
+  ViewPlan *pl;
+  int64_t base, dyn[MAX_RANK];
+  int got = plan_dense(R, s, op, v, false, &pl, &base, dyn);
+  if (!got) return false;
+  if (got > 0) { /* the plan's span: an RV only when swap_words declines */
+    if (!(x = ev_top(R, s, op, op->e[FLD_VALUE]))) return false;
+    Dense d = dense_of_plan(pl, base);
+    if (!add && swap_words(&d, x, old, after)) return swapped(R, s, op, old, after);
+    rv_head(R, op, v, &rv);
+    rv.reg = pl->reg;
+    rv_from_plan(pl, base, dyn, &rv);
+  } else {
+    if (!resolve_field(R, s, op, FLD_REF, &rv) || !(x = ev_top(R, s, op, op->e[FLD_VALUE]))) return false;
+    Dense d = dense_of_rv(&rv);
+    if (!add && swap_words(&d, x, old, after)) return swapped(R, s, op, old, after);
   }
-  ok = ok && view_read(R, s, &rv, old);
+  bool ok = view_read(R, s, &rv, old);
   if (ok) run_log(R->r, s->idx, op->id, EV_OLD, old);
   ok = ok && store_value(R, s, &rv, x, add, old, after) && log_stored(R, s, op, &rv, after);
   if (ok && op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
@@ -1167,6 +1303,16 @@ GS_LOOP static int64_t scatter32(Region *g, int64_t base, int64_t size, const Va
   const uint8_t *idef = ix->def, *xdef = x->def;
   const Cell *iv = ix->v, *xv = x->v;
   int64_t k = 0;
+  if (ref_flags_all(xdef, n)) { /* every lane defined (the commonest): no test of its own per lane */
+    for (; k < n; k++) {
+      int64_t at = iv[k].i, off = base + 4 * at;
+      if (!idef[k] || (uint64_t)at >= (uint64_t)size) return k;
+      int32_t w = (int32_t)xv[k].i;
+      defined[off >> 3] |= (uint8_t)(0xfu << (off & 7));
+      memcpy(bytes + off, &w, 4);
+    }
+    return k;
+  }
   for (; k < n; k++) {
     int64_t at = iv[k].i, off = base + 4 * at;
     if (!idef[k] || (uint64_t)at >= (uint64_t)size) break;
@@ -1186,9 +1332,9 @@ GS_LOOP static int64_t scatter32(Region *g, int64_t base, int64_t size, const Va
  * affine view without a mask, while each lane is defined and in bounds:
  * the same reads and writes in the same order, at base + index x esize.
  * Returns the first lane it did not do (the general loop's from there). */
-static int64_t gs_dense(RV *rv, Dtype t, bool gather, bool add, const Value *ix, const Value *x, Value *out, int64_t n) {
-  Region *g = rv->reg;
-  int64_t size = rv->lvl[rv->v->ntr][0], base = rv->sp.base, es = rv->sp.esize, k = 0;
+static int64_t gs_dense(const Dense *d, Dtype t, bool gather, bool add, const Value *ix, const Value *x, Value *out, int64_t n) {
+  Region *g = d->reg;
+  int64_t size = d->shape[0], base = d->base, es = d->esize, k = 0;
   if (t == DT_INT32 && es == 4 && !(base & 3) && !add && (gather || x->dtype == DT_INT32))
     return gather ? gather32(g, base, size, ix, out, n) : scatter32(g, base, size, ix, x, n);
   for (; k < n; k++) {
@@ -1216,18 +1362,28 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
   int ni = op->nlist[FLD_INDICES];
   const Value *idx[MAX_RANK] = {0}, *m = NULL, *x = NULL;
-  Value out = gather ? tmp_take(R) : (Value){0}; /* a gather's lanes (a scatter has none) */
-  bool ok = resolve_field(R, s, op, FLD_REF, &rv);
+  Value *out = gather ? &R->scratch[SCR_READ] : NULL; /* a gather's lanes (a scatter has none) */
+  const View *v = op->e[FLD_REF]->view;
+  ViewPlan *pl;
+  int64_t base = 0, dyn[MAX_RANK];
+  int got = plan_dense(R, s, op, v, false, &pl, &base, dyn); /* 1: an RV only for the general loop */
+  bool ok = got > 0 || (got < 0 && resolve_field(R, s, op, FLD_REF, &rv));
   for (int d = 0; ok && d < ni; d++) ok = (idx[d] = ev_top(R, s, op, op->list[FLD_INDICES][d])) != NULL;
   if (ok && (op->has & F(MASK))) ok = (m = eval_mask(R, s, op, op->e[FLD_MASK])) != NULL;
   if (ok && !gather) ok = (x = ev_top(R, s, op, op->e[FLD_VALUE])) != NULL;
-  int64_t n = ok && ni ? idx[0]->n : 0;
-  Dtype t = rv.dt[rv.v->ntr];
-  if (ok && gather && m) val_shape(&out, t, 1, &n); /* a masked-off lane stays undefined */
-  else if (ok && gather) shape_lanes(&out, t, 1, &n); /* every lane is read, or the gather faults */
+  if (!ok) return false;
+  int64_t n = ni ? idx[0]->n : 0;
+  Dtype t = got > 0 ? pl->dt[v->ntr] : rv.dt[v->ntr];
+  if (gather && m) val_shape(out, t, 1, &n); /* a masked-off lane stays undefined */
+  else if (gather) shape_lanes(out, t, 1, &n); /* every lane is read, or the gather faults */
   int64_t k0 = 0;
-  if (ok && ni == 1 && !(op->has & F(MASK)) && rv.affine && rv.sp.contiguous && rv.rank[rv.v->ntr] == 1)
-    k0 = gs_dense(&rv, t, gather, add, idx[0], x, &out, n);
+  Dense dn = got > 0 ? dense_of_plan(pl, base) : dense_of_rv(&rv);
+  if (ni == 1 && !(op->has & F(MASK)) && dn.dense && dn.rank == 1) k0 = gs_dense(&dn, t, gather, add, idx[0], x, out, n);
+  if (k0 < n && got > 0) { /* the general loop's RV, from the plan */
+    rv_head(R, op, v, &rv);
+    rv.reg = pl->reg;
+    rv_from_plan(pl, base, dyn, &rv);
+  }
   for (int64_t k = k0; ok && k < n; k++) {
     if ((op->has & F(MASK)) && !alu_truthy(m->dtype, m->v[k])) continue;
     int64_t at[MAX_RANK], flat = 0;
@@ -1263,7 +1419,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
       read_pieces(rv.reg, t, pc, np, &cur, &def);
     }
     if (gather) {
-      out.v[k] = cur, out.def[k] = def;
+      out->v[k] = cur, out->def[k] = def;
       continue;
     }
     if (!x->def[k] || (add && !def)) { /* the element becomes undefined (SPEC §10.1) */
@@ -1280,10 +1436,9 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
     }
   }
   if (ok && gather) {
-    run_log(R->r, s->idx, op->id, EV_LOADED, &out);
-    env_set(R, s, op->name[FLD_OUT], &out);
+    run_log(R->r, s->idx, op->id, EV_LOADED, out);
+    env_take(R, s, op->name[FLD_OUT], out); /* the binding's old lanes become the scratch's */
   }
-  if (gather) tmp_give(R, &out);
   return ok;
 }
 
@@ -1808,9 +1963,13 @@ static int do_tuple_let(Ref_ *R, Sub *s, const Op *op) {
 static int do_let(Ref_ *R, Sub *s, const Op *op) {
   if (op->ncarry) return do_tuple_let(R, s, op);
   if (op->e[FLD_VALUE]->is_ref) return ST_OK; /* a view alias: uses carry their own views */
-  const Value *v = ev_top(R, s, op, op->e[FLD_VALUE]);
-  if (v) env_set(R, s, op->name[FLD_NAME], v);
-  return v ? ST_OK : ST_FAULT;
+  EvCtx c = {R, s, op};
+  RefProg *p = prog_of(R, op->e[FLD_VALUE]);
+  const Value *v = ref_prog_eval(p, &HOOKS, &c);
+  if (!v) return ST_FAULT;
+  if (!op->name[FLD_NAME] || !ref_prog_take(p, v, env_slot(R, s, op->name[FLD_NAME]))) /* the lanes without a copy */
+    env_set(R, s, op->name[FLD_NAME], v);
+  return ST_OK;
 }
 
 static int exec_op(Ref_ *R, Sub *s, const Op *op) {

@@ -3,6 +3,7 @@
  * tree walk in reference.c (ev_binary, ev_unary), over operands the
  * earlier steps hold. */
 #include "reference_expr.h"
+#include "reference_span.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +17,9 @@ typedef struct {
   int a, b;          /* the operands' steps */
   int id;            /* SK_NAME: the name's id */
   bool i32;          /* SK_BINARY: int32 operands would take the int32 lane loop (int32_step) */
+  bool pure;         /* no name beneath it: the same value every run (SK_CONST, or operators of pure steps) */
+  bool kept;         /* pure, and val holds its value from a run that succeeded */
+  int64_t ones;      /* val.def[0 .. ones) are known to be 1 (run_vec's; any other writer sets 0) */
   Value val;         /* the lanes this step owns */
   const Value *res;  /* this run's result: &val, or a binding (SK_NAME) */
 } Step;
@@ -40,8 +44,20 @@ struct RefProg {
   ScalarStep ss[SCALAR_STEPS]; /* scalar: the steps but the literals, in order */
   int nss;
   bool chain; /* scalar: ss[0] a name, each later step an operator of the one before and a literal */
+  bool vec;   /* all_vec: run_vec may compute it */
+  struct VecOp *vop; /* vec: its operators in order, */
+  int nvop;
+  Step **vname;      /* and its names */
+  int nvname;
+  bool vec_first; /* vec, and the last run that tried ref_prog_int in vain had run_vec's value: run_vec first */
 };
 typedef RefProg Prog;
+
+/* An operator step of a vec program and where its operands' results are. */
+typedef struct VecOp {
+  Step *s;
+  const Value *const *a, *const *b;
+} VecOp;
 
 struct RefProgs {
   const Expr **key; /* open addressing on the node's address */
@@ -100,6 +116,7 @@ static int compile(RefProgs *t, Prog *p, const Expr *e) {
   if (constant(e, &c)) {
     int k = add_step(p, SK_CONST, e);
     p->st[k].val = c;
+    p->st[k].pure = true;
     return k;
   }
   if (e->kind == EX_NAME) {
@@ -111,6 +128,7 @@ static int compile(RefProgs *t, Prog *p, const Expr *e) {
     int a = compile(t, p, e->a), b = e->kind == EX_BINARY ? compile(t, p, e->b) : -1;
     int k = add_step(p, e->kind == EX_UNARY ? SK_UNARY : SK_BINARY, e);
     p->st[k].a = a, p->st[k].b = b;
+    p->st[k].pure = p->st[a].pure && (b < 0 || p->st[b].pure);
     p->st[k].i32 = e->kind == EX_BINARY && int32_step(e);
     if (e->kind == EX_BINARY) preconvert(p, a, e->oty), preconvert(p, b, e->oty);
     return k;
@@ -289,6 +307,153 @@ static bool run_binary(Step *s, const Value *a, const Value *b, const RefExprHoo
   return true;
 }
 
+/* ---- int32 lanes, all defined ------------------------------------------- */
+/* The lanes of a binary int32 operator whose operands are int32 values
+ * with every lane defined, as run_binary's int32 loop computes them: one
+ * loop per operator and broadcast (a scalar's lane hoisted), four lanes a
+ * turn, and no definedness to combine. */
+#define LANES(FN)                                                         \
+  do {                                                                    \
+    int64_t j = 0;                                                        \
+    if (sa && sb) {                                                       \
+      for (; j + 4 <= n; j += 4) {                                        \
+        o[j].i = FN(x[j].i, y[j].i), o[j + 1].i = FN(x[j + 1].i, y[j + 1].i); \
+        o[j + 2].i = FN(x[j + 2].i, y[j + 2].i), o[j + 3].i = FN(x[j + 3].i, y[j + 3].i); \
+      }                                                                   \
+      for (; j < n; j++) o[j].i = FN(x[j].i, y[j].i);                     \
+    } else if (sa) {                                                      \
+      int64_t c = y[0].i;                                                 \
+      for (; j + 4 <= n; j += 4) {                                        \
+        o[j].i = FN(x[j].i, c), o[j + 1].i = FN(x[j + 1].i, c);           \
+        o[j + 2].i = FN(x[j + 2].i, c), o[j + 3].i = FN(x[j + 3].i, c);   \
+      }                                                                   \
+      for (; j < n; j++) o[j].i = FN(x[j].i, c);                          \
+    } else {                                                              \
+      int64_t c = x[0].i;                                                 \
+      for (; j + 4 <= n; j += 4) {                                        \
+        o[j].i = FN(c, y[j].i), o[j + 1].i = FN(c, y[j + 1].i);           \
+        o[j + 2].i = FN(c, y[j + 2].i), o[j + 3].i = FN(c, y[j + 3].i);   \
+      }                                                                   \
+      for (; j < n; j++) o[j].i = FN(c, y[j].i);                          \
+    }                                                                     \
+  } while (0)
+
+static inline int64_t f_add(int64_t x, int64_t y) { return (int32_t)((uint32_t)x + (uint32_t)y); }
+static inline int64_t f_sub(int64_t x, int64_t y) { return (int32_t)((uint32_t)x - (uint32_t)y); }
+static inline int64_t f_mul(int64_t x, int64_t y) { return (int32_t)((uint32_t)x * (uint32_t)y); }
+static inline int64_t f_and(int64_t x, int64_t y) { return (int32_t)((uint32_t)x & (uint32_t)y); }
+static inline int64_t f_or(int64_t x, int64_t y) { return (int32_t)((uint32_t)x | (uint32_t)y); }
+static inline int64_t f_xor(int64_t x, int64_t y) { return (int32_t)((uint32_t)x ^ (uint32_t)y); }
+static inline int64_t f_eq(int64_t x, int64_t y) { return x == y; }
+static inline int64_t f_ne(int64_t x, int64_t y) { return x != y; }
+static inline int64_t f_lt(int64_t x, int64_t y) { return x < y; }
+static inline int64_t f_le(int64_t x, int64_t y) { return x <= y; }
+static inline int64_t f_gt(int64_t x, int64_t y) { return x > y; }
+static inline int64_t f_ge(int64_t x, int64_t y) { return x >= y; }
+
+/* int32_lane of two defined int32 scalars, the commonest operators first. */
+static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
+  if (op == OP_ADD) return *r = (int32_t)((uint32_t)x + (uint32_t)y), true;
+  if (op == OP_MUL) return *r = (int32_t)((uint32_t)x * (uint32_t)y), true;
+  if (op == OP_MOD && (int32_t)y > 0) { /* an index's wrap: a positive divisor, the remainder in [0, y) */
+    int64_t m = (int64_t)(int32_t)x % (int32_t)y;
+    return *r = m < 0 ? m + (int32_t)y : m, true;
+  }
+  return int32_lane(op, x, y, r);
+}
+
+/* Whether every lane of v is defined. */
+static bool all_defined(const Value *v) { return v->n == 1 ? v->def[0] != 0 : ref_flags_all(v->def, v->n); }
+
+/* out's lanes (shaped as the larger operand) := a op b, both int32 with
+ * every lane defined; false on a division by zero (run then faults). */
+static bool int32_lanes(ExprOp op, Value *out, const Value *a, const Value *b) {
+  Cell *o = out->v;
+  const Cell *x = a->v, *y = b->v;
+  int64_t n = out->n, sa = a->n != 1, sb = b->n != 1;
+  if (n == 1) return scalar_lane(op, x[0].i, y[0].i, &o[0].i); /* two scalars (an index): one lane */
+  switch (op) {
+  case OP_ADD: LANES(f_add); return true;
+  case OP_SUB: LANES(f_sub); return true;
+  case OP_MUL: LANES(f_mul); return true;
+  case OP_BAND: LANES(f_and); return true;
+  case OP_BOR: LANES(f_or); return true;
+  case OP_BXOR: LANES(f_xor); return true;
+  case OP_EQ: LANES(f_eq); return true;
+  case OP_NE: LANES(f_ne); return true;
+  case OP_LT: LANES(f_lt); return true;
+  case OP_LE: LANES(f_le); return true;
+  case OP_GT: LANES(f_gt); return true;
+  case OP_GE: LANES(f_ge); return true;
+  case OP_FLOORDIV: case OP_MOD: /* int32_lane lane by lane: it finds a zero divisor */
+    for (int64_t i = 0; i < n; i++)
+      if (!int32_lane(op, x[i * sa].i, y[i * sb].i, &o[i].i)) return false;
+    return true;
+  case OP_OR: case OP_AND: case OP_SHL: case OP_SHR: case OP_DIV: /* never int32_step's */
+  case OP_NEG: case OP_POS: case OP_INVERT: case OP_NOT: case OP_NONE: break;
+  }
+  return false;
+}
+#undef LANES
+
+/* run of a vec program whose names are bound to int32 values with every
+ * lane defined: the same lanes, every one defined.  NULL for anything
+ * else (an unbound name or another dtype, an undefined lane, a division
+ * by zero), having written only steps' own lanes, which run writes again. */
+static const Value *run_vec(Prog *p, const RefExprHooks *h, void *ctx) {
+  for (int k = 0; k < p->nvname; k++) { /* names first: reading them has no effect */
+    Step *s = p->vname[k];
+    const Value *b = h->bound(ctx, s->id);
+    if (!b || b->dtype != DT_INT32 || !all_defined(b)) return NULL;
+    s->res = b;
+  }
+  for (const VecOp *o = p->vop, *end = o + p->nvop; o < end; o++) {
+    Step *s = o->s;
+    if (s->kept) continue;
+    const Value *a = *o->a, *b = *o->b, *big = a->n >= b->n ? a : b;
+    Value *out = &s->val;
+    if (big->n > out->cap) s->ones = 0; /* shape_as allocates anew */
+    shape_as(out, s->e->ty, big);
+    if (!int32_lanes(s->e->op, out, a, b)) return NULL;
+    if (s->ones < out->n) ref_flags_set(out->def, out->n), s->ones = out->n;
+    s->kept = s->pure;
+  }
+  return &p->st[p->n - 1].val; /* the last step an operator's */
+}
+
+/* Whether step k gives int32 lanes from int32 lanes (run_vec): an int32
+ * literal or iota, a name (checked when run), or an int32 binary operator
+ * of such steps (an operator's result that feeds another being int32). */
+static bool vec_step(const Prog *p, int k) {
+  const Step *s = &p->st[k];
+  switch (s->kind) {
+  case SK_CONST: return s->val.dtype == DT_INT32 && !memchr(s->val.def, 0, (size_t)s->val.n);
+  case SK_NAME: return true;
+  case SK_BINARY:
+    return s->i32 && (p->st[s->a].kind != SK_BINARY || p->st[s->a].e->ty == DT_INT32) &&
+           (p->st[s->b].kind != SK_BINARY || p->st[s->b].e->ty == DT_INT32);
+  case SK_UNARY: case SK_WALK: break;
+  }
+  return false;
+}
+
+/* Whether run_vec may compute p (all vec steps, the last an operator);
+ * if so, its lists of operators and names (the steps no longer move). */
+static bool all_vec(Prog *p) {
+  if (p->st[p->n - 1].kind != SK_BINARY) return false;
+  for (int k = 0; k < p->n; k++)
+    if (!vec_step(p, k)) return false;
+  p->vop = xrealloc(NULL, sizeof *p->vop * (size_t)p->n);
+  p->vname = xrealloc(NULL, sizeof *p->vname * (size_t)p->n);
+  for (int k = 0; k < p->n; k++) {
+    Step *s = &p->st[k];
+    s->res = &s->val; /* a literal's, for good */
+    if (s->kind == SK_NAME) p->vname[p->nvname++] = s;
+    if (s->kind == SK_BINARY) p->vop[p->nvop++] = (VecOp){s, &p->st[s->a].res, &p->st[s->b].res};
+  }
+  return true;
+}
+
 static const Value *run(Prog *p, const RefExprHooks *h, void *ctx) {
   for (int k = 0; k < p->n; k++) {
     Step *s = &p->st[k];
@@ -297,10 +462,18 @@ static const Value *run(Prog *p, const RefExprHooks *h, void *ctx) {
     case SK_NAME:
       if (!(s->res = h->name(ctx, s->e, s->id, &s->val))) return NULL;
       break;
-    case SK_UNARY: run_unary(s, p->st[s->a].res), s->res = &s->val; break;
-    case SK_BINARY:
-      if (!run_binary(s, p->st[s->a].res, p->st[s->b].res, h, ctx)) return NULL;
+    case SK_UNARY:
       s->res = &s->val;
+      if (s->kept) break; /* pure: its value of the last run */
+      run_unary(s, p->st[s->a].res);
+      s->ones = 0, s->kept = s->pure;
+      break;
+    case SK_BINARY:
+      s->res = &s->val;
+      if (s->kept) break;
+      s->ones = 0;
+      if (!run_binary(s, p->st[s->a].res, p->st[s->b].res, h, ctx)) return NULL;
+      s->kept = s->pure;
       break;
     case SK_WALK:
       if (!h->walk(ctx, s->e, &s->val)) return NULL;
@@ -321,6 +494,8 @@ RefProgs *ref_progs_new(int (*name_id)(void *ctx, const char *name), void *ctx) 
 
 static void prog_free(Prog *p) {
   for (int k = 0; k < p->n; k++) val_free(&p->st[k].val);
+  free(p->vop);
+  free(p->vname);
   free(p->st);
   free(p);
 }
@@ -366,6 +541,7 @@ RefProg *ref_progs_get(RefProgs *t, const Expr *e) {
     if (!p) abort();
     compile(t, p, e);
     p->scalar = all_scalar(p);
+    p->vec = all_vec(p);
     t->key[i] = e, t->prog[i] = p, t->n++;
   }
   t->recent_key[r] = e, t->recent[r] = t->prog[i];
@@ -376,12 +552,25 @@ RefProg *ref_progs_get(RefProgs *t, const Expr *e) {
  * value as run_binary's two-scalar path leaves it in the last step. */
 static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
   int64_t x;
-  Value *out = &p->st[p->n - 1].val;
-  if (p->st[p->n - 1].kind != SK_BINARY || out->cap < 1 || !ref_prog_int(p, h, ctx, &x))
-    return run(p, h, ctx); /* a lone name is its binding; a first run gives out its lane */
-  out->dtype = p->st[p->n - 1].e->ty, out->rank = 0, out->n = 1;
-  out->v[0].i = x, out->def[0] = 1;
-  return out;
+  Step *last = &p->st[p->n - 1];
+  Value *out = &last->val;
+  if (last->kind == SK_NAME && p->n == 1) { /* a lone name is its binding */
+    const Value *b = h->bound(ctx, last->id);
+    return b ? b : run(p, h, ctx);
+  }
+  if (last->kind != SK_BINARY) return run(p, h, ctx);
+  const Value *v = p->vec_first ? run_vec(p, h, ctx) : NULL; /* the same value as ref_prog_int's where both give one */
+  if (v) return v;
+  bool tried = p->scalar && out->cap >= 1;
+  if (tried && ref_prog_int(p, h, ctx, &x)) { /* a first run gives out its lane */
+    out->dtype = last->e->ty, out->rank = 0, out->n = 1;
+    out->v[0].i = x, out->def[0] = 1;
+    p->vec_first = false;
+    return out;
+  }
+  v = p->vec && !p->vec_first ? run_vec(p, h, ctx) : NULL; /* then run_binary's lanes without their definedness */
+  if (v) return p->vec_first = tried, v;
+  return run(p, h, ctx);
 }
 
 const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, void *ctx) {
@@ -390,16 +579,16 @@ const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, v
 
 const Value *ref_prog_eval(RefProg *p, const RefExprHooks *h, void *ctx) { return eval(p, h, ctx); }
 
-/* int32_lane of two defined int32 scalars, the commonest operators first. */
-static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
-  if (op == OP_ADD) return *r = (int32_t)((uint32_t)x + (uint32_t)y), true;
-  if (op == OP_MUL) return *r = (int32_t)((uint32_t)x * (uint32_t)y), true;
-  if (op == OP_MOD && (int32_t)y > 0) { /* an index's wrap: a positive divisor, the remainder in [0, y) */
-    int64_t m = (int64_t)(int32_t)x % (int32_t)y;
-    return *r = m < 0 ? m + (int32_t)y : m, true;
-  }
-  return int32_lane(op, x, y, r);
+bool ref_prog_take(RefProg *p, const Value *v, Value *dst) {
+  Step *last = &p->st[p->n - 1];
+  if (v != &last->val || last->pure || dst == v) return false;
+  Value old = *dst;
+  *dst = last->val;
+  last->val = old; /* every run shapes its lanes first */
+  last->ones = 0;
+  return true;
 }
+
 
 /* A defined int32 scalar's value, or false. */
 static bool int32_scalar(const Value *b, int64_t *x) {
@@ -407,13 +596,15 @@ static bool int32_scalar(const Value *b, int64_t *x) {
   return *x = b->v[0].i, true;
 }
 
-/* run_scalar of a chain (i % 256, (i % 256) * 16): one register. */
-static bool run_chain(const Prog *p, const RefExprHooks *h, void *ctx, int64_t *out) {
+/* run_scalar of a chain (i % 256, (i % 256) * 16) whose name is bound to
+ * b: one register. */
+static bool chain_of(const Prog *p, const Value *b, int64_t *out) {
   int64_t x;
-  if (!int32_scalar(h->bound(ctx, p->ss[0].id), &x)) return false;
-  for (int k = 1; k < p->nss; k++) {
-    const ScalarStep *s = &p->ss[k];
-    if (!scalar_lane(s->op, s->ca ? s->ia : x, s->cb ? s->ib : x, &x)) return false; /* division by zero: run faults */
+  if (!int32_scalar(b, &x)) return false;
+  for (const ScalarStep *s = p->ss + 1, *end = p->ss + p->nss; s < end; s++) {
+    int64_t r; /* apart from x, which then stays in a register */
+    if (!scalar_lane(s->op, s->ca ? s->ia : x, s->cb ? s->ib : x, &r)) return false; /* division by zero: run faults */
+    x = r;
   }
   return *out = x, true;
 }
@@ -436,5 +627,9 @@ static bool run_scalar(const Prog *p, const RefExprHooks *h, void *ctx, int64_t 
 
 bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v) {
   if (!p->scalar) return false;
-  return p->chain ? run_chain(p, h, ctx, v) : run_scalar(p, h, ctx, v);
+  return p->chain ? chain_of(p, h->bound(ctx, p->ss[0].id), v) : run_scalar(p, h, ctx, v);
 }
+
+int ref_prog_chain_id(const RefProg *p) { return p->scalar && p->chain ? p->ss[0].id : -1; }
+
+bool ref_prog_chain(const RefProg *p, const Value *b, int64_t *v) { return chain_of(p, b, v); }

@@ -14,7 +14,12 @@
  * expression of int32 scalars only (an index such as (i % 256) * 16) also
  * runs on plain integers, names read through their ids, the same int32
  * arithmetic lane for lane; whatever it does not cover (another type, an
- * undefined or non-scalar name, a division by zero) goes to the steps. */
+ * undefined or non-scalar name, a division by zero) goes to the steps.
+ * Likewise an expression of int32 operators over int32 literals and names
+ * (iota(16) + i, base + i % 256) runs, when every lane it reads is
+ * defined, as one loop per operator with no definedness to combine, over
+ * lists of its names and operators made once.  An operator with no name
+ * beneath it (iota(16) * 256) keeps its value from its first run. */
 #ifndef SC_REFERENCE_EXPR_H
 #define SC_REFERENCE_EXPR_H
 
@@ -49,11 +54,23 @@ const Value *ref_progs_eval(RefProgs *t, const Expr *e, const RefExprHooks *h, v
 RefProg *ref_progs_get(RefProgs *t, const Expr *e);
 /* ref_progs_eval of the expression p was compiled from. */
 const Value *ref_prog_eval(RefProg *p, const RefExprHooks *h, void *ctx);
+/* When v, the value ref_prog_eval(p) just gave, is p's own lanes (not a
+ * binding's, nor a name-free value p keeps for every run): *dst takes
+ * them whole, and p takes dst's old lanes for its next run; true.
+ * Otherwise false, having done nothing (the caller copies v). */
+bool ref_prog_take(RefProg *p, const Value *v, Value *dst);
 /* When p is built of int32 scalars only (int32 literals, names bound to
  * defined int32 scalars, int32 arithmetic and comparisons) and no
  * division by zero occurs: *v := the value ref_prog_eval would give
  * (defined), computed on integers; true.  Otherwise false, having done
  * nothing the caller could see: the caller then uses ref_prog_eval. */
 bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v);
+
+/* When p is a chain of int32 scalars (a name, then operators each of the
+ * one before and a literal: i % 256, (i % 256) * 16): the name's id, else
+ * -1.  ref_prog_chain: ref_prog_int of such a p whose name is bound to b
+ * (NULL when it is not), for a caller that finds the binding itself. */
+int ref_prog_chain_id(const RefProg *p);
+bool ref_prog_chain(const RefProg *p, const Value *b, int64_t *v);
 
 #endif

@@ -70,6 +70,29 @@ static inline void ref_store(Dtype t, Cell c, uint8_t *b) {
   }
 }
 
+/* Lanes' definedness flags (Value.def): whether none of the n at d is 0
+ * (memchr(d, 0, n) == NULL), and memset(d, 1, n); a vector's few without
+ * a call, eight bytes a move. */
+static inline bool ref_flags_all(const uint8_t *d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, d + i, 8);
+    if ((w - 0x0101010101010101u) & ~w & 0x8080808080808080u) return false; /* a zero byte */
+  }
+  for (; i < n; i++)
+    if (!d[i]) return false;
+  return true;
+}
+
+static inline void ref_flags_set(uint8_t *d, int64_t n) {
+  const uint64_t ones = 0x0101010101010101u;
+  if (n == 1) return (void)(d[0] = 1); /* a scalar */
+  if (n > 16 || n < 8) return (void)memset(d, 1, (size_t)n);
+  memcpy(d, &ones, 8); /* 8 to 16 flags: two moves that may overlap */
+  memcpy(d + n - 8, &ones, 8);
+}
+
 /* Whether view v, resolved to the per-level starts, ranks, shapes and
  * dtypes given (level 0 the ref, level k after v->tr[k - 1]), is affine
  * and wholly in bounds; fills *sp when it is. */
