@@ -208,7 +208,13 @@ static bool int32_wrap(const Instr *in, const Value *a, const Value *b) {
  * before the loop, in blocks of 8 lanes (unrolled: -O2 leaves a loop of
  * a fixed trip count as a loop) and then the rest. */
 #define LANES(XA, XB, E)                                                           \
-  {                                                                                \
+  if (n == 16) { /* the common vector: straight-line code, no loop tests */       \
+    _Pragma("GCC unroll 16")                                                       \
+    for (int64_t i = 0; i < 16; i++) {                                             \
+      uint32_t x = (uint32_t)(XA), y = (uint32_t)(XB);                             \
+      tv[i].i = (int32_t)(E);                                                      \
+    }                                                                              \
+  } else {                                                                         \
     int64_t i0 = 0;                                                                \
     for (; i0 + 8 <= n; i0 += 8)                                                   \
       _Pragma("GCC unroll 8")                                                      \
@@ -629,6 +635,15 @@ static void lanes_load(Dtype t, const uint8_t *restrict b, int64_t n, Cell *rest
     dtype_load_n(t, b, n, out);
     return;
   }
+  if (n == 16) { /* the common vector: straight-line code, no loop tests */
+    _Pragma("GCC unroll 16")
+    for (int j = 0; j < 16; j++) {
+      int32_t w;
+      memcpy(&w, b + 4 * j, 4);
+      out[j].i = w;
+    }
+    return;
+  }
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     _Pragma("GCC unroll 8")
@@ -647,6 +662,14 @@ static void lanes_load(Dtype t, const uint8_t *restrict b, int64_t n, Cell *rest
 static void lanes_store(Dtype t, const Cell *restrict c, int64_t n, uint8_t *restrict b) {
   if (t != DT_INT32 || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) {
     dtype_store_n(t, c, n, b);
+    return;
+  }
+  if (n == 16) { /* as lanes_load */
+    _Pragma("GCC unroll 16")
+    for (int j = 0; j < 16; j++) {
+      int32_t w = (int32_t)c[j].i;
+      memcpy(b + 4 * j, &w, 4);
+    }
     return;
   }
   int64_t i = 0;
@@ -691,7 +714,14 @@ static void span_set_defined(Region *g, int64_t off, int64_t n) {
  * memory forms need tracing off (it wants the general EV). */
 static Region *fast_span(Eng *E, Sc *s, const Instr *in, int64_t *base) {
   const CView *cv = &E->cview[in->view];
-  if (!cv->dense || E->trace || !eng_cview_base(s, cv, base)) return NULL;
+  if (!cv->dense || E->trace) return NULL;
+  if (cv->nd == 1 && cv->start[0].reg >= 0) { /* the common x[pl.ds(i, n)]: eng_cview_base's one entry, straight */
+    const Value *w = &s->reg[cv->start[0].reg];
+    int64_t start;
+    if (!s->written[cv->start[0].reg] || w->n != 1 || !w->def[0] || !int_dtype(w->dtype)) return NULL;
+    if (__builtin_add_overflow(cv->start[0].imm, w->v[0].i, &start) || (uint64_t)start > (uint64_t)cv->maxstart[0]) return NULL;
+    *base = start * cv->rstride[0];
+  } else if (!eng_cview_base(s, cv, base)) return NULL;
   Region *g = s->rg[cv->ref];
   if (!g) g = s->rg[cv->ref] = mem_region(&E->r->mem, cv->ref, s->core, s->subcore); /* instances stay put during a run */
   return g;
@@ -1867,8 +1897,6 @@ static BlockKind block_kind(Opcode op) {
   return op == I_BARRIER ? BLOCK_BARRIER : op == I_SEM_WAIT ? BLOCK_SEM : BLOCK_DMA;
 }
 
-static bool any_unblocked(const Eng *E) { return E->woke; }
-
 /* n cycles of s blocked at pc, in its category and its line's. */
 static void charge_stall(Eng *E, Sc *s, uint64_t n) {
   SubStats *st = &E->r->stats.sub[s->idx];
@@ -1892,7 +1920,6 @@ static void wait_done(Eng *E, Sc *s, uint64_t t1) {
 }
 
 static void unblock_all(Eng *E, uint64_t t) {
-  E->woke = true;
   for (int i = 0; i < E->nsub; i++) {
     Sc *s = &E->sc[i];
     if (!s->blocked) continue;
@@ -1999,11 +2026,21 @@ static void issue_limits(Eng *E, Sc *s, const Instr *in, uint8_t f) {
   if (s->t > E->cycle_cap) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
   if ((f & OPF_LOGS) && E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
   /* the shadow grows only in instructions that reach the detector (a DMA's landing does not) */
-  if (E->rd && !(f & OPF_REGS) && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
+  if ((f & OPF_RACE) && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
 }
 
-/* Issues s's next instruction at its cycle; false when the run stops. */
-static bool issue(Eng *E, Sc *s) {
+/* --profile and --track-origins after an instruction ran (out of line: off in the common run). */
+static __attribute__((noinline)) void issue_watch(Eng *E, Sc *s, const Instr *in, int pc, uint64_t cost) {
+  if (E->origin) eng_origin_note(E, s, in);
+  if (E->prof) E->prof[pc].instructions++, E->prof[pc].issue += cost;
+}
+
+/* What issue tells the scheduler: the run stops; s may run on; s's turn
+ * ends (it blocked, or it released blocked subcores). */
+enum { ISSUE_STOP, ISSUE_ON, ISSUE_YIELD };
+
+/* Issues s's next instruction at its cycle. */
+static int issue(Eng *E, Sc *s) {
   int pc = s->pc;
   const Instr *in = &E->code[pc];
   uint64_t t0 = s->t, tr = operands_ready(E, s, pc); /* only a load's result is ready after its instruction ends */
@@ -2016,23 +2053,24 @@ static bool issue(Eng *E, Sc *s) {
   s->cost = 0;
   int st = execute(E, s, in);
   uint8_t f = E->op_start[pc];
-  if (E->rd && !(f & OPF_REGS)) race_done(E->rd);
-  if (st == X_FAULT) return false;
-  if (st == X_BLOCKED) return issue_blocked(s, in), true;
+  if (f & OPF_RACE) race_done(E->rd);
+  if (st == X_FAULT) return ISSUE_STOP;
+  if (st == X_BLOCKED) return issue_blocked(s, in), ISSUE_YIELD;
   if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps */
-  if (E->origin) eng_origin_note(E, s, in);
   if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
   uint64_t cost = s->cost, t1 = s->t + cost;
-  if (in->d >= 0 && !(f & OPF_LOAD)) s->ready[in->d] = t1;
+  if (E->watch) issue_watch(E, s, in, pc, cost);
+  if (f & OPF_READY) s->ready[in->d] = t1;
   s->t = t1;
   SubStats *ss = s->stats;
   ss->busy += cost;
   ss->instructions++;
-  if (E->prof) E->prof[pc].instructions++, E->prof[pc].issue += cost;
   if (st == X_OK) s->pc = pc + 1;
   if (f & OPF_WAKE) unblock_all(E, t1);
-  issue_limits(E, s, in, f);
-  return !E->r->faulted;
+  /* the limits in one test: only these instructions count, log or grow the shadow */
+  if ((f & (OPF_START | OPF_LOGS | OPF_RACE)) || t1 > E->cycle_cap) issue_limits(E, s, in, f);
+  if (E->r->faulted) return ISSUE_STOP;
+  return f & OPF_WAKE ? ISSUE_YIELD : ISSUE_ON;
 }
 
 /* Always advances the earliest thing: a subcore's next instruction or a DMA
@@ -2056,15 +2094,16 @@ static void engine_schedule(Eng *E) {
     }
     /* s may run on alone while it stays strictly earliest */
     uint64_t limit = te < second ? te : second;
-    E->woke = false;
     do {
       if (s->pc >= s->end) {
         s->done = true;
         E->r->stats.sub[s->idx].end = s->t;
         break;
       }
-      if (!issue(E, s)) return;
-    } while (!s->blocked && s->t < limit && !any_unblocked(E)); /* done is set only above */
+      int st = issue(E, s);
+      if (st == ISSUE_STOP) return;
+      if (st == ISSUE_YIELD) break; /* blocked, or others released */
+    } while (s->t < limit); /* done is set only above */
     eng_ring_ran(E, s);
   }
 }
@@ -2176,6 +2215,11 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   E->cache = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cache);
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
   if (E->track_origins && !eng_origin_init(E)) return false;
+  E->watch = E->prof || E->origin;
+  for (int i = 0; i < c->n; i++) {
+    if (E->rd && !(E->op_start[i] & OPF_REGS)) E->op_start[i] |= OPF_RACE;
+    if (c->code[i].d >= 0 && !(E->op_start[i] & OPF_LOAD)) E->op_start[i] |= OPF_READY;
+  }
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
   if (!eng_decode(E) || !eng_ring_init(E)) return false;
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */

@@ -25,6 +25,9 @@ enum {
   OPF_WAKE = 4, /* a signal or barrier */
   OPF_REGS = 8, /* it reads and writes registers only: it opens no race-detector access (race_done has nothing to close) */
   OPF_LOGS = 16, /* it may log (Instr.log): the run's log bytes change only in such an instruction (the reference is pumped from the engine's events) */
+  /* Set by engine_init once the run's checks are known, so that issue tests one byte: */
+  OPF_RACE = 32,  /* the race detector is on and the instruction may open an access (race_done, race_over) */
+  OPF_READY = 64, /* it has a result register ready at its end (not a load: ready after its latency) */
 };
 
 typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
@@ -115,7 +118,7 @@ typedef struct {
   uint8_t bank_used[256];
   int nbank_used;
   bool no_log, no_races, strict_races, profile;
-  bool woke;         /* a blocked subcore was released: rescan */
+  bool watch;        /* E->prof or E->origin: issue's per-instruction bookkeeping beyond the statistics */
   uint8_t *warned;   /* per operation id: its duplicate-scatter warning was given */
   int nwarned;
   struct Hit *hits;  /* the scatter being run: element and lane of each write */
@@ -350,7 +353,9 @@ static inline bool eng_defs_all(const uint8_t *d, int64_t n) {
  * and defined flag): the flags are not cleared first. */
 static inline void eng_shape(Value *v, Dtype t, int rank, const int64_t *shape) {
   int64_t n = 1;
-  for (int i = 0; i < rank; i++) n *= shape[i];
+  if (rank == 1) n = shape[0]; /* the common vector, without the loop */
+  else
+    for (int i = 0; i < rank; i++) n *= shape[i];
   if (n > v->cap) {
     val_shape(v, t, rank, shape);
     return;
