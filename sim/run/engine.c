@@ -754,12 +754,15 @@ static bool fast_vload(Eng *E, Sc *s, const Instr *in) {
   uint32_t tag;
   if (E->rd && (tag = fast_race_open(E, s, in, false, base, bytes)) && !race_span(E->rd, tag, g, base, bytes)) return fast_decline(E, tag);
   Value *o = &s->tmp;
+  bool direct = n == 1 && s->reg[in->d].cap >= 1; /* one element: straight into the register, not through the scratch */
+  if (direct) o = &s->reg[in->d];
   eng_shape(o, t, sh->rank[1], sh->lvl[1]);
   lanes_load(t, g->bytes + base, n, o->v);
   if (span_defined(g, base, bytes)) eng_defs_set(o->def, n);
   else
     for (int64_t i = 0; i < n; i++) o->def[i] = span_defined(g, base + i * E->dsize[t], E->dsize[t]);
-  eng_swap_in(s, in->d);
+  if (direct) s->written[in->d] = 1;
+  else eng_swap_in(s, in->d);
   log_value(E, s, in, in->log, &s->reg[in->d]);
   bool scalar = in->op == I_LOAD;
   s->cost = scalar ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
@@ -1600,7 +1603,7 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
   if (in->op == I_ENDFOR) {
     if (!eng_int_reg(E, s, in, in->d, &a) || !eng_int_reg(E, s, in, in->b, &hi) || !eng_int_reg(E, s, in, in->c, &step)) return X_FAULT;
     int64_t next;
-    if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
+    if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return s->cost = value_cost(E, &s->reg[in->d]), X_OK;
     eng_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = next});
     return s->pc = in->target, X_BLOCKED + 1;
   }
@@ -1717,12 +1720,13 @@ static inline bool int_now(const Sc *s, int r, int64_t *out) {
 
 /* FK_ENDFOR: x_control's scf.yield when its counter, bound and step are
  * defined integer scalars; -1 (declined) otherwise. */
-static int fast_endfor(Sc *s, const Instr *in) {
+static int fast_endfor(Eng *E, Sc *s, const Instr *in) {
   int64_t a, hi, step, next;
   if (!int_now(s, in->d, &a) || !int_now(s, in->b, &hi) || !int_now(s, in->c, &step)) return -1;
-  if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
+  if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return s->cost = value_cost(E, &s->reg[in->d]), X_OK;
   Value *d = &s->reg[in->d];
   d->dtype = DT_INT64, d->rank = 0, d->v[0].i = next; /* eng_scalar of a one-lane register, full width */
+  s->cost = (uint64_t)cp(E)->scalar_issue_cycles; /* value_cost of the scalar counter */
   return s->pc = in->target, X_BLOCKED + 1;
 }
 
@@ -1743,6 +1747,39 @@ static const Value *fast_mask(const Sc *s, const Instr *in, int64_t n) {
   return m->dtype == DT_BOOL && m->n == n && eng_defs_all(m->def, n) ? m : NULL;
 }
 
+/* fast_vload_masked's move of the elements of mem to the mask's lanes of
+ * d: lane i (ep) or the k-th selected one, into lane k (lk) or lane i. */
+static inline __attribute__((always_inline)) void expand_lanes(const Value *m, const Value *mem, Value *d, int64_t n, bool ep, bool lk) {
+  for (int64_t i = 0, k = 0; i < n; i++) {
+    if (!m->v[i].i) continue;
+    int64_t src = ep ? i : k, dst = lk ? k : i;
+    d->v[dst] = mem->v[src];
+    d->def[dst] = mem->def[src];
+    k++;
+  }
+}
+
+/* fast_vstore_masked's int32 writes: the mask's lanes of x (lane k when lk,
+ * else lane i) to element i (ep) or the k-th selected one; an undefined
+ * lane leaves its element undefined.  Elements are int32 from a 4-byte
+ * aligned base: each lies inside one shadow byte, its 4 bits set at once. */
+static inline __attribute__((always_inline)) void compress_lanes(Region *g, int64_t base, const Value *m, const Value *x, int64_t n, bool ep, bool lk) {
+  bool one = x->n == 1;
+  for (int64_t i = 0, k = 0; i < n; i++) {
+    if (!m->v[i].i) continue;
+    int64_t lane = lk ? k : i, elem = ep ? i : k;
+    k++;
+    int64_t xi = one ? 0 : lane, off = base + 4 * elem;
+    if (!x->def[xi]) { /* SPEC §10.1: not a fault */
+      mem_set_defined(g, off, 4, false);
+      continue;
+    }
+    int32_t w = (int32_t)x->v[xi].i;
+    memcpy(g->bytes + off, &w, 4);
+    g->defined[off >> 3] |= (uint8_t)(0xfu << (off & 7));
+  }
+}
+
 /* FK_VLOAD_M: x_load's masked (expanding) vector load of a compiled view:
  * the view read whole into the second scratch value, its elements moved
  * to the mask's lanes as the general loop moves them.  The masked
@@ -1761,14 +1798,14 @@ static __attribute__((noinline)) bool fast_vload_masked(Eng *E, Sc *s, const Ins
   eng_shape(mem, t, sh->rank[1], sh->lvl[1]);
   lanes_load(t, g->bytes + base, n, mem->v);
   span_defs(E, g, base, t, n, mem->def);
-  val_shape(d, sh->vd->ref->dtype, mem->rank, mem->shape); /* undefined but where the mask puts an element */
-  for (int64_t i = 0, k = 0; i < n; i++) {
-    if (!m->v[i].i) continue;
-    int64_t src = in->flags & IF_ELEM_P ? i : k, dst = in->flags & IF_LANE_K ? k : i; /* isa.h ISA_FLAGS */
-    d->v[dst] = mem->v[src];
-    d->def[dst] = mem->def[src];
-    k++;
-  }
+  eng_shape(d, sh->vd->ref->dtype, mem->rank, mem->shape); /* undefined but where the mask puts an element (val_shape) */
+  if (d->n == 16) memset(d->def, 0, 16); /* a fixed size: two moves */
+  else if (d->n) memset(d->def, 0, (size_t)d->n);
+  bool ep = in->flags & IF_ELEM_P, lk = in->flags & IF_LANE_K; /* isa.h ISA_FLAGS */
+  if (ep && lk) expand_lanes(m, mem, d, n, true, true); /* each form its own loop, no per-lane flag tests */
+  else if (ep) expand_lanes(m, mem, d, n, true, false);
+  else if (lk) expand_lanes(m, mem, d, n, false, true);
+  else expand_lanes(m, mem, d, n, false, false);
   set_reg(s, in->d);
   log_value(E, s, in, in->log, d);
   s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
@@ -1791,22 +1828,14 @@ static __attribute__((noinline)) bool fast_vstore_masked(Eng *E, Sc *s, const In
   const Value *x = &s->reg[in->a], *m = fast_mask(s, in, n);
   if (!m || x->dtype != t || (x->n != n && x->n != 1)) return false;
   Region *g = fast_span(E, s, in, &base);
-  if (!g) return false;
+  if (!g || (base & 3)) return false; /* compress_lanes' elements: each inside one shadow byte */
   uint32_t tag;
   if (E->rd && (tag = fast_race_open(E, s, in, true, NO_SPAN))) return fast_decline(E, tag);
-  for (int64_t i = 0, k = 0; i < n; i++) {
-    if (!m->v[i].i) continue;
-    int64_t lane = in->flags & IF_LANE_K ? k : i, elem = in->flags & IF_ELEM_P ? i : k; /* isa.h ISA_FLAGS */
-    k++;
-    int64_t xi = x->n == 1 ? 0 : lane, off = base + 4 * elem;
-    if (!x->def[xi]) { /* SPEC §10.1: not a fault */
-      mem_set_defined(g, off, 4, false);
-      continue;
-    }
-    int32_t w = (int32_t)x->v[xi].i;
-    memcpy(g->bytes + off, &w, 4);
-    span_set_defined(g, off, 4);
-  }
+  bool ep = in->flags & IF_ELEM_P, lk = in->flags & IF_LANE_K; /* isa.h ISA_FLAGS */
+  if (ep && lk) compress_lanes(g, base, m, x, n, true, true); /* as fast_vload_masked */
+  else if (ep) compress_lanes(g, base, m, x, n, true, false);
+  else if (lk) compress_lanes(g, base, m, x, n, false, true);
+  else compress_lanes(g, base, m, x, n, false, false);
   int64_t bytes = n * E->dsize[t];
   if (in->log && !E->no_log) {
     Value *after = &s->tmp2;
@@ -1827,7 +1856,7 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
   case FK_BIN_I32: return fast_binary(E, s, in) ? X_OK : -1;
   case FK_VLOAD: return fast_vload(E, s, in) ? X_OK : -1;
   case FK_VSTORE: return fast_vstore(E, s, in) ? X_OK : -1;
-  case FK_ENDFOR: return fast_endfor(s, in);
+  case FK_ENDFOR: return fast_endfor(E, s, in);
   case FK_VLOAD_M: return fast_vload_masked(E, s, in) ? X_OK : -1;
   case FK_VSTORE_M: return fast_vstore_masked(E, s, in) ? X_OK : -1;
   case FK_NONE: break;
@@ -1836,15 +1865,9 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
 }
 
 /* Executes s's instruction at pc: X_OK (advance), X_BLOCKED (retry later),
- * X_BLOCKED + 1 (pc already set by a jump), X_FAULT. */
+ * X_BLOCKED + 1 (pc already set by a jump), X_FAULT.  issue runs the
+ * specialised handler first (run_fast), this when it declines. */
 static __attribute__((noinline)) int execute_general(Eng *E, Sc *s, const Instr *in);
-
-static int execute(Eng *E, Sc *s, const Instr *in) {
-  uint8_t k = E->fast[E->cur];
-  int st;
-  if (k && (st = run_fast(E, s, in, k)) >= 0) return st;
-  return execute_general(E, s, in);
-}
 
 /* The general handlers, out of line so that the specialised ones keep
  * the dispatch's registers. */
@@ -2050,14 +2073,20 @@ static int issue(Eng *E, Sc *s) {
     E->r->stats.sub[s->idx].stall_load += tr - t0;
     if (E->prof) E->prof[pc].stall_load += tr - t0;
   }
-  s->cost = 0;
-  int st = execute(E, s, in);
-  uint8_t f = E->op_start[pc];
-  if (f & OPF_RACE) race_done(E->rd);
-  if (st == X_FAULT) return ISSUE_STOP;
-  if (st == X_BLOCKED) return issue_blocked(s, in), ISSUE_YIELD;
-  if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps */
-  if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
+  uint8_t k = E->fast[pc], f = E->op_start[pc];
+  int st = k ? run_fast(E, s, in, k) : -1;
+  /* A specialised handler that ran set the cost, never blocks and never
+   * faults (it declines instead): only the general path tests those. */
+  bool general = st < 0;
+  if (general) {
+    s->cost = 0;
+    st = execute_general(E, s, in);
+    if (f & OPF_RACE) race_done(E->rd);
+    if (st == X_FAULT) return ISSUE_STOP;
+    if (st == X_BLOCKED) return issue_blocked(s, in), ISSUE_YIELD;
+    if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps (nor runs specialised) */
+    if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
+  } else if (f & OPF_RACE) race_done(E->rd);
   uint64_t cost = s->cost, t1 = s->t + cost;
   if (E->watch) issue_watch(E, s, in, pc, cost);
   if (f & OPF_READY) s->ready[in->d] = t1;
@@ -2066,10 +2095,12 @@ static int issue(Eng *E, Sc *s) {
   ss->busy += cost;
   ss->instructions++;
   if (st == X_OK) s->pc = pc + 1;
+  /* one test for the common instruction: it wakes nobody, meets no limit
+   * (only these flags count, log or grow the shadow) and cannot have faulted */
+  if (!(f & (OPF_WAKE | OPF_START | OPF_LOGS | OPF_RACE)) && t1 <= E->cycle_cap && !general) return ISSUE_ON;
   if (f & OPF_WAKE) unblock_all(E, t1);
-  /* the limits in one test: only these instructions count, log or grow the shadow */
   if ((f & (OPF_START | OPF_LOGS | OPF_RACE)) || t1 > E->cycle_cap) issue_limits(E, s, in, f);
-  if (E->r->faulted) return ISSUE_STOP;
+  if (E->r->faulted) return ISSUE_STOP; /* a general handler or a limit faulted */
   return f & OPF_WAKE ? ISSUE_YIELD : ISSUE_ON;
 }
 

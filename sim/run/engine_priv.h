@@ -312,6 +312,10 @@ static inline void eng_swap_in(Sc *s, int r) {
 #define ENG_DEFS_ONE 0x0101010101010101ull
 static inline void eng_defs_set(uint8_t *d, int64_t n) {
   uint64_t w = ENG_DEFS_ONE;
+  if (n == 1) { /* a scalar: the loop's tail would become a memset call */
+    d[0] = 1;
+    return;
+  }
   if (n == 16) { /* 16 lanes: two words (the compiler makes the loop below a memset call) */
     memcpy(d, &w, 8);
     memcpy(d + 8, &w, 8);
