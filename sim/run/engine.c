@@ -2125,7 +2125,8 @@ static void engine_schedule(Eng *E) {
     }
     /* s may run on alone while it stays strictly earliest */
     uint64_t limit = te < second ? te : second;
-    do {
+    bool plain = false; /* its turn ended at the limit: still runnable, nobody released */
+    for (;;) {
       if (s->pc >= s->end) {
         s->done = true;
         E->r->stats.sub[s->idx].end = s->t;
@@ -2134,8 +2135,13 @@ static void engine_schedule(Eng *E) {
       int st = issue(E, s);
       if (st == ISSUE_STOP) return;
       if (st == ISSUE_YIELD) break; /* blocked, or others released */
-    } while (s->t < limit); /* done is set only above */
-    eng_ring_ran(E, s);
+      if (s->t >= limit) {
+        plain = true;
+        break;
+      }
+    }
+    if (plain) eng_ring_requeue(E, s);
+    else eng_ring_ran(E, s);
   }
 }
 

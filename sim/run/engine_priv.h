@@ -111,7 +111,8 @@ typedef struct {
   uint8_t dsize[DT_COUNT]; /* dtype_size, tabulated */
   int64_t group_bytes;     /* the bytes of one issue slot of a vector op (num_lanes 32-bit words) */
   uint8_t *fast;      /* per instruction: its FastKind (engine_decode.c) */
-  int *ring, nring, head; /* engine_sched.c: the runnable subcores sorted by (cycle, index) */
+  Sc **ring;         /* engine_sched.c: the runnable subcores sorted by (cycle, index), held by address (no index arithmetic per turn) */
+  int nring, head;
   int ring_mask;      /* the ring's size (a power of two, at least nsub) less one */
   int *woken, nwoken; /* subcores released from a block, to join the ring */
   int64_t bank_hits[256]; /* an indexed access's lanes per VMEM bank (zero but for the banks in bank_used) */
@@ -239,16 +240,13 @@ void eng_ring_fill(Eng *E);
 void eng_ring_free(Eng *E);
 /* The scheduler calls these once per turn (with subcores in step, once per
  * instruction), so the common cases are inline. */
-static inline bool eng_ring_before(const Eng *E, int a, int b) {
-  const Sc *x = &E->sc[a], *y = &E->sc[b];
-  return x->t < y->t || (x->t == y->t && x->idx < y->idx);
-}
-static inline int eng_ring_at(const Eng *E, int k) { return E->ring[(E->head + k) & E->ring_mask]; }
+static inline bool eng_ring_before(const Sc *x, const Sc *y) { return x->t < y->t || (x->t == y->t && x->idx < y->idx); }
+static inline Sc *eng_ring_at(const Eng *E, int k) { return E->ring[(E->head + k) & E->ring_mask]; }
 /* The earliest runnable subcore (NULL when none) and, in *second, the
  * earliest cycle of the other runnable ones (UINT64_MAX when none). */
 static inline Sc *eng_ring_top(const Eng *E, uint64_t *second) {
-  *second = E->nring > 1 ? E->sc[eng_ring_at(E, 1)].t : UINT64_MAX;
-  return E->nring ? &E->sc[eng_ring_at(E, 0)] : NULL;
+  *second = E->nring > 1 ? eng_ring_at(E, 1)->t : UINT64_MAX;
+  return E->nring ? eng_ring_at(E, 0) : NULL;
 }
 void eng_ring_settle_all(Eng *E, bool ran);
 /* After the head ran (ran: true) or a DMA event: the head leaves, and goes
@@ -257,12 +255,26 @@ static inline void eng_ring_settle(Eng *E, bool ran) { eng_ring_settle_all(E, ra
 /* eng_ring_settle after the head s ran, inline for the common turn: nobody
  * released, and s, still runnable, belongs at the tail (it is not before
  * the tail's subcore: it moves to the slot after the tail). */
-static inline void eng_ring_ran(Eng *E, const Sc *s) {
+static inline void eng_ring_ran(Eng *E, Sc *s) {
   int n = E->nring, h = E->head, m = E->ring_mask;
   if (n > 1 && !E->nwoken && !s->done && !s->blocked) {
-    const Sc *last = &E->sc[E->ring[(h + n - 1) & m]];
+    const Sc *last = E->ring[(h + n - 1) & m];
     if (s->t > last->t || (s->t == last->t && s->idx > last->idx)) {
-      E->ring[(h + n) & m] = s->idx;
+      E->ring[(h + n) & m] = s;
+      E->head = (h + 1) & m;
+      return;
+    }
+  }
+  eng_ring_settle_all(E, true);
+}
+/* eng_ring_ran when s is known runnable and nobody was released (its
+ * turn ended at the limit): only the tail comparison is left. */
+static inline void eng_ring_requeue(Eng *E, Sc *s) {
+  int n = E->nring, h = E->head, m = E->ring_mask;
+  if (n > 1) {
+    const Sc *last = E->ring[(h + n - 1) & m];
+    if (s->t > last->t || (s->t == last->t && s->idx > last->idx)) {
+      E->ring[(h + n) & m] = s;
       E->head = (h + 1) & m;
       return;
     }
