@@ -1603,7 +1603,7 @@ static int x_control(Eng *E, Sc *s, const Instr *in) {
   if (in->op == I_ENDFOR) {
     if (!eng_int_reg(E, s, in, in->d, &a) || !eng_int_reg(E, s, in, in->b, &hi) || !eng_int_reg(E, s, in, in->c, &step)) return X_FAULT;
     int64_t next;
-    if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return s->cost = value_cost(E, &s->reg[in->d]), X_OK;
+    if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
     eng_scalar(&s->reg[in->d], DT_INT64, (Cell){.i = next});
     return s->pc = in->target, X_BLOCKED + 1;
   }
@@ -2052,11 +2052,6 @@ static void issue_limits(Eng *E, Sc *s, const Instr *in, uint8_t f) {
   if ((f & OPF_RACE) && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
 }
 
-/* --profile and --track-origins after an instruction ran (out of line: off in the common run). */
-static __attribute__((noinline)) void issue_watch(Eng *E, Sc *s, const Instr *in, int pc, uint64_t cost) {
-  if (E->origin) eng_origin_note(E, s, in);
-  if (E->prof) E->prof[pc].instructions++, E->prof[pc].issue += cost;
-}
 
 /* What issue tells the scheduler: the run stops; s may run on; s's turn
  * ends (it blocked, or it released blocked subcores). */
@@ -2088,7 +2083,10 @@ static int issue(Eng *E, Sc *s) {
     if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
   } else if (f & OPF_RACE) race_done(E->rd);
   uint64_t cost = s->cost, t1 = s->t + cost;
-  if (E->watch) issue_watch(E, s, in, pc, cost);
+  if (E->watch) { /* the profile (a stats file asks for it too) and --track-origins, one test when both are off */
+    if (E->prof) E->prof[pc].instructions++, E->prof[pc].issue += cost;
+    if (E->origin) eng_origin_note(E, s, in);
+  }
   if (f & OPF_READY) s->ready[in->d] = t1;
   s->t = t1;
   SubStats *ss = s->stats;

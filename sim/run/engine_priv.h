@@ -219,7 +219,9 @@ typedef struct DmaQueue {
  * its fast form fails (an operand's dtype or lanes, an undefined lane, a
  * start outside the ref, a span that may race, a trace on), and the
  * general handler then runs the instruction as always, faults included
- * (a race access the handler opened is handed over: Eng.pretag). */
+ * (a race access the handler opened is handed over: Eng.pretag).  A
+ * handler that runs sets s->cost itself (issue works a cost out only
+ * after a general handler), and never blocks nor faults. */
 typedef enum {
   FK_NONE,
   FK_BIN_I32,  /* arith.binary of int32 operands into int32 (or a comparison into bool) */
