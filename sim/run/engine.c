@@ -2061,14 +2061,14 @@ enum { ISSUE_STOP, ISSUE_ON, ISSUE_YIELD };
 static int issue(Eng *E, Sc *s) {
   int pc = s->pc;
   const Instr *in = &E->code[pc];
-  uint64_t t0 = s->t, tr = operands_ready(E, s, pc); /* only a load's result is ready after its instruction ends */
+  uint8_t k = E->fast[pc], f = E->op_start[pc];
+  uint64_t t0 = s->t, tr = f & OPF_SRCS ? operands_ready(E, s, pc) : t0; /* only a load's result is ready after its instruction ends */
   E->cur = pc;
   if (tr > t0) {
     s->t = tr;
     E->r->stats.sub[s->idx].stall_load += tr - t0;
     if (E->prof) E->prof[pc].stall_load += tr - t0;
   }
-  uint8_t k = E->fast[pc], f = E->op_start[pc];
   int st = k ? run_fast(E, s, in, k) : -1;
   /* A specialised handler that ran set the cost, never blocks and never
    * faults (it declines instead): only the general path tests those. */
@@ -2251,12 +2251,13 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
   if (E->track_origins && !eng_origin_init(E)) return false;
   E->watch = E->prof || E->origin;
-  for (int i = 0; i < c->n; i++) {
-    if (E->rd && !(E->op_start[i] & OPF_REGS)) E->op_start[i] |= OPF_RACE;
-    if (c->code[i].d >= 0 && !(E->op_start[i] & OPF_LOAD)) E->op_start[i] |= OPF_READY;
-  }
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
   if (!eng_decode(E) || !eng_ring_init(E)) return false;
+  for (int i = 0; i < c->n; i++) { /* the flags that depend on the run's checks and on the decoding */
+    if (E->rd && !(E->op_start[i] & OPF_REGS)) E->op_start[i] |= OPF_RACE;
+    if (c->code[i].d >= 0 && !(E->op_start[i] & OPF_LOAD)) E->op_start[i] |= OPF_READY;
+    if (E->src_at[i + 1] > E->src_at[i]) E->op_start[i] |= OPF_SRCS;
+  }
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
   bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->warned &&

@@ -28,6 +28,7 @@ enum {
   /* Set by engine_init once the run's checks are known, so that issue tests one byte: */
   OPF_RACE = 32,  /* the race detector is on and the instruction may open an access (race_done, race_over) */
   OPF_READY = 64, /* it has a result register ready at its end (not a load: ready after its latency) */
+  OPF_SRCS = 128, /* its issue waits for some register (engine_decode.c's srcs: a load's result) */
 };
 
 typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
