@@ -618,12 +618,16 @@ static bool fast_binary(Eng *E, Sc *s, const Instr *in) {
   const Value *big = a->n >= b->n ? a : b;
   if ((a->n != big->n && a->n != 1) || (b->n != big->n && b->n != 1)) return false;
   if (big->n == 1) return fast_binary1(E, s, in, a, b, big);
-  Value *t = &s->tmp;
-  eng_shape(t, in->ty, big->rank, big->shape);
   ExprOp op = in->sub;
-  if (op == OP_ADD || op == OP_SUB || op == OP_MUL) int32_lanes(op, a, b, t);
+  bool wrap = op == OP_ADD || op == OP_SUB || op == OP_MUL;
+  /* +, -, * cannot fail: with room in a result register that is no
+   * operand, the lanes go straight into it rather than through the scratch */
+  Value *t = wrap && in->d != in->a && in->d != in->b && s->reg[in->d].cap >= big->n ? &s->reg[in->d] : &s->tmp;
+  eng_shape(t, in->ty, big->rank, big->shape);
+  if (wrap) int32_lanes(op, a, b, t);
   else if (!int32_other(in, a, b, t)) return false; /* a division by zero: the general loop faults */
-  eng_swap_in(s, in->d);
+  if (t == &s->tmp) eng_swap_in(s, in->d);
+  else s->written[in->d] = 1;
   s->cost = value_cost(E, &s->reg[in->d]);
   return true;
 }
@@ -754,7 +758,7 @@ static bool fast_vload(Eng *E, Sc *s, const Instr *in) {
   uint32_t tag;
   if (E->rd && (tag = fast_race_open(E, s, in, false, base, bytes)) && !race_span(E->rd, tag, g, base, bytes)) return fast_decline(E, tag);
   Value *o = &s->tmp;
-  bool direct = n == 1 && s->reg[in->d].cap >= 1; /* one element: straight into the register, not through the scratch */
+  bool direct = s->reg[in->d].cap >= n; /* room for the elements: straight into the register, not through the scratch (nothing fails from here) */
   if (direct) o = &s->reg[in->d];
   eng_shape(o, t, sh->rank[1], sh->lvl[1]);
   lanes_load(t, g->bytes + base, n, o->v);
