@@ -598,7 +598,11 @@ static bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const V
   } else if (def) { /* int32_other: an undefined lane is not computed */
     int64_t xi = (int32_t)x, yi = (int32_t)y;
     if ((op == OP_FLOORDIV || op == OP_MOD) && !yi) return false; /* the general loop faults */
-    int64_t v = int32_op(op, xi, yi);
+    int64_t v;
+    if (op == OP_MOD) { /* the common index arithmetic (i % n), inline: int32_op's floor modulo */
+      v = xi % yi;
+      if (v && ((v < 0) != (yi < 0))) v += yi;
+    } else v = int32_op(op, xi, yi);
     t->v[0].i = in->ty == DT_BOOL ? v != 0 : (int32_t)v;
   }
   t->def[0] = def;
