@@ -208,7 +208,13 @@ static bool int32_wrap(const Instr *in, const Value *a, const Value *b) {
  * before the loop, in blocks of 8 lanes (unrolled: -O2 leaves a loop of
  * a fixed trip count as a loop) and then the rest. */
 #define LANES(XA, XB, E)                                                           \
-  {                                                                                \
+  if (n == 16) { /* the common vector: straight-line code, no loop tests */       \
+    _Pragma("GCC unroll 16")                                                       \
+    for (int64_t i = 0; i < 16; i++) {                                             \
+      uint32_t x = (uint32_t)(XA), y = (uint32_t)(XB);                             \
+      tv[i].i = (int32_t)(E);                                                      \
+    }                                                                              \
+  } else {                                                                         \
     int64_t i0 = 0;                                                                \
     for (; i0 + 8 <= n; i0 += 8)                                                   \
       _Pragma("GCC unroll 8")                                                      \
@@ -592,7 +598,11 @@ static bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const V
   } else if (def) { /* int32_other: an undefined lane is not computed */
     int64_t xi = (int32_t)x, yi = (int32_t)y;
     if ((op == OP_FLOORDIV || op == OP_MOD) && !yi) return false; /* the general loop faults */
-    int64_t v = int32_op(op, xi, yi);
+    int64_t v;
+    if (op == OP_MOD) { /* the common index arithmetic (i % n), inline: int32_op's floor modulo */
+      v = xi % yi;
+      if (v && ((v < 0) != (yi < 0))) v += yi;
+    } else v = int32_op(op, xi, yi);
     t->v[0].i = in->ty == DT_BOOL ? v != 0 : (int32_t)v;
   }
   t->def[0] = def;
@@ -612,12 +622,16 @@ static bool fast_binary(Eng *E, Sc *s, const Instr *in) {
   const Value *big = a->n >= b->n ? a : b;
   if ((a->n != big->n && a->n != 1) || (b->n != big->n && b->n != 1)) return false;
   if (big->n == 1) return fast_binary1(E, s, in, a, b, big);
-  Value *t = &s->tmp;
-  eng_shape(t, in->ty, big->rank, big->shape);
   ExprOp op = in->sub;
-  if (op == OP_ADD || op == OP_SUB || op == OP_MUL) int32_lanes(op, a, b, t);
+  bool wrap = op == OP_ADD || op == OP_SUB || op == OP_MUL;
+  /* +, -, * cannot fail: with room in a result register that is no
+   * operand, the lanes go straight into it rather than through the scratch */
+  Value *t = wrap && in->d != in->a && in->d != in->b && s->reg[in->d].cap >= big->n ? &s->reg[in->d] : &s->tmp;
+  eng_shape(t, in->ty, big->rank, big->shape);
+  if (wrap) int32_lanes(op, a, b, t);
   else if (!int32_other(in, a, b, t)) return false; /* a division by zero: the general loop faults */
-  eng_swap_in(s, in->d);
+  if (t == &s->tmp) eng_swap_in(s, in->d);
+  else s->written[in->d] = 1;
   s->cost = value_cost(E, &s->reg[in->d]);
   return true;
 }
@@ -627,6 +641,15 @@ static bool fast_binary(Eng *E, Sc *s, const Instr *in) {
 static void lanes_load(Dtype t, const uint8_t *restrict b, int64_t n, Cell *restrict out) {
   if (t != DT_INT32 || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) {
     dtype_load_n(t, b, n, out);
+    return;
+  }
+  if (n == 16) { /* the common vector: straight-line code, no loop tests */
+    _Pragma("GCC unroll 16")
+    for (int j = 0; j < 16; j++) {
+      int32_t w;
+      memcpy(&w, b + 4 * j, 4);
+      out[j].i = w;
+    }
     return;
   }
   int64_t i = 0;
@@ -647,6 +670,14 @@ static void lanes_load(Dtype t, const uint8_t *restrict b, int64_t n, Cell *rest
 static void lanes_store(Dtype t, const Cell *restrict c, int64_t n, uint8_t *restrict b) {
   if (t != DT_INT32 || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) {
     dtype_store_n(t, c, n, b);
+    return;
+  }
+  if (n == 16) { /* as lanes_load */
+    _Pragma("GCC unroll 16")
+    for (int j = 0; j < 16; j++) {
+      int32_t w = (int32_t)c[j].i;
+      memcpy(b + 4 * j, &w, 4);
+    }
     return;
   }
   int64_t i = 0;
@@ -691,7 +722,14 @@ static void span_set_defined(Region *g, int64_t off, int64_t n) {
  * memory forms need tracing off (it wants the general EV). */
 static Region *fast_span(Eng *E, Sc *s, const Instr *in, int64_t *base) {
   const CView *cv = &E->cview[in->view];
-  if (!cv->dense || E->trace || !eng_cview_base(s, cv, base)) return NULL;
+  if (!cv->dense || E->trace) return NULL;
+  if (cv->nd == 1 && cv->start[0].reg >= 0) { /* the common x[pl.ds(i, n)]: eng_cview_base's one entry, straight */
+    const Value *w = &s->reg[cv->start[0].reg];
+    int64_t start;
+    if (!s->written[cv->start[0].reg] || w->n != 1 || !w->def[0] || !int_dtype(w->dtype)) return NULL;
+    if (__builtin_add_overflow(cv->start[0].imm, w->v[0].i, &start) || (uint64_t)start > (uint64_t)cv->maxstart[0]) return NULL;
+    *base = start * cv->rstride[0];
+  } else if (!eng_cview_base(s, cv, base)) return NULL;
   Region *g = s->rg[cv->ref];
   if (!g) g = s->rg[cv->ref] = mem_region(&E->r->mem, cv->ref, s->core, s->subcore); /* instances stay put during a run */
   return g;
@@ -724,12 +762,15 @@ static bool fast_vload(Eng *E, Sc *s, const Instr *in) {
   uint32_t tag;
   if (E->rd && (tag = fast_race_open(E, s, in, false, base, bytes)) && !race_span(E->rd, tag, g, base, bytes)) return fast_decline(E, tag);
   Value *o = &s->tmp;
+  bool direct = s->reg[in->d].cap >= n; /* room for the elements: straight into the register, not through the scratch (nothing fails from here) */
+  if (direct) o = &s->reg[in->d];
   eng_shape(o, t, sh->rank[1], sh->lvl[1]);
   lanes_load(t, g->bytes + base, n, o->v);
   if (span_defined(g, base, bytes)) eng_defs_set(o->def, n);
   else
     for (int64_t i = 0; i < n; i++) o->def[i] = span_defined(g, base + i * E->dsize[t], E->dsize[t]);
-  eng_swap_in(s, in->d);
+  if (direct) s->written[in->d] = 1;
+  else eng_swap_in(s, in->d);
   log_value(E, s, in, in->log, &s->reg[in->d]);
   bool scalar = in->op == I_LOAD;
   s->cost = scalar ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
@@ -1718,12 +1759,13 @@ static inline bool int_now(const Sc *s, int r, int64_t *out) {
 
 /* FK_ENDFOR: x_control's scf.yield when its counter, bound and step are
  * defined integer scalars; -1 (declined) otherwise. */
-static int fast_endfor(Sc *s, const Instr *in) {
+static int fast_endfor(Eng *E, Sc *s, const Instr *in) {
   int64_t a, hi, step, next;
   if (!int_now(s, in->d, &a) || !int_now(s, in->b, &hi) || !int_now(s, in->c, &step)) return -1;
-  if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return X_OK;
+  if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return s->cost = value_cost(E, &s->reg[in->d]), X_OK;
   Value *d = &s->reg[in->d];
   d->dtype = DT_INT64, d->rank = 0, d->v[0].i = next; /* eng_scalar of a one-lane register, full width */
+  s->cost = (uint64_t)cp(E)->scalar_issue_cycles; /* value_cost of the scalar counter */
   return s->pc = in->target, X_BLOCKED + 1;
 }
 
@@ -1744,6 +1786,39 @@ static const Value *fast_mask(const Sc *s, const Instr *in, int64_t n) {
   return m->dtype == DT_BOOL && m->n == n && eng_defs_all(m->def, n) ? m : NULL;
 }
 
+/* fast_vload_masked's move of the elements of mem to the mask's lanes of
+ * d: lane i (ep) or the k-th selected one, into lane k (lk) or lane i. */
+static inline __attribute__((always_inline)) void expand_lanes(const Value *m, const Value *mem, Value *d, int64_t n, bool ep, bool lk) {
+  for (int64_t i = 0, k = 0; i < n; i++) {
+    if (!m->v[i].i) continue;
+    int64_t src = ep ? i : k, dst = lk ? k : i;
+    d->v[dst] = mem->v[src];
+    d->def[dst] = mem->def[src];
+    k++;
+  }
+}
+
+/* fast_vstore_masked's int32 writes: the mask's lanes of x (lane k when lk,
+ * else lane i) to element i (ep) or the k-th selected one; an undefined
+ * lane leaves its element undefined.  Elements are int32 from a 4-byte
+ * aligned base: each lies inside one shadow byte, its 4 bits set at once. */
+static inline __attribute__((always_inline)) void compress_lanes(Region *g, int64_t base, const Value *m, const Value *x, int64_t n, bool ep, bool lk) {
+  bool one = x->n == 1;
+  for (int64_t i = 0, k = 0; i < n; i++) {
+    if (!m->v[i].i) continue;
+    int64_t lane = lk ? k : i, elem = ep ? i : k;
+    k++;
+    int64_t xi = one ? 0 : lane, off = base + 4 * elem;
+    if (!x->def[xi]) { /* SPEC §10.1: not a fault */
+      mem_set_defined(g, off, 4, false);
+      continue;
+    }
+    int32_t w = (int32_t)x->v[xi].i;
+    memcpy(g->bytes + off, &w, 4);
+    g->defined[off >> 3] |= (uint8_t)(0xfu << (off & 7));
+  }
+}
+
 /* FK_VLOAD_M: x_load's masked (expanding) vector load of a compiled view:
  * the view read whole into the second scratch value, its elements moved
  * to the mask's lanes as the general loop moves them.  The masked
@@ -1762,14 +1837,14 @@ static __attribute__((noinline)) bool fast_vload_masked(Eng *E, Sc *s, const Ins
   eng_shape(mem, t, sh->rank[1], sh->lvl[1]);
   lanes_load(t, g->bytes + base, n, mem->v);
   span_defs(E, g, base, t, n, mem->def);
-  val_shape(d, sh->vd->ref->dtype, mem->rank, mem->shape); /* undefined but where the mask puts an element */
-  for (int64_t i = 0, k = 0; i < n; i++) {
-    if (!m->v[i].i) continue;
-    int64_t src = in->flags & IF_ELEM_P ? i : k, dst = in->flags & IF_LANE_K ? k : i; /* isa.h ISA_FLAGS */
-    d->v[dst] = mem->v[src];
-    d->def[dst] = mem->def[src];
-    k++;
-  }
+  eng_shape(d, sh->vd->ref->dtype, mem->rank, mem->shape); /* undefined but where the mask puts an element (val_shape) */
+  if (d->n == 16) memset(d->def, 0, 16); /* a fixed size: two moves */
+  else if (d->n) memset(d->def, 0, (size_t)d->n);
+  bool ep = in->flags & IF_ELEM_P, lk = in->flags & IF_LANE_K; /* isa.h ISA_FLAGS */
+  if (ep && lk) expand_lanes(m, mem, d, n, true, true); /* each form its own loop, no per-lane flag tests */
+  else if (ep) expand_lanes(m, mem, d, n, true, false);
+  else if (lk) expand_lanes(m, mem, d, n, false, true);
+  else expand_lanes(m, mem, d, n, false, false);
   set_reg(s, in->d);
   log_value(E, s, in, in->log, d);
   s->cost = groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
@@ -1792,22 +1867,14 @@ static __attribute__((noinline)) bool fast_vstore_masked(Eng *E, Sc *s, const In
   const Value *x = &s->reg[in->a], *m = fast_mask(s, in, n);
   if (!m || x->dtype != t || (x->n != n && x->n != 1)) return false;
   Region *g = fast_span(E, s, in, &base);
-  if (!g) return false;
+  if (!g || (base & 3)) return false; /* compress_lanes' elements: each inside one shadow byte */
   uint32_t tag;
   if (E->rd && (tag = fast_race_open(E, s, in, true, NO_SPAN))) return fast_decline(E, tag);
-  for (int64_t i = 0, k = 0; i < n; i++) {
-    if (!m->v[i].i) continue;
-    int64_t lane = in->flags & IF_LANE_K ? k : i, elem = in->flags & IF_ELEM_P ? i : k; /* isa.h ISA_FLAGS */
-    k++;
-    int64_t xi = x->n == 1 ? 0 : lane, off = base + 4 * elem;
-    if (!x->def[xi]) { /* SPEC §10.1: not a fault */
-      mem_set_defined(g, off, 4, false);
-      continue;
-    }
-    int32_t w = (int32_t)x->v[xi].i;
-    memcpy(g->bytes + off, &w, 4);
-    span_set_defined(g, off, 4);
-  }
+  bool ep = in->flags & IF_ELEM_P, lk = in->flags & IF_LANE_K; /* isa.h ISA_FLAGS */
+  if (ep && lk) compress_lanes(g, base, m, x, n, true, true); /* as fast_vload_masked */
+  else if (ep) compress_lanes(g, base, m, x, n, true, false);
+  else if (lk) compress_lanes(g, base, m, x, n, false, true);
+  else compress_lanes(g, base, m, x, n, false, false);
   int64_t bytes = n * E->dsize[t];
   if (in->log && !E->no_log) {
     Value *after = &s->tmp2;
@@ -1828,7 +1895,7 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
   case FK_BIN_I32: return fast_binary(E, s, in) ? X_OK : -1;
   case FK_VLOAD: return fast_vload(E, s, in) ? X_OK : -1;
   case FK_VSTORE: return fast_vstore(E, s, in) ? X_OK : -1;
-  case FK_ENDFOR: return fast_endfor(s, in);
+  case FK_ENDFOR: return fast_endfor(E, s, in);
   case FK_VLOAD_M: return fast_vload_masked(E, s, in) ? X_OK : -1;
   case FK_VSTORE_M: return fast_vstore_masked(E, s, in) ? X_OK : -1;
   case FK_NONE: break;
@@ -1837,15 +1904,9 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
 }
 
 /* Executes s's instruction at pc: X_OK (advance), X_BLOCKED (retry later),
- * X_BLOCKED + 1 (pc already set by a jump), X_FAULT. */
+ * X_BLOCKED + 1 (pc already set by a jump), X_FAULT.  issue runs the
+ * specialised handler first (run_fast), this when it declines. */
 static __attribute__((noinline)) int execute_general(Eng *E, Sc *s, const Instr *in);
-
-static int execute(Eng *E, Sc *s, const Instr *in) {
-  uint8_t k = E->fast[E->cur];
-  int st;
-  if (k && (st = run_fast(E, s, in, k)) >= 0) return st;
-  return execute_general(E, s, in);
-}
 
 /* The general handlers, out of line so that the specialised ones keep
  * the dispatch's registers. */
@@ -1898,8 +1959,6 @@ static BlockKind block_kind(Opcode op) {
   return op == I_BARRIER ? BLOCK_BARRIER : op == I_SEM_WAIT ? BLOCK_SEM : BLOCK_DMA;
 }
 
-static bool any_unblocked(const Eng *E) { return E->woke; }
-
 /* n cycles of s blocked at pc, in its category and its line's. */
 static void charge_stall(Eng *E, Sc *s, uint64_t n) {
   SubStats *st = &E->r->stats.sub[s->idx];
@@ -1923,7 +1982,6 @@ static void wait_done(Eng *E, Sc *s, uint64_t t1) {
 }
 
 static void unblock_all(Eng *E, uint64_t t) {
-  E->woke = true;
   for (int i = 0; i < E->nsub; i++) {
     Sc *s = &E->sc[i];
     if (!s->blocked) continue;
@@ -2030,40 +2088,57 @@ static void issue_limits(Eng *E, Sc *s, const Instr *in, uint8_t f) {
   if (s->t > E->cycle_cap) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
   if ((f & OPF_LOGS) && E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
   /* the shadow grows only in instructions that reach the detector (a DMA's landing does not) */
-  if (E->rd && !(f & OPF_REGS) && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
+  if ((f & OPF_RACE) && race_over(E->rd) && !E->r->faulted) limit_fault(E, s, in, RUN_SHADOW_LIMIT_MSG, RUN_MAX_SHADOW_MB);
 }
 
-/* Issues s's next instruction at its cycle; false when the run stops. */
-static bool issue(Eng *E, Sc *s) {
+
+/* What issue tells the scheduler: the run stops; s may run on; s's turn
+ * ends (it blocked, or it released blocked subcores). */
+enum { ISSUE_STOP, ISSUE_ON, ISSUE_YIELD };
+
+/* Issues s's next instruction at its cycle. */
+static int issue(Eng *E, Sc *s) {
   int pc = s->pc;
   const Instr *in = &E->code[pc];
-  uint64_t t0 = s->t, tr = operands_ready(E, s, pc); /* only a load's result is ready after its instruction ends */
+  uint8_t k = E->fast[pc], f = E->op_start[pc];
+  uint64_t t0 = s->t, tr = f & OPF_SRCS ? operands_ready(E, s, pc) : t0; /* only a load's result is ready after its instruction ends */
   E->cur = pc;
   if (tr > t0) {
     s->t = tr;
     E->r->stats.sub[s->idx].stall_load += tr - t0;
     if (E->prof) E->prof[pc].stall_load += tr - t0;
   }
-  s->cost = 0;
-  int st = execute(E, s, in);
-  uint8_t f = E->op_start[pc];
-  if (E->rd && !(f & OPF_REGS)) race_done(E->rd);
-  if (st == X_FAULT) return false;
-  if (st == X_BLOCKED) return issue_blocked(s, in), true;
-  if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps */
-  if (E->origin) eng_origin_note(E, s, in);
-  if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
+  int st = k ? run_fast(E, s, in, k) : -1;
+  /* A specialised handler that ran set the cost, never blocks and never
+   * faults (it declines instead): only the general path tests those. */
+  bool general = st < 0;
+  if (general) {
+    s->cost = 0;
+    st = execute_general(E, s, in);
+    if (f & OPF_RACE) race_done(E->rd);
+    if (st == X_FAULT) return ISSUE_STOP;
+    if (st == X_BLOCKED) return issue_blocked(s, in), ISSUE_YIELD;
+    if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps (nor runs specialised) */
+    if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
+  } else if (f & OPF_RACE) race_done(E->rd);
   uint64_t cost = s->cost, t1 = s->t + cost;
-  if (in->d >= 0 && !(f & OPF_LOAD)) s->ready[in->d] = t1;
+  if (E->watch) { /* the profile (a stats file asks for it too) and --track-origins, one test when both are off */
+    if (E->prof) E->prof[pc].instructions++, E->prof[pc].issue += cost;
+    if (E->origin) eng_origin_note(E, s, in);
+  }
+  if (f & OPF_READY) s->ready[in->d] = t1;
   s->t = t1;
   SubStats *ss = s->stats;
   ss->busy += cost;
   ss->instructions++;
-  if (E->prof) E->prof[pc].instructions++, E->prof[pc].issue += cost;
   if (st == X_OK) s->pc = pc + 1;
+  /* one test for the common instruction: it wakes nobody, meets no limit
+   * (only these flags count, log or grow the shadow) and cannot have faulted */
+  if (!(f & (OPF_WAKE | OPF_START | OPF_LOGS | OPF_RACE)) && t1 <= E->cycle_cap && !general) return ISSUE_ON;
   if (f & OPF_WAKE) unblock_all(E, t1);
-  issue_limits(E, s, in, f);
-  return !E->r->faulted;
+  if ((f & (OPF_START | OPF_LOGS | OPF_RACE)) || t1 > E->cycle_cap) issue_limits(E, s, in, f);
+  if (E->r->faulted) return ISSUE_STOP; /* a general handler or a limit faulted */
+  return f & OPF_WAKE ? ISSUE_YIELD : ISSUE_ON;
 }
 
 /* Always advances the earliest thing: a subcore's next instruction or a DMA
@@ -2087,16 +2162,23 @@ static void engine_schedule(Eng *E) {
     }
     /* s may run on alone while it stays strictly earliest */
     uint64_t limit = te < second ? te : second;
-    E->woke = false;
-    do {
+    bool plain = false; /* its turn ended at the limit: still runnable, nobody released */
+    for (;;) {
       if (s->pc >= s->end) {
         s->done = true;
         E->r->stats.sub[s->idx].end = s->t;
         break;
       }
-      if (!issue(E, s)) return;
-    } while (!s->blocked && s->t < limit && !any_unblocked(E)); /* done is set only above */
-    eng_ring_ran(E, s);
+      int st = issue(E, s);
+      if (st == ISSUE_STOP) return;
+      if (st == ISSUE_YIELD) break; /* blocked, or others released */
+      if (s->t >= limit) {
+        plain = true;
+        break;
+      }
+    }
+    if (plain) eng_ring_requeue(E, s);
+    else eng_ring_ran(E, s);
   }
 }
 
@@ -2207,8 +2289,14 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   E->cache = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cache);
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
   if (E->track_origins && !eng_origin_init(E)) return false;
+  E->watch = E->prof || E->origin;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
   if (!eng_decode(E) || !eng_ring_init(E)) return false;
+  for (int i = 0; i < c->n; i++) { /* the flags that depend on the run's checks and on the decoding */
+    if (E->rd && !(E->op_start[i] & OPF_REGS)) E->op_start[i] |= OPF_RACE;
+    if (c->code[i].d >= 0 && !(E->op_start[i] & OPF_LOAD)) E->op_start[i] |= OPF_READY;
+    if (E->src_at[i + 1] > E->src_at[i]) E->op_start[i] |= OPF_SRCS;
+  }
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
   bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->warned &&

@@ -25,6 +25,10 @@ enum {
   OPF_WAKE = 4, /* a signal or barrier */
   OPF_REGS = 8, /* it reads and writes registers only: it opens no race-detector access (race_done has nothing to close) */
   OPF_LOGS = 16, /* it may log (Instr.log): the run's log bytes change only in such an instruction (the reference is pumped from the engine's events) */
+  /* Set by engine_init once the run's checks are known, so that issue tests one byte: */
+  OPF_RACE = 32,  /* the race detector is on and the instruction may open an access (race_done, race_over) */
+  OPF_READY = 64, /* it has a result register ready at its end (not a load: ready after its latency) */
+  OPF_SRCS = 128, /* its issue waits for some register (engine_decode.c's srcs: a load's result) */
 };
 
 typedef enum { BLOCK_NONE, BLOCK_DMA, BLOCK_BARRIER, BLOCK_SEM } BlockKind;
@@ -108,14 +112,15 @@ typedef struct {
   uint8_t dsize[DT_COUNT]; /* dtype_size, tabulated */
   int64_t group_bytes;     /* the bytes of one issue slot of a vector op (num_lanes 32-bit words) */
   uint8_t *fast;      /* per instruction: its FastKind (engine_decode.c) */
-  int *ring, nring, head; /* engine_sched.c: the runnable subcores sorted by (cycle, index) */
+  Sc **ring;         /* engine_sched.c: the runnable subcores sorted by (cycle, index), held by address (no index arithmetic per turn) */
+  int nring, head;
   int ring_mask;      /* the ring's size (a power of two, at least nsub) less one */
   int *woken, nwoken; /* subcores released from a block, to join the ring */
   int64_t bank_hits[256]; /* an indexed access's lanes per VMEM bank (zero but for the banks in bank_used) */
   uint8_t bank_used[256];
   int nbank_used;
   bool no_log, no_races, strict_races, profile;
-  bool woke;         /* a blocked subcore was released: rescan */
+  bool watch;        /* E->prof or E->origin: issue's per-instruction bookkeeping beyond the statistics */
   uint8_t *warned;   /* per operation id: its duplicate-scatter warning was given */
   int nwarned;
   struct Hit *hits;  /* the scatter being run: element and lane of each write */
@@ -215,7 +220,9 @@ typedef struct DmaQueue {
  * its fast form fails (an operand's dtype or lanes, an undefined lane, a
  * start outside the ref, a span that may race, a trace on), and the
  * general handler then runs the instruction as always, faults included
- * (a race access the handler opened is handed over: Eng.pretag). */
+ * (a race access the handler opened is handed over: Eng.pretag).  A
+ * handler that runs sets s->cost itself (issue works a cost out only
+ * after a general handler), and never blocks nor faults. */
 typedef enum {
   FK_NONE,
   FK_BIN_I32,  /* arith.binary of int32 operands into int32 (or a comparison into bool) */
@@ -236,16 +243,13 @@ void eng_ring_fill(Eng *E);
 void eng_ring_free(Eng *E);
 /* The scheduler calls these once per turn (with subcores in step, once per
  * instruction), so the common cases are inline. */
-static inline bool eng_ring_before(const Eng *E, int a, int b) {
-  const Sc *x = &E->sc[a], *y = &E->sc[b];
-  return x->t < y->t || (x->t == y->t && x->idx < y->idx);
-}
-static inline int eng_ring_at(const Eng *E, int k) { return E->ring[(E->head + k) & E->ring_mask]; }
+static inline bool eng_ring_before(const Sc *x, const Sc *y) { return x->t < y->t || (x->t == y->t && x->idx < y->idx); }
+static inline Sc *eng_ring_at(const Eng *E, int k) { return E->ring[(E->head + k) & E->ring_mask]; }
 /* The earliest runnable subcore (NULL when none) and, in *second, the
  * earliest cycle of the other runnable ones (UINT64_MAX when none). */
 static inline Sc *eng_ring_top(const Eng *E, uint64_t *second) {
-  *second = E->nring > 1 ? E->sc[eng_ring_at(E, 1)].t : UINT64_MAX;
-  return E->nring ? &E->sc[eng_ring_at(E, 0)] : NULL;
+  *second = E->nring > 1 ? eng_ring_at(E, 1)->t : UINT64_MAX;
+  return E->nring ? eng_ring_at(E, 0) : NULL;
 }
 void eng_ring_settle_all(Eng *E, bool ran);
 /* After the head ran (ran: true) or a DMA event: the head leaves, and goes
@@ -254,12 +258,26 @@ static inline void eng_ring_settle(Eng *E, bool ran) { eng_ring_settle_all(E, ra
 /* eng_ring_settle after the head s ran, inline for the common turn: nobody
  * released, and s, still runnable, belongs at the tail (it is not before
  * the tail's subcore: it moves to the slot after the tail). */
-static inline void eng_ring_ran(Eng *E, const Sc *s) {
+static inline void eng_ring_ran(Eng *E, Sc *s) {
   int n = E->nring, h = E->head, m = E->ring_mask;
   if (n > 1 && !E->nwoken && !s->done && !s->blocked) {
-    const Sc *last = &E->sc[E->ring[(h + n - 1) & m]];
+    const Sc *last = E->ring[(h + n - 1) & m];
     if (s->t > last->t || (s->t == last->t && s->idx > last->idx)) {
-      E->ring[(h + n) & m] = s->idx;
+      E->ring[(h + n) & m] = s;
+      E->head = (h + 1) & m;
+      return;
+    }
+  }
+  eng_ring_settle_all(E, true);
+}
+/* eng_ring_ran when s is known runnable and nobody was released (its
+ * turn ended at the limit): only the tail comparison is left. */
+static inline void eng_ring_requeue(Eng *E, Sc *s) {
+  int n = E->nring, h = E->head, m = E->ring_mask;
+  if (n > 1) {
+    const Sc *last = E->ring[(h + n - 1) & m];
+    if (s->t > last->t || (s->t == last->t && s->idx > last->idx)) {
+      E->ring[(h + n) & m] = s;
       E->head = (h + 1) & m;
       return;
     }
@@ -309,6 +327,10 @@ static inline void eng_swap_in(Sc *s, int r) {
 #define ENG_DEFS_ONE 0x0101010101010101ull
 static inline void eng_defs_set(uint8_t *d, int64_t n) {
   uint64_t w = ENG_DEFS_ONE;
+  if (n == 1) { /* a scalar: the loop's tail would become a memset call */
+    d[0] = 1;
+    return;
+  }
   if (n == 16) { /* 16 lanes: two words (the compiler makes the loop below a memset call) */
     memcpy(d, &w, 8);
     memcpy(d + 8, &w, 8);
@@ -350,7 +372,9 @@ static inline bool eng_defs_all(const uint8_t *d, int64_t n) {
  * and defined flag): the flags are not cleared first. */
 static inline void eng_shape(Value *v, Dtype t, int rank, const int64_t *shape) {
   int64_t n = 1;
-  for (int i = 0; i < rank; i++) n *= shape[i];
+  if (rank == 1) n = shape[0]; /* the common vector, without the loop */
+  else
+    for (int i = 0; i < rank; i++) n *= shape[i];
   if (n > v->cap) {
     val_shape(v, t, rank, shape);
     return;

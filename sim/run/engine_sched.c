@@ -12,19 +12,18 @@
 
 #include <stdlib.h>
 
-static bool before(const Eng *E, int a, int b) { return eng_ring_before(E, a, b); }
-
 static int slot(const Eng *E, int k) { return (E->head + k) & E->ring_mask; }
-static int at(const Eng *E, int k) { return eng_ring_at(E, k); }
+static Sc *at(const Eng *E, int k) { return eng_ring_at(E, k); }
 
-/* sub joins the ring at its place, searched from the tail. */
+/* Subcore sub joins the ring at its place, searched from the tail. */
 static void insert(Eng *E, int sub) {
+  Sc *s = &E->sc[sub];
   int k = E->nring++;
-  while (k > 0 && before(E, sub, at(E, k - 1))) {
+  while (k > 0 && eng_ring_before(s, at(E, k - 1))) {
     E->ring[slot(E, k)] = at(E, k - 1);
     k--;
   }
-  E->ring[slot(E, k)] = sub;
+  E->ring[slot(E, k)] = s;
 }
 
 bool eng_ring_init(Eng *E) {
@@ -47,7 +46,7 @@ void eng_ring_fill(Eng *E) {
 /* eng_ring_settle's general case (engine_priv.h). */
 void eng_ring_settle_all(Eng *E, bool ran) {
   if (ran && E->nring) {
-    int sub = at(E, 0);
+    int sub = at(E, 0)->idx;
     E->head = slot(E, 1), E->nring--;
     if (!E->sc[sub].done && !E->sc[sub].blocked) insert(E, sub);
   }
