@@ -2,7 +2,7 @@
  * came from, named when that value faults (`uninit`), as valgrind's
  * --track-origins names where an uninitialised value was created.
  *
- * Off by default, and then it costs one test of E->origin per instruction.
+ * Off by default, and then it costs one test of E->watch (the profile or the origins) per instruction.
  * On, every (subcore, register) slot holds the instruction that last left
  * undefined lanes in it: a load (vector_load, load_gather, a scalar load)
  * that read undefined bytes is an origin itself; any other instruction
