@@ -969,8 +969,18 @@ static bool ix_inside(const Cell *iv, int64_t n, int64_t dim) {
   return top < (uint64_t)dim;
 }
 
-/* Whether the n indices strictly rise or strictly fall (then none repeats). */
+/* Whether the n indices strictly rise or strictly fall (then none repeats);
+ * each inside the view (ix_inside), so that no difference overflows. */
 static bool ix_monotone(const Cell *iv, int64_t n) {
+  if (n == 16) { /* the usual width: the steps less one, or-ed (negative when some step is not up), no branch per lane */
+    int64_t up = 0, down = 0;
+#pragma GCC unroll 16
+    for (int j = 1; j < 16; j++) up |= iv[j].i - iv[j - 1].i - 1;
+    if (up >= 0) return true;
+#pragma GCC unroll 16
+    for (int j = 1; j < 16; j++) down |= iv[j - 1].i - iv[j].i - 1;
+    return down >= 0;
+  }
   int64_t k = 1;
   while (k < n && iv[k].i > iv[k - 1].i) k++;
   if (k >= n) return true;
@@ -1124,12 +1134,41 @@ static bool rows_run(Eng *E, Sc *s, const Instr *in, EV *ev, IdxRun *r, int64_t 
   return true;
 }
 
+/* Whether a resolved view has the form indexed_rows runs on (with one
+ * index register and tracing off). */
+static bool rows_view(const EV *ev) {
+  return HOST_LE && ev->dt[ev->top] == DT_INT32 && ev->affine && ev->arank == 1 && ev->rank[ev->top] == 1 &&
+         ev->adim[0] == ev->lvl[ev->top][0] && ev->bstride[0] >= 4 && !((ev->base | ev->bstride[0]) & 3);
+}
+
+/* An indexed access's view.  One without register operands, once resolved
+ * (its kept resolution, cache_state 3), is the same every run: when it has
+ * indexed_rows' form only the few fields that path reads are copied, not
+ * the whole affine form; otherwise eng_ev_resolve as always.  rows: whether
+ * the access takes indexed_rows' path. */
+static bool rows_resolve(Eng *E, Sc *s, const Instr *in, EV *ev, bool *rows) {
+  const EV *c = &E->cache[in->view];
+  if (E->cache_state[in->view] != 3 || in->imm != 1 || E->trace || !rows_view(c)) {
+    if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, ev)) return false;
+    *rows = in->imm == 1 && !E->trace && rows_view(ev);
+    return true;
+  }
+  *rows = true;
+  int top = c->top;
+  ev->vd = &E->c->views[in->view];
+  ev->top = top, ev->n = c->n, ev->affine = true, ev->arank = 1, ev->dense = c->dense;
+  ev->base = c->base, ev->adim[0] = c->adim[0], ev->bstride[0] = c->bstride[0];
+  ev->dt[top] = c->dt[top], ev->rank[top] = 1, ev->lvl[top][0] = c->lvl[top][0];
+  ev->reg = mem_region(&E->r->mem, ev->vd->ref->index, s->core, s->subcore);
+  return true;
+}
+
 static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   EV ev;
   Value *m, *x = NULL;
-  bool ok = true, gather = in->op == I_VLOAD_IDX;
+  bool ok = true, gather = in->op == I_VLOAD_IDX, rows = false;
   if (!gather) x = eng_rd(E, s, in, in->b, &ok);
-  if (!ok || !mask_of(E, s, in, &m) || !eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, &ev)) return false;
+  if (!ok || !mask_of(E, s, in, &m) || !rows_resolve(E, s, in, &ev, &rows)) return false;
   Value *idx[MAX_RANK];
   if (in->imm != ev.rank[ev.top]) {
     char msg[200];
@@ -1153,8 +1192,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   Hit *hit = gather ? NULL : dup_hits(E, in, n);
   int64_t nhit = 0;
   spans_begin(E);
-  if (in->imm == 1 && !E->trace && HOST_LE && t == DT_INT32 && ev.affine && ev.arank == 1 && ev.rank[ev.top] == 1 &&
-      ev.adim[0] == ev.lvl[ev.top][0] && ev.bstride[0] >= 4 && !((ev.base | ev.bstride[0]) & 3)) {
+  if (rows) {
     IdxRun run = {m, idx[0], x, out, hit, 0, 0, cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4, banks, -1, tag};
     if (log2_exact(run.banks) >= 0) run.shift = log2_exact(run.bank_bytes);
     if (!rows_run(E, s, in, &ev, &run, n)) return false;

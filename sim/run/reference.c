@@ -1284,6 +1284,7 @@ GS_LOOP static int64_t gather32(const Region *g, int64_t base, int64_t size, con
   const Cell *iv = ix->v;
   Cell *ov = out->v;
   uint8_t *od = out->def;
+  uint8_t all = 0xff; /* the lanes' shadow bytes and-ed: all set (the usual) gives every lane's flag at once */
   int64_t k = 0;
   for (; k < n; k++) {
     int64_t at = iv[k].i, off = base + 4 * at;
@@ -1291,10 +1292,19 @@ GS_LOOP static int64_t gather32(const Region *g, int64_t base, int64_t size, con
     int32_t w;
     memcpy(&w, bytes + off, 4);
     ov[k].i = w;
-    od[k] = (defined[off >> 3] >> (off & 7) & 0xf) == 0xf;
+    all &= defined[off >> 3];
   }
+  if (all == 0xff) ref_flags_set(od, k);
+  else
+    for (int64_t j = 0; j < k; j++) { /* lane by lane: the other 4 bytes of a shadow byte left out */
+      int64_t off = base + 4 * iv[j].i;
+      od[j] = (defined[off >> 3] >> (off & 7) & 0xf) == 0xf;
+    }
   return k;
 }
+
+/* The shadow bits of the 4 bytes at an offset that is a multiple of 4, by off & 7. */
+static const uint8_t word_bits[8] = {0x0f, 0, 0, 0, 0xf0, 0, 0, 0};
 
 /* x int32: its lanes stored as they are (an undefined one leaves its
  * element undefined, SPEC §10.1). */
@@ -1308,7 +1318,7 @@ GS_LOOP static int64_t scatter32(Region *g, int64_t base, int64_t size, const Va
       int64_t at = iv[k].i, off = base + 4 * at;
       if (!idef[k] || (uint64_t)at >= (uint64_t)size) return k;
       int32_t w = (int32_t)xv[k].i;
-      defined[off >> 3] |= (uint8_t)(0xfu << (off & 7));
+      defined[off >> 3] |= word_bits[off & 7]; /* a table, not a shift by a register */
       memcpy(bytes + off, &w, 4);
     }
     return k;
