@@ -98,6 +98,19 @@ static void account(Stream *st, int side, int64_t bytes) {
   if (st->run[side]) st->run[side]->log_bytes += (uint64_t)bytes;
 }
 
+/* account for an event a sink queued or compared: its side is attached
+ * (only stream_attach sets a sink), and a release never raises the peak. */
+static inline __attribute__((always_inline)) void account_held(Stream *st, int side, uint64_t bytes) {
+  st->held += bytes;
+  if (st->held > st->peak) st->peak = st->held;
+  st->run[side]->log_bytes += bytes;
+}
+
+static inline __attribute__((always_inline)) void account_freed(Stream *st, int side, uint64_t bytes) {
+  st->held -= bytes;
+  st->run[side]->log_bytes -= bytes;
+}
+
 static SubBad *bad_of(Stream *st, SubQ *q) {
   if (!q->bad) {
     q->bad = calloc(1, sizeof *q->bad);
@@ -152,8 +165,8 @@ static void drop_queue(Stream *st, SubQ *q) {
 }
 
 /* The queue's first event (the other side's) leaves: it was compared. */
-static inline void pop(Stream *st, SubQ *q, int side) {
-  account(st, !side, -(int64_t)slot_bytes(&q->q[q->head]));
+static inline __attribute__((always_inline)) void pop(Stream *st, SubQ *q, int side) {
+  account_freed(st, !side, slot_bytes(&q->q[q->head]));
   q->head = (q->head + 1) & (q->cap - 1);
   q->n--;
 }
@@ -177,7 +190,7 @@ static __attribute__((noinline)) void match_slow(Stream *st, int sub, int side, 
 
 /* v into slot e: in the slot when it fits, fixed size copies for the
  * vector and the scalar. */
-static inline void fill_slot(Slot *e, const Value *v) {
+static inline __attribute__((always_inline)) void fill_slot(Slot *e, const Value *v) {
   e->dtype = v->dtype, e->rank = v->rank, e->n = v->n;
   if (v->n == 16 && v->rank == 1) {
     e->is_big = false;
@@ -206,12 +219,12 @@ static void grow(SubQ *q) { /* keeping the ring's order (its size a power of two
   q->q = e, q->cap = cap, q->head = 0;
 }
 
-static inline void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
+static inline __attribute__((always_inline)) void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
   Slot *e = &q->q[(q->head + q->n++) & (q->cap - 1)];
   q->side = side;
   e->op = op, e->kind = k;
   fill_slot(e, v);
-  account(st, side, (int64_t)slot_bytes(e));
+  account_held(st, side, slot_bytes(e));
 }
 
 static void stream_pump(Stream *st, int sub) {
