@@ -1149,6 +1149,24 @@ static void words_set_defined(Region *g, int64_t base, int64_t n) {
   else memset(d, 0xff, (size_t)n / 2);
 }
 
+/* swap_words of one word (a scalar's access, the tests passed): the
+ * lanes' loops and flag runs left out. */
+static bool swap_word(const Dense *d, const Value *x, Value *old, Value *after) {
+  Region *g = d->reg;
+  uint8_t *b = g->bytes + d->base;
+  int32_t was, w = (int32_t)x->v[0].i;
+  shape_view(old, d);
+  after->dtype = old->dtype, after->rank = old->rank, after->n = 1;
+  for (int k = 0; k < old->rank; k++) after->shape[k] = old->shape[k];
+  old->def[0] = ref_bytes_defined(g, d->base, 4); /* before the store */
+  memcpy(&was, b, 4);
+  memcpy(b, &w, 4);
+  old->v[0].i = was, after->v[0].i = w;
+  ref_set_defined(g, d->base, 4, true);
+  after->def[0] = 1;
+  return true;
+}
+
 /* view_read into old, then store_value of x (not an add) into a
  * stored_whole span, in one pass: each word is read into old, then x's
  * lane is stored and kept in after.  False (nothing done) for any other
@@ -1158,6 +1176,7 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
   int64_t n = d->n, base = d->base;
   if (!d->dense || d->dt != DT_INT32 || x->dtype != DT_INT32 || x->n != n) return false; /* stored_whole's tests */
   if (n == 1 ? !x->def[0] : !ref_flags_all(x->def, n)) return false;
+  if (n == 1 && after->cap >= 1) return swap_word(d, x, old, after);
   shape_view(old, d);
   if (n > after->cap) shape_view(after, d);
   else { /* after as old: shape_view's fields, its rows up to the rank */
