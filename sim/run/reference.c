@@ -1211,7 +1211,7 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
 }
 
 /* do_swap's logs and binding after swap_words. */
-static bool swapped(Ref_ *R, Sub *s, const Op *op, Value *old, Value *after) {
+static inline __attribute__((always_inline)) bool swapped(Ref_ *R, Sub *s, const Op *op, Value *old, Value *after) {
   run_log(R->r, s->idx, op->id, EV_OLD, old); /* the logs copy what they are given: the order of memory and logs is free */
   run_log(R->r, s->idx, op->id, EV_NEW, after);
   if (op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
