@@ -194,7 +194,7 @@ static void env_set(Ref_ *R, Sub *s, const char *name, const Value *v) {
 
 /* env_set of a scratch value whose lanes the caller no longer needs: the
  * binding takes them and leaves its own in *v (no copy of the lanes). */
-static void env_take(Ref_ *R, Sub *s, const char *name, Value *v) {
+static inline __attribute__((always_inline)) void env_take(Ref_ *R, Sub *s, const char *name, Value *v) {
   if (!name) return;
   Value *d = env_slot(R, s, name);
   if (d == v) return;
