@@ -194,7 +194,7 @@ static void env_set(Ref_ *R, Sub *s, const char *name, const Value *v) {
 
 /* env_set of a scratch value whose lanes the caller no longer needs: the
  * binding takes them and leaves its own in *v (no copy of the lanes). */
-static void env_take(Ref_ *R, Sub *s, const char *name, Value *v) {
+static inline __attribute__((always_inline)) void env_take(Ref_ *R, Sub *s, const char *name, Value *v) {
   if (!name) return;
   Value *d = env_slot(R, s, name);
   if (d == v) return;
@@ -1149,6 +1149,36 @@ static void words_set_defined(Region *g, int64_t base, int64_t n) {
   else memset(d, 0xff, (size_t)n / 2);
 }
 
+/* Four int32 words and four int64 lanes (Cells' .i), for swap_words. */
+typedef int32_t I32x4 __attribute__((vector_size(16)));
+typedef int64_t I64x4 __attribute__((vector_size(32)));
+
+/* Four words into four lanes, sign-extended: each word next to its sign
+ * (little-endian; two unpacks), which the conversion builtin does not give. */
+static inline void widen4(Cell *c, I32x4 w) {
+  I32x4 sign = w >> 31, lo = {w[0], sign[0], w[1], sign[1]}, hi = {w[2], sign[2], w[3], sign[3]};
+  memcpy(c, &lo, sizeof lo);
+  memcpy(c + 2, &hi, sizeof hi);
+}
+
+/* swap_words of one word (a scalar's access, the tests passed): the
+ * lanes' loops and flag runs left out. */
+static bool swap_word(const Dense *d, const Value *x, Value *old, Value *after) {
+  Region *g = d->reg;
+  uint8_t *b = g->bytes + d->base;
+  int32_t was, w = (int32_t)x->v[0].i;
+  shape_view(old, d);
+  after->dtype = old->dtype, after->rank = old->rank, after->n = 1;
+  for (int k = 0; k < old->rank; k++) after->shape[k] = old->shape[k];
+  old->def[0] = ref_bytes_defined(g, d->base, 4); /* before the store */
+  memcpy(&was, b, 4);
+  memcpy(b, &w, 4);
+  old->v[0].i = was, after->v[0].i = w;
+  ref_set_defined(g, d->base, 4, true);
+  after->def[0] = 1;
+  return true;
+}
+
 /* view_read into old, then store_value of x (not an add) into a
  * stored_whole span, in one pass: each word is read into old, then x's
  * lane is stored and kept in after.  False (nothing done) for any other
@@ -1158,11 +1188,14 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
   int64_t n = d->n, base = d->base;
   if (!d->dense || d->dt != DT_INT32 || x->dtype != DT_INT32 || x->n != n) return false; /* stored_whole's tests */
   if (n == 1 ? !x->def[0] : !ref_flags_all(x->def, n)) return false;
+  if (n == 1 && after->cap >= 1) return swap_word(d, x, old, after);
   shape_view(old, d);
   if (n > after->cap) shape_view(after, d);
   else { /* after as old: shape_view's fields, its rows up to the rank */
     after->dtype = old->dtype, after->rank = old->rank, after->n = n;
-    for (int k = 0; k < old->rank; k++) after->shape[k] = old->shape[k];
+    if (old->rank == 1) after->shape[0] = old->shape[0]; /* the commonest, without the call to memcpy the loop becomes */
+    else
+      for (int k = 0; k < old->rank; k++) after->shape[k] = old->shape[k];
   }
   if (n > 2 && words_defined(g, base, n)) ref_flags_set(old->def, n); /* the old definedness, before the store */
   else
@@ -1171,6 +1204,16 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
   const Cell *restrict xv = x->v;
   Cell *restrict ov = old->v, *restrict av = after->v;
   int64_t i = 0;
+  for (; __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && i + 4 <= n; i += 4) { /* four lanes a turn in vector registers: the words narrowed and widened whole */
+    I64x4 xq;
+    I32x4 was, w;
+    memcpy(&xq, xv + i, sizeof xq);
+    w = __builtin_convertvector(xq, I32x4); /* the low word of each lane, as (int32_t) */
+    memcpy(&was, b + 4 * i, sizeof was);
+    memcpy(b + 4 * i, &w, sizeof w);
+    widen4(ov + i, was); /* Cell's int64 member: the sign-extended word */
+    widen4(av + i, w);
+  }
   for (; i + 2 <= n; i += 2) { /* two lanes a turn: the loop's own steps were a third of a lane's cost */
     int32_t was0, was1, w0 = (int32_t)xv[i].i, w1 = (int32_t)xv[i + 1].i;
     memcpy(&was0, b + 4 * i, 4);
@@ -1192,7 +1235,7 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
 }
 
 /* do_swap's logs and binding after swap_words. */
-static bool swapped(Ref_ *R, Sub *s, const Op *op, Value *old, Value *after) {
+static inline __attribute__((always_inline)) bool swapped(Ref_ *R, Sub *s, const Op *op, Value *old, Value *after) {
   run_log(R->r, s->idx, op->id, EV_OLD, old); /* the logs copy what they are given: the order of memory and logs is free */
   run_log(R->r, s->idx, op->id, EV_NEW, after);
   if (op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);

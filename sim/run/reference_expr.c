@@ -550,6 +550,8 @@ RefProg *ref_progs_get(RefProgs *t, const Expr *e) {
 
 /* run, or for a program of int32 scalars that ref_prog_int computes, its
  * value as run_binary's two-scalar path leaves it in the last step. */
+static bool chain_of(const Prog *p, const Value *b, int64_t *out);
+
 static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
   int64_t x;
   Step *last = &p->st[p->n - 1];
@@ -562,7 +564,8 @@ static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
   const Value *v = p->vec_first ? run_vec(p, h, ctx) : NULL; /* the same value as ref_prog_int's where both give one */
   if (v) return v;
   bool tried = p->scalar && out->cap >= 1;
-  if (tried && ref_prog_int(p, h, ctx, &x)) { /* a first run gives out its lane */
+  bool got = tried && (p->chain ? chain_of(p, h->bound(ctx, p->ss[0].id), &x) : ref_prog_int(p, h, ctx, &x)); /* a chain: ref_prog_int's own way, here */
+  if (got) { /* a first run gives out its lane */
     out->dtype = last->e->ty, out->rank = 0, out->n = 1;
     out->v[0].i = x, out->def[0] = 1;
     p->vec_first = false;

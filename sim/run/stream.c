@@ -98,6 +98,19 @@ static void account(Stream *st, int side, int64_t bytes) {
   if (st->run[side]) st->run[side]->log_bytes += (uint64_t)bytes;
 }
 
+/* account for an event a sink queued or compared: its side is attached
+ * (only stream_attach sets a sink), and a release never raises the peak. */
+static inline __attribute__((always_inline)) void account_held(Stream *st, int side, uint64_t bytes) {
+  st->held += bytes;
+  if (st->held > st->peak) st->peak = st->held;
+  st->run[side]->log_bytes += bytes;
+}
+
+static inline __attribute__((always_inline)) void account_freed(Stream *st, int side, uint64_t bytes) {
+  st->held -= bytes;
+  st->run[side]->log_bytes -= bytes;
+}
+
 static SubBad *bad_of(Stream *st, SubQ *q) {
   if (!q->bad) {
     q->bad = calloc(1, sizeof *q->bad);
@@ -152,8 +165,8 @@ static void drop_queue(Stream *st, SubQ *q) {
 }
 
 /* The queue's first event (the other side's) leaves: it was compared. */
-static inline void pop(Stream *st, SubQ *q, int side) {
-  account(st, !side, -(int64_t)slot_bytes(&q->q[q->head]));
+static inline __attribute__((always_inline)) void pop(Stream *st, SubQ *q, int side) {
+  account_freed(st, !side, slot_bytes(&q->q[q->head]));
   q->head = (q->head + 1) & (q->cap - 1);
   q->n--;
 }
@@ -175,18 +188,11 @@ static __attribute__((noinline)) void match_slow(Stream *st, int sub, int side, 
   pop(st, q, side);
 }
 
-/* v into slot e: in the slot when it fits, fixed size copies for the
- * vector and the scalar. */
-static inline void fill_slot(Slot *e, const Value *v) {
-  e->dtype = v->dtype, e->rank = v->rank, e->n = v->n;
-  if (v->n == 16 && v->rank == 1) {
-    e->is_big = false;
-    memcpy(e->v, v->v, 16 * sizeof *v->v);
-    memcpy(e->def, v->def, 16);
-  } else if (v->n == 1 && v->rank == 0) {
-    e->is_big = false;
-    e->v[0] = v->v[0], e->def[0] = v->def[0];
-  } else if (v->n <= INLINE_LANES && v->rank == 1) {
+/* The lanes of v into slot e, but for the vector and the scalar (push
+ * copies those): in the slot when they fit, else in big.  Out of line:
+ * push's common path makes no call. */
+static __attribute__((noinline)) void fill_other(Slot *e, const Value *v) {
+  if (v->n <= INLINE_LANES && v->rank == 1) {
     e->is_big = false;
     memcpy(e->v, v->v, sizeof *v->v * (size_t)v->n);
     memcpy(e->def, v->def, (size_t)v->n);
@@ -194,7 +200,6 @@ static inline void fill_slot(Slot *e, const Value *v) {
     e->is_big = true;
     val_copy(&e->big, v);
   }
-  if (v->n > e->cap) e->cap = v->n;
 }
 
 static void grow(SubQ *q) { /* keeping the ring's order (its size a power of two: positions by a mask) */
@@ -206,12 +211,23 @@ static void grow(SubQ *q) { /* keeping the ring's order (its size a power of two
   q->q = e, q->cap = cap, q->head = 0;
 }
 
-static inline void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
+static inline __attribute__((always_inline)) void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
   Slot *e = &q->q[(q->head + q->n++) & (q->cap - 1)];
   q->side = side;
   e->op = op, e->kind = k;
-  fill_slot(e, v);
-  account(st, side, (int64_t)slot_bytes(e));
+  e->dtype = v->dtype, e->rank = v->rank, e->n = v->n;
+  if (v->n > e->cap) e->cap = v->n;
+  account_held(st, side, slot_bytes(e));
+  if (v->n == 16 && v->rank == 1) { /* the vector and the scalar: fixed size copies */
+    e->is_big = false;
+    memcpy(e->v, v->v, 16 * sizeof *v->v);
+    memcpy(e->def, v->def, 16);
+  } else if (v->n == 1 && v->rank == 0) {
+    e->is_big = false;
+    e->v[0] = v->v[0], e->def[0] = v->def[0];
+  } else {
+    fill_other(e, v); /* last: a tail call */
+  }
 }
 
 static void stream_pump(Stream *st, int sub) {
