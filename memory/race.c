@@ -674,7 +674,7 @@ static int64_t run_end(const Page *pg, int64_t i, int64_t stop) {
   if (!pg->st) return stop;
   int64_t u = i >> pg->shift, end = stop >> pg->shift;
   const Shadow *p = pg->st, st = p[u];
-  for (u++; u + 4 <= end && !((p[u] ^ st) | (p[u + 1] ^ st) | (p[u + 2] ^ st) | (p[u + 3] ^ st)); u += 4) {} /* four at a time */
+  for (; u + 4 <= end && !((p[u] ^ st) | (p[u + 1] ^ st) | (p[u + 2] ^ st) | (p[u + 3] ^ st)); u += 4) {} /* four at a time, from u: aligned spans of 4n units take no single steps */
   while (u < end && p[u] == st) u++;
   return u << pg->shift;
 }
@@ -715,7 +715,7 @@ typedef struct {
 
 static Walk walk_of(int64_t off, int64_t n) { return (Walk){.b = off, .end = off + n}; }
 
-static bool walk_page(RaceDetector *r, const Region *g, Walk *w) {
+static inline bool walk_page(RaceDetector *r, const Region *g, Walk *w) {
   if (w->b >= w->end) return false;
   w->base = w->b / PAGE * PAGE;
   w->stop = w->end - w->base < PAGE ? w->end - w->base : PAGE;
