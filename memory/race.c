@@ -111,7 +111,7 @@ typedef struct {
 } Memo;
 
 struct RaceDetector {
-  int nsub;
+  RaceHot h;           /* first: race.h's inline tests read it (nsub, live, nopen, over) */
   uint32_t *vc;        /* nsub x nsub */
   RaceAccess *acc;     /* access table, tag = index + 1 */
   uint32_t *acc_clock; /* the thread clock at the access */
@@ -121,13 +121,12 @@ struct RaceDetector {
   uint32_t *free_acc;  /* recycled tags */
   int nfree_acc, capfree_acc;
   uint32_t *open;      /* tags of the instruction running (race_done closes them) */
-  int nopen, capopen;
+  int capopen;         /* (h.nopen: how many are open) */
   DmaThread *dma;
   int ndma, capdma;
   int *free_dma;       /* recycled DMA threads */
   int nfree_dma, capfree_dma;
   uint64_t shadow_bytes, max_shadow; /* the shadow pages' size, and its bound (0: none) */
-  bool over;           /* a page was refused: past max_shadow */
   PageEntry page_cache[1 << PAGE_CACHE_BITS]; /* pages found lately, direct-mapped (pages live until race_free) */
   uint32_t *slots;     /* synchronisation objects: a vector clock each */
   int nslots, capslots;
@@ -142,7 +141,6 @@ struct RaceDetector {
   int nbenign, capbenign, takenbenign;
   uint64_t *pairs;     /* the pairs of operations already reported benign */
   int npairs, cappairs;
-  int live;            /* DMA threads started and not yet retired */
   int solo;            /* the DMA thread whose records wait in `deferred` (see defer), or -1 */
   Deferred deferred[MAX_DEFERRED];
   int ndeferred;
@@ -178,7 +176,7 @@ static inline void *grow(void *p, int *cap, int need, size_t size) { return need
 RaceDetector *race_new(int nsub, uint64_t max_shadow) {
   RaceDetector *r = calloc(1, sizeof *r);
   if (!r) return NULL;
-  r->nsub = nsub;
+  r->h.nsub = nsub;
   r->max_shadow = max_shadow;
   r->vc = calloc((size_t)nsub * (size_t)nsub, sizeof(uint32_t));
   r->barrier = calloc(2 * (size_t)nsub * (size_t)nsub, sizeof(uint32_t));
@@ -216,7 +214,7 @@ void race_free(RaceDetector *r) {
   free(r);
 }
 
-static uint32_t *vc_of(RaceDetector *r, int sub) { return r->vc + (size_t)sub * (size_t)r->nsub; }
+static uint32_t *vc_of(RaceDetector *r, int sub) { return r->vc + (size_t)sub * (size_t)r->h.nsub; }
 static void tick(RaceDetector *r, int sub) { vc_of(r, sub)[sub]++; }
 static void join(uint32_t *dst, const uint32_t *src, int n) {
   for (int i = 0; i < n; i++)
@@ -231,17 +229,17 @@ int race_dma_start(RaceDetector *r, int sub) {
   else {
     r->dma = grow(r->dma, &r->capdma, r->ndma + 1, sizeof *r->dma);
     k = r->ndma++;
-    r->dma[k].start_vc = malloc(sizeof(uint32_t) * (size_t)r->nsub);
+    r->dma[k].start_vc = malloc(sizeof(uint32_t) * (size_t)r->h.nsub);
     if (!r->dma[k].start_vc) abort();
   }
   DmaThread *d = &r->dma[k];
   d->issuer = sub;
-  memcpy(d->start_vc, vc_of(r, sub), sizeof(uint32_t) * (size_t)r->nsub);
+  memcpy(d->start_vc, vc_of(r, sub), sizeof(uint32_t) * (size_t)r->h.nsub);
   d->wait_clock = 0;
   d->refs = 1;
   tick(r, sub);
-  if (r->nsub == 1 && !r->live) r->solo = k, r->nvirt = 0; /* the only thread besides its issuer (see defer) */
-  r->live++;
+  if (r->h.nsub == 1 && !r->h.live) r->solo = k, r->nvirt = 0; /* the only thread besides its issuer (see defer) */
+  r->h.live++;
   return k;
 }
 
@@ -256,7 +254,7 @@ void race_dma_retire(RaceDetector *r, int dma, int sub) {
   if (!r || dma < 0) return;
   if (r->solo == dma) drop_deferred(r);
   else settle(r);
-  r->live--;
+  r->h.live--;
   tick(r, sub);
   r->dma[dma].wait_clock = vc_of(r, sub)[sub];
   dma_unref(r, dma);
@@ -265,27 +263,27 @@ void race_dma_retire(RaceDetector *r, int dma, int sub) {
 int race_slot(RaceDetector *r) {
   if (!r) return 0;
   settle(r);
-  r->slots = grow(r->slots, &r->capslots, (r->nslots + 1) * r->nsub, sizeof(uint32_t));
+  r->slots = grow(r->slots, &r->capslots, (r->nslots + 1) * r->h.nsub, sizeof(uint32_t));
   return r->nslots++;
 }
 
 void race_release(RaceDetector *r, int sub, int slot) {
   if (!r) return;
   settle(r);
-  join(r->slots + (size_t)slot * (size_t)r->nsub, vc_of(r, sub), r->nsub);
+  join(r->slots + (size_t)slot * (size_t)r->h.nsub, vc_of(r, sub), r->h.nsub);
   tick(r, sub);
 }
 
 void race_acquire(RaceDetector *r, int sub, int slot) {
   if (r) settle(r);
-  if (r) join(vc_of(r, sub), r->slots + (size_t)slot * (size_t)r->nsub, r->nsub);
+  if (r) join(vc_of(r, sub), r->slots + (size_t)slot * (size_t)r->h.nsub, r->h.nsub);
 }
 
 void race_barrier_arrive(RaceDetector *r, int sub, int gen) {
   if (!r) return;
   settle(r);
-  uint32_t *a = r->barrier + ((size_t)(gen & 1) * (size_t)r->nsub + (size_t)sub) * (size_t)r->nsub;
-  memcpy(a, vc_of(r, sub), sizeof(uint32_t) * (size_t)r->nsub);
+  uint32_t *a = r->barrier + ((size_t)(gen & 1) * (size_t)r->h.nsub + (size_t)sub) * (size_t)r->h.nsub;
+  memcpy(a, vc_of(r, sub), sizeof(uint32_t) * (size_t)r->h.nsub);
   tick(r, sub);
 }
 
@@ -293,13 +291,13 @@ void race_barrier_leave(RaceDetector *r, int sub, int gen, int first, int n) {
   if (!r) return;
   settle(r);
   for (int k = first; k < first + n; k++)
-    join(vc_of(r, sub), r->barrier + ((size_t)(gen & 1) * (size_t)r->nsub + (size_t)k) * (size_t)r->nsub, r->nsub);
+    join(vc_of(r, sub), r->barrier + ((size_t)(gen & 1) * (size_t)r->h.nsub + (size_t)k) * (size_t)r->h.nsub, r->h.nsub);
 }
 
 /* Does access `tag` happen before the current point of thread (sub, dma)? */
 static bool before(const RaceDetector *r, uint32_t tag, int sub, int dma) {
   const RaceAccess *a = &r->acc[tag - 1];
-  const uint32_t *vc = dma >= 0 ? r->dma[dma].start_vc : r->vc + (size_t)sub * (size_t)r->nsub;
+  const uint32_t *vc = dma >= 0 ? r->dma[dma].start_vc : r->vc + (size_t)sub * (size_t)r->h.nsub;
   if (a->dma >= 0) {
     if (a->dma == dma) return true; /* one DMA's own accesses */
     const DmaThread *d = &r->dma[a->dma];
@@ -351,18 +349,17 @@ static uint32_t new_tag(RaceDetector *r, const RaceAccess *a, int sub) {
   r->acc_clock[t] = a->dma >= 0 ? 0 : vc_of(r, sub)[sub];
   r->acc_refs[t] = OPEN;
   if (a->dma >= 0) r->dma[a->dma].refs++;
-  r->open = grow(r->open, &r->capopen, r->nopen + 1, sizeof *r->open);
-  r->open[r->nopen++] = t + 1;
+  r->open = grow(r->open, &r->capopen, r->h.nopen + 1, sizeof *r->open);
+  r->open[r->h.nopen++] = t + 1;
   return t + 1;
 }
 
-void race_done(RaceDetector *r) {
-  if (!r) return;
-  for (int i = 0; i < r->nopen; i++) {
+void race_close(RaceDetector *r) {
+  for (int i = 0; i < r->h.nopen; i++) {
     uint32_t t = r->open[i];
     if (!(r->acc_refs[t - 1] &= ~OPEN)) tag_free(r, t);
   }
-  r->nopen = 0;
+  r->h.nopen = 0;
 }
 
 /* ---- shadow pages ---------------------------------------------------------- */
@@ -386,7 +383,7 @@ static void pages_rehash(RaceDetector *r) {
 
 /* Whether n more bytes of shadow fit under the bound (then they count). */
 static bool shadow_take(RaceDetector *r, uint64_t n) {
-  if (r->max_shadow && r->shadow_bytes + n > r->max_shadow) return r->over = true, false;
+  if (r->max_shadow && r->shadow_bytes + n > r->max_shadow) return r->h.over = true, false;
   r->shadow_bytes += n;
   return true;
 }
@@ -399,7 +396,7 @@ static Page *page_find(RaceDetector *r, const Region *g, int64_t page) {
   while (r->pages[k].pg && !(r->pages[k].g == g && r->pages[k].page == page)) k = (k + 1) % r->cappages;
   if (!r->pages[k].pg) {
     Page *pg = shadow_take(r, sizeof *pg) ? calloc(1, sizeof *pg) : NULL;
-    if (!pg) return r->over = true, NULL;
+    if (!pg) return r->h.over = true, NULL;
     r->pages[k] = (PageEntry){g, page, pg};
     r->npages++;
   }
@@ -431,7 +428,7 @@ static bool page_states(RaceDetector *r, Page *pg, int shift) {
   r->memo.ok = false;
   if (!shadow_take(r, n * sizeof(Shadow))) return false;
   Shadow *st = malloc(n * sizeof *st);
-  if (!st) return r->over = true, false;
+  if (!st) return r->h.over = true, false;
   for (uint64_t k = 0; k < n; k++) st[k] = pg->st ? pg->st[(k << shift) >> pg->shift] : pg->one;
   r->shadow_bytes -= states_size(pg);
   free(pg->st);
@@ -466,7 +463,7 @@ static bool page_values(RaceDetector *r, Page *pg, const Region *g, int64_t base
   if (pg->val) return true;
   if (!shadow_take(r, SIZE_VALS)) return false;
   pg->val = calloc(1, SIZE_VALS);
-  if (!pg->val) return r->over = true, false;
+  if (!pg->val) return r->h.over = true, false;
   pg->def = pg->val + PAGE;
   int64_t n = (int64_t)g->size - base < PAGE ? (int64_t)g->size - base : PAGE;
   memcpy(pg->val, g->bytes + base, (size_t)n);
@@ -677,7 +674,7 @@ static int64_t run_end(const Page *pg, int64_t i, int64_t stop) {
   if (!pg->st) return stop;
   int64_t u = i >> pg->shift, end = stop >> pg->shift;
   const Shadow *p = pg->st, st = p[u];
-  for (u++; u + 4 <= end && !((p[u] ^ st) | (p[u + 1] ^ st) | (p[u + 2] ^ st) | (p[u + 3] ^ st)); u += 4) {} /* four at a time */
+  for (; u + 4 <= end && !((p[u] ^ st) | (p[u + 1] ^ st) | (p[u + 2] ^ st) | (p[u + 3] ^ st)); u += 4) {} /* four at a time, from u: aligned spans of 4n units take no single steps */
   while (u < end && p[u] == st) u++;
   return u << pg->shift;
 }
@@ -694,9 +691,7 @@ bool race_benign_next(RaceDetector *r, RaceReport *rep) {
  * clock starts from its own) after it, so it can race with none and needs
  * no record (tag 0, no access).  What the shadow keeps instead (older
  * states) is ordered before every later access just the same. */
-static bool lone_thread(const RaceDetector *r, const RaceAccess *a) { return r->nsub == 1 && !r->live && a->dma < 0; }
-
-bool race_lone(const RaceDetector *r) { return r && r->nsub == 1 && !r->live; }
+static bool lone_thread(const RaceDetector *r, const RaceAccess *a) { return r->h.nsub == 1 && !r->h.live && a->dma < 0; }
 
 uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub) {
   if (!r || lone_thread(r, a)) return 0;
@@ -720,7 +715,7 @@ typedef struct {
 
 static Walk walk_of(int64_t off, int64_t n) { return (Walk){.b = off, .end = off + n}; }
 
-static bool walk_page(RaceDetector *r, const Region *g, Walk *w) {
+static inline bool walk_page(RaceDetector *r, const Region *g, Walk *w) {
   if (w->b >= w->end) return false;
   w->base = w->b / PAGE * PAGE;
   w->stop = w->end - w->base < PAGE ? w->end - w->base : PAGE;
@@ -825,7 +820,7 @@ static OUT_OF_LINE bool span_clean(RaceDetector *r, uint32_t tag, const Region *
       if (nrun < MAX_RUNS) m->run[nrun] = (Run){w.pg, i, j, w.base};
       nrun++;
     }
-  m->ok = nrun <= MAX_RUNS && !r->over; /* a walk stopped by the shadow's bound is walked again */
+  m->ok = nrun <= MAX_RUNS && !r->h.over; /* a walk stopped by the shadow's bound is walked again */
   m->tag = tag, m->g = g, m->off = off, m->n = n, m->nrun = nrun;
   return true;
 }
@@ -879,5 +874,4 @@ bool race_span(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int6
   return true;
 }
 
-bool race_over(const RaceDetector *r) { return r && r->over; }
 uint64_t race_shadow_bytes(const RaceDetector *r) { return r ? r->shadow_bytes : 0; }

@@ -45,6 +45,17 @@ typedef struct {
 
 typedef struct RaceDetector RaceDetector;
 
+/* The detector's first member (race.c), public so that the tests made for
+ * every instruction (race_done with nothing open, race_over, race_lone)
+ * are inline rather than calls. */
+typedef struct {
+  int nsub;
+  int live;  /* DMA threads started and not yet retired */
+  int nopen; /* accesses of the instruction running (race_done closes them) */
+  bool over; /* a page was refused: past the shadow's bound */
+} RaceHot;
+static inline const RaceHot *race_hot(const RaceDetector *r) { return (const RaceHot *)(const void *)r; }
+
 /* max_shadow: the bound on the shadow's bytes (0: none); past it the
  * detector stops checking and race_over says so, for the caller to stop
  * the run with a limit fault. */
@@ -66,7 +77,7 @@ uint32_t race_begin(RaceDetector *r, const RaceAccess *a, int sub);
 /* Whether race_begin would take no record for a subcore's own access
  * (one subcore, none of its DMAs in flight), so that the caller need not
  * describe it. */
-bool race_lone(const RaceDetector *r);
+static inline bool race_lone(const RaceDetector *r) { return r && race_hot(r)->nsub == 1 && !race_hot(r)->live; }
 /* Whether access tag is a solo DMA's (race.c): it races with nothing, so
  * race_span_clean would say yes without looking. */
 bool race_solo(const RaceDetector *r, uint32_t tag);
@@ -87,8 +98,11 @@ bool race_span(RaceDetector *r, uint32_t tag, const Region *g, int64_t off, int6
 /* The end of an instruction: the accesses it opened are closed, and their
  * records are reused once no shadow entry names them (so a run's records
  * are bounded by the bytes it touched, not by its length). */
-void race_done(RaceDetector *r);
-bool race_over(const RaceDetector *r);
+void race_close(RaceDetector *r); /* race_done's work, when something is open */
+static inline void race_done(RaceDetector *r) {
+  if (r && race_hot(r)->nopen) race_close(r);
+}
+static inline bool race_over(const RaceDetector *r) { return r && race_hot(r)->over; }
 uint64_t race_shadow_bytes(const RaceDetector *r);
 /* Takes the oldest queued benign race; false when none is left. */
 bool race_benign_next(RaceDetector *r, RaceReport *rep);

@@ -192,7 +192,8 @@ static inline uint32_t race_open(Eng *E, Sc *s, const Instr *in, bool write, boo
     E->pretag_set = false;
     return E->pretag;
   }
-  return E->rd ? eng_race_open(E, s, in, write, atomic, dma, ev) : 0;
+  if (!E->rd || (dma < 0 && race_lone(E->rd))) return 0; /* eng_race_open's first test, inline */
+  return eng_race_open(E, s, in, write, atomic, dma, ev);
 }
 
 /* Whether an arith.binary is int32 +, - or * on int32 (or weak int64
@@ -740,6 +741,7 @@ static Region *fast_span(Eng *E, Sc *s, const Instr *in, int64_t *base) {
  * (race_open) when the span may race and the handler declines, so the
  * access is opened once either way and the element walk reports as always. */
 static uint32_t fast_race_open(Eng *E, Sc *s, const Instr *in, bool write, int64_t base, int64_t bytes) {
+  if (race_lone(E->rd)) return 0; /* race_begin would take no record: none to describe */
   RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, false, -1, base, base + bytes};
   return race_begin(E->rd, &a, s->idx);
 }
