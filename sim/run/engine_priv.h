@@ -255,23 +255,10 @@ void eng_ring_settle_all(Eng *E, bool ran);
 /* After the head ran (ran: true) or a DMA event: the head leaves, and goes
  * back in at its new cycle unless it is done or blocked; the released join. */
 static inline void eng_ring_settle(Eng *E, bool ran) { eng_ring_settle_all(E, ran); }
-/* eng_ring_settle after the head s ran, inline for the common turn: nobody
- * released, and s, still runnable, belongs at the tail (it is not before
- * the tail's subcore: it moves to the slot after the tail). */
-static inline void eng_ring_ran(Eng *E, Sc *s) {
-  int n = E->nring, h = E->head, m = E->ring_mask;
-  if (n > 1 && !E->nwoken && !s->done && !s->blocked) {
-    const Sc *last = E->ring[(h + n - 1) & m];
-    if (s->t > last->t || (s->t == last->t && s->idx > last->idx)) {
-      E->ring[(h + n) & m] = s;
-      E->head = (h + 1) & m;
-      return;
-    }
-  }
-  eng_ring_settle_all(E, true);
-}
-/* eng_ring_ran when s is known runnable and nobody was released (its
- * turn ended at the limit): only the tail comparison is left. */
+/* eng_ring_settle after the head s ran (ran: true), when s is known
+ * runnable and nobody was released (its turn ended at the limit): s
+ * belongs at the tail unless it is before the tail's subcore, so it moves
+ * to the slot after the tail with one comparison. */
 static inline void eng_ring_requeue(Eng *E, Sc *s) {
   int n = E->nring, h = E->head, m = E->ring_mask;
   if (n > 1) {
@@ -283,6 +270,12 @@ static inline void eng_ring_requeue(Eng *E, Sc *s) {
     }
   }
   eng_ring_settle_all(E, true);
+}
+/* eng_ring_settle after the head s ran, inline for the common turn:
+ * nobody released and s still runnable is eng_ring_requeue. */
+static inline void eng_ring_ran(Eng *E, Sc *s) {
+  if (!E->nwoken && !s->done && !s->blocked) eng_ring_requeue(E, s);
+  else eng_ring_settle_all(E, true);
 }
 
 /* ---- engine_scan.c ---- */
