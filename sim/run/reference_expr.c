@@ -412,6 +412,12 @@ static const Value *run_vec(Prog *p, const RefExprHooks *h, void *ctx) {
     if (s->kept) continue;
     const Value *a = *o->a, *b = *o->b, *big = a->n >= b->n ? a : b;
     Value *out = &s->val;
+    if (big->rank == 0 && out->cap >= 1) { /* two scalars (an index's i % 256): one lane, no shape to copy */
+      out->dtype = s->e->ty, out->rank = 0, out->n = 1;
+      if (!scalar_lane(s->e->op, a->v[0].i, b->v[0].i, &out->v[0].i)) return NULL;
+      out->def[0] = 1, s->ones = 1 > s->ones ? 1 : s->ones, s->kept = s->pure;
+      continue;
+    }
     if (big->n > out->cap) s->ones = 0; /* shape_as allocates anew */
     shape_as(out, s->e->ty, big);
     if (!int32_lanes(s->e->op, out, a, b)) return NULL;
@@ -636,3 +642,5 @@ bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v
 int ref_prog_chain_id(const RefProg *p) { return p->scalar && p->chain ? p->ss[0].id : -1; }
 
 bool ref_prog_chain(const RefProg *p, const Value *b, int64_t *v) { return chain_of(p, b, v); }
+
+int ref_prog_name_id(const RefProg *p) { return p->n == 1 && p->st[0].kind == SK_NAME ? p->st[0].id : -1; }

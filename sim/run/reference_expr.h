@@ -73,4 +73,8 @@ bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v
 int ref_prog_chain_id(const RefProg *p);
 bool ref_prog_chain(const RefProg *p, const Value *b, int64_t *v);
 
+/* When p is a lone name: its id (ref_prog_eval then gives the name's
+ * binding, when it has one), else -1. */
+int ref_prog_name_id(const RefProg *p);
+
 #endif
