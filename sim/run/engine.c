@@ -1929,6 +1929,25 @@ static __attribute__((noinline)) bool fast_vstore_masked(Eng *E, Sc *s, const In
   return true;
 }
 
+/* FK_MOV: x_misc_value's copy of a bound register, its lanes written
+ * straight into the result register when that has room, rather than into
+ * the scratch value swapped in after. */
+static bool fast_mov(Eng *E, Sc *s, const Instr *in) {
+  if (!s->written[in->a]) return false; /* the general path names the unbound register */
+  const Value *a = &s->reg[in->a];
+  Value *t = &s->reg[in->d];
+  if (t != a) {
+    if (t->cap < a->n) return false;
+    eng_shape(t, a->dtype, a->rank, a->shape);
+    if (a->n == 16) memcpy(t->v, a->v, sizeof(Cell) * 16); /* the common vector: a fixed size, no libc call */
+    else if (a->n) memcpy(t->v, a->v, sizeof(Cell) * (size_t)a->n);
+    eng_defs_copy(t->def, a->def, a->n);
+    s->written[in->d] = 1;
+  }
+  s->cost = value_cost(E, t);
+  return true;
+}
+
 /* The instruction's specialised handler: its X_ status, or -1 when it declined. */
 static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
   switch ((FastKind)k) {
@@ -1938,6 +1957,7 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
   case FK_ENDFOR: return fast_endfor(E, s, in);
   case FK_VLOAD_M: return fast_vload_masked(E, s, in) ? X_OK : -1;
   case FK_VSTORE_M: return fast_vstore_masked(E, s, in) ? X_OK : -1;
+  case FK_MOV: return fast_mov(E, s, in) ? X_OK : -1;
   case FK_NONE: break;
   }
   return -1;

@@ -231,6 +231,7 @@ typedef enum {
   FK_ENDFOR,   /* scf.yield */
   FK_VLOAD_M,  /* a masked vector_load of a compiled view */
   FK_VSTORE_M, /* a masked, non-add vector_store of a compiled view */
+  FK_MOV,      /* sc.mov */
 } FastKind;
 
 /* ---- engine_decode.c ---- */
