@@ -1150,7 +1150,9 @@ static bool rows_view(const EV *ev) {
  * the access takes indexed_rows' path. */
 static bool rows_resolve(Eng *E, Sc *s, const Instr *in, EV *ev, bool *rows) {
   const EV *c = &E->cache[in->view];
-  if (E->cache_state[in->view] != 3 || in->imm != 1 || E->trace || !rows_view(c)) {
+  uint8_t *form = &E->rows_form[in->view];
+  if (!*form && E->cache_state[in->view] == 3) *form = !E->trace && rows_view(c) ? 1 : 2; /* settled once kept */
+  if (*form != 1 || in->imm != 1) {
     if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, ev)) return false;
     *rows = in->imm == 1 && !E->trace && rows_view(ev);
     return true;
@@ -1161,7 +1163,9 @@ static bool rows_resolve(Eng *E, Sc *s, const Instr *in, EV *ev, bool *rows) {
   ev->top = top, ev->n = c->n, ev->affine = true, ev->arank = 1, ev->dense = c->dense;
   ev->base = c->base, ev->adim[0] = c->adim[0], ev->bstride[0] = c->bstride[0];
   ev->dt[top] = c->dt[top], ev->rank[top] = 1, ev->lvl[top][0] = c->lvl[top][0];
-  ev->reg = mem_region(&E->r->mem, ev->vd->ref->index, s->core, s->subcore);
+  int ref = ev->vd->ref->index;
+  if (!s->rg[ref]) s->rg[ref] = mem_region(&E->r->mem, ref, s->core, s->subcore); /* as fast_span: instances stay put */
+  ev->reg = s->rg[ref];
   return true;
 }
 
@@ -1187,7 +1191,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   if (gather && m) val_shape(out, t, 1, &n); /* a masked-off lane stays undefined */
   else if (gather) eng_shape(out, t, 1, &n); /* both loops write every lane */
   uint32_t tag = race_open(E, s, in, !gather, false, -1, NULL);
-  int64_t *hits = E->bank_hits, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
+  int64_t *hits = E->bank_hits, maxhit = 0, banks = E->banks;
   for (int b = 0; b < E->nbank_used; b++) hits[E->bank_used[b]] = 0; /* the previous access's counts, cleared */
   E->nbank_used = 0;
   bool first_wins = in->flags & IF_LOW_WINS;
@@ -1195,8 +1199,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   int64_t nhit = 0;
   spans_begin(E);
   if (rows) {
-    IdxRun run = {m, idx[0], x, out, hit, 0, 0, cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4, banks, -1, tag};
-    if (log2_exact(run.banks) >= 0) run.shift = log2_exact(run.bank_bytes);
+    IdxRun run = {m, idx[0], x, out, hit, 0, 0, E->bank_bytes, banks, E->bank_shift, tag};
     if (!rows_run(E, s, in, &ev, &run, n)) return false;
     nhit = run.nhit, maxhit = run.maxhit;
   } else
@@ -2351,6 +2354,10 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   if (E->track_origins && !eng_origin_init(E)) return false;
   E->watch = E->prof || E->origin;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
+  E->rows_form = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
+  E->banks = q->vmem_banks > 0 && q->vmem_banks <= 256 ? q->vmem_banks : 1;
+  E->bank_bytes = q->vmem_bank_bytes > 0 ? q->vmem_bank_bytes : 4;
+  E->bank_shift = log2_exact(E->banks) >= 0 ? log2_exact(E->bank_bytes) : -1;
   if (!eng_decode(E) || !eng_ring_init(E)) return false;
   for (int i = 0; i < c->n; i++) { /* the flags that depend on the run's checks and on the decoding */
     if (E->rd && !(E->op_start[i] & OPF_REGS)) E->op_start[i] |= OPF_RACE;
@@ -2359,7 +2366,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   }
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
-  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->warned &&
+  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->rows_form && E->warned &&
             run_mem_init(p, &out->mem);
   size_t nr = (size_t)(c->nregs ? c->nregs : 1);
   for (int i = 0; ok && i < E->nsub; i++) {
@@ -2469,6 +2476,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.semslots);
   free(E.cache);
   free(E.cache_state);
+  free(E.rows_form);
   eng_decode_free(&E);
   eng_ring_free(&E);
   free(E.warned);

@@ -105,12 +105,15 @@ typedef struct {
   int dma_thread;    /* its race-detector thread */
   struct EV *cache;  /* per view: its resolution, when it has no register operands */
   uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached, 4 dynamic with its last resolution kept */
+  uint8_t *rows_form; /* per view, for engine.c's indexed accesses: 0 not known yet, 1 its kept resolution (cache_state 3) has indexed_rows' form, 2 not */
   int *src_at, *srcs; /* engine_decode.c: instruction i waits for registers srcs[src_at[i] .. src_at[i + 1]) */
   int *vkey_at;       /* per view: where its register operands' last values start in vkey */
   int64_t *vkey;
   struct CView *cview; /* per view: its compiled form (engine_decode.c) */
   uint8_t dsize[DT_COUNT]; /* dtype_size, tabulated */
   int64_t group_bytes;     /* the bytes of one issue slot of a vector op (num_lanes 32-bit words) */
+  int64_t banks, bank_bytes; /* VMEM's banks (1 .. 256) and bytes per bank as indexed accesses count them */
+  int bank_shift;          /* log2 of bank_bytes when both are powers of two, else -1 */
   uint8_t *fast;      /* per instruction: its FastKind (engine_decode.c) */
   Sc **ring;         /* engine_sched.c: the runnable subcores sorted by (cycle, index), held by address (no index arithmetic per turn) */
   int nring, head;
