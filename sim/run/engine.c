@@ -473,15 +473,20 @@ static bool uninit_lane(Eng *E, Sc *s, const Instr *in, const char *what, const 
   return false;
 }
 
-static bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
+static bool mask_read(Eng *E, Sc *s, const Instr *in, Value **m) {
   bool ok = true;
-  *m = NULL;
-  if (in->mask < 0) return true;
   *m = eng_rd(E, s, in, in->mask, &ok);
   if (!ok) return false;
   for (int64_t i = 0; i < (*m)->n; i++)
     if (!(*m)->def[i]) return uninit_lane(E, s, in, "mask", *m, i);
   return true;
+}
+
+/* The instruction's mask (NULL: none), every lane defined; inline for the
+ * common unmasked instruction. */
+static inline bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
+  *m = NULL;
+  return in->mask < 0 || mask_read(E, s, in, m);
 }
 
 /* Lane i of a mask is on (alu_truthy; a bool mask without the call). */
@@ -973,15 +978,21 @@ static bool ix_inside(const Cell *iv, int64_t n, int64_t dim) {
 
 /* Whether the n indices strictly rise or strictly fall (then none repeats);
  * each inside the view (ix_inside), so that no difference overflows. */
+/* 16 indices that do not rise: whether they strictly fall (out of line, so
+ * that the common rising test does not compute this one as well). */
+static __attribute__((noinline)) bool ix_falling16(const Cell *iv) {
+  int64_t down = 0;
+#pragma GCC unroll 16
+  for (int j = 1; j < 16; j++) down |= iv[j - 1].i - iv[j].i - 1;
+  return down >= 0;
+}
+
 static bool ix_monotone(const Cell *iv, int64_t n) {
   if (n == 16) { /* the usual width: the steps less one, or-ed (negative when some step is not up), no branch per lane */
-    int64_t up = 0, down = 0;
+    int64_t up = 0;
 #pragma GCC unroll 16
     for (int j = 1; j < 16; j++) up |= iv[j].i - iv[j - 1].i - 1;
-    if (up >= 0) return true;
-#pragma GCC unroll 16
-    for (int j = 1; j < 16; j++) down |= iv[j - 1].i - iv[j].i - 1;
-    return down >= 0;
+    return up >= 0 || ix_falling16(iv);
   }
   int64_t k = 1;
   while (k < n && iv[k].i > iv[k - 1].i) k++;
