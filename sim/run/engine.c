@@ -60,15 +60,20 @@ static bool is_load(Opcode op) { return op == I_LOAD || op == I_VLOAD || op == I
 /* ---- timing helpers (the costs are the chip table's, sim/chips.h) ---------- */
 static const ChipParams *cp(const Eng *E) { return &E->p->params; }
 
-/* Issue slots of an n-element vector op: one per num_lanes 32-bit words. */
-static uint64_t groups(const Eng *E, int64_t n, Dtype t) {
-  int64_t bytes = n * E->dsize[t];
-  if (bytes <= E->group_bytes) return 1; /* one issue slot: the common vector */
+/* Issue slots of a vector op of more bytes than one slot holds. */
+static __attribute__((noinline)) uint64_t groups_many(const Eng *E, int64_t bytes) {
   int64_t words = (bytes + 3) / 4, lanes = cp(E)->num_lanes > 0 ? cp(E)->num_lanes : 1;
   return words <= lanes ? 1 : (uint64_t)((words + lanes - 1) / lanes);
 }
 
-static uint64_t value_cost(const Eng *E, const Value *v) {
+/* Issue slots of an n-element vector op: one per num_lanes 32-bit words
+ * (inline: every value instruction ends here, most of them one slot). */
+static inline uint64_t groups(const Eng *E, int64_t n, Dtype t) {
+  int64_t bytes = n * E->dsize[t];
+  return bytes <= E->group_bytes ? 1 : groups_many(E, bytes); /* one issue slot: the common vector */
+}
+
+static inline uint64_t value_cost(const Eng *E, const Value *v) {
   if (!v || v->rank == 0) return (uint64_t)cp(E)->scalar_issue_cycles;
   return groups(E, v->n, v->dtype) * (uint64_t)cp(E)->vector_issue_cycles;
 }
@@ -1206,7 +1211,7 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   for (int b = 0; b < E->nbank_used; b++) hits[E->bank_used[b]] = 0; /* the previous access's counts, cleared */
   E->nbank_used = 0;
   bool first_wins = in->flags & IF_LOW_WINS;
-  Hit *hit = gather ? NULL : dup_hits(E, in, n);
+  Hit *hit = gather || in->add || in->op_id < 0 || in->op_id >= E->nwarned || E->warned[in->op_id] ? NULL : dup_hits(E, in, n); /* dup_hits' first test, inline */
   int64_t nhit = 0;
   spans_begin(E);
   if (rows) {
