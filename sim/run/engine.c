@@ -60,15 +60,20 @@ static bool is_load(Opcode op) { return op == I_LOAD || op == I_VLOAD || op == I
 /* ---- timing helpers (the costs are the chip table's, sim/chips.h) ---------- */
 static const ChipParams *cp(const Eng *E) { return &E->p->params; }
 
-/* Issue slots of an n-element vector op: one per num_lanes 32-bit words. */
-static uint64_t groups(const Eng *E, int64_t n, Dtype t) {
-  int64_t bytes = n * E->dsize[t];
-  if (bytes <= E->group_bytes) return 1; /* one issue slot: the common vector */
+/* Issue slots of a vector op of more bytes than one slot holds. */
+static __attribute__((noinline)) uint64_t groups_many(const Eng *E, int64_t bytes) {
   int64_t words = (bytes + 3) / 4, lanes = cp(E)->num_lanes > 0 ? cp(E)->num_lanes : 1;
   return words <= lanes ? 1 : (uint64_t)((words + lanes - 1) / lanes);
 }
 
-static uint64_t value_cost(const Eng *E, const Value *v) {
+/* Issue slots of an n-element vector op: one per num_lanes 32-bit words
+ * (inline: every value instruction ends here, most of them one slot). */
+static inline uint64_t groups(const Eng *E, int64_t n, Dtype t) {
+  int64_t bytes = n * E->dsize[t];
+  return bytes <= E->group_bytes ? 1 : groups_many(E, bytes); /* one issue slot: the common vector */
+}
+
+static inline uint64_t value_cost(const Eng *E, const Value *v) {
   if (!v || v->rank == 0) return (uint64_t)cp(E)->scalar_issue_cycles;
   return groups(E, v->n, v->dtype) * (uint64_t)cp(E)->vector_issue_cycles;
 }
@@ -473,15 +478,20 @@ static bool uninit_lane(Eng *E, Sc *s, const Instr *in, const char *what, const 
   return false;
 }
 
-static bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
+static bool mask_read(Eng *E, Sc *s, const Instr *in, Value **m) {
   bool ok = true;
-  *m = NULL;
-  if (in->mask < 0) return true;
   *m = eng_rd(E, s, in, in->mask, &ok);
   if (!ok) return false;
   for (int64_t i = 0; i < (*m)->n; i++)
     if (!(*m)->def[i]) return uninit_lane(E, s, in, "mask", *m, i);
   return true;
+}
+
+/* The instruction's mask (NULL: none), every lane defined; inline for the
+ * common unmasked instruction. */
+static inline bool mask_of(Eng *E, Sc *s, const Instr *in, Value **m) {
+  *m = NULL;
+  return in->mask < 0 || mask_read(E, s, in, m);
 }
 
 /* Lane i of a mask is on (alu_truthy; a bool mask without the call). */
@@ -973,15 +983,21 @@ static bool ix_inside(const Cell *iv, int64_t n, int64_t dim) {
 
 /* Whether the n indices strictly rise or strictly fall (then none repeats);
  * each inside the view (ix_inside), so that no difference overflows. */
+/* 16 indices that do not rise: whether they strictly fall (out of line, so
+ * that the common rising test does not compute this one as well). */
+static __attribute__((noinline)) bool ix_falling16(const Cell *iv) {
+  int64_t down = 0;
+#pragma GCC unroll 16
+  for (int j = 1; j < 16; j++) down |= iv[j - 1].i - iv[j].i - 1;
+  return down >= 0;
+}
+
 static bool ix_monotone(const Cell *iv, int64_t n) {
   if (n == 16) { /* the usual width: the steps less one, or-ed (negative when some step is not up), no branch per lane */
-    int64_t up = 0, down = 0;
+    int64_t up = 0;
 #pragma GCC unroll 16
     for (int j = 1; j < 16; j++) up |= iv[j].i - iv[j - 1].i - 1;
-    if (up >= 0) return true;
-#pragma GCC unroll 16
-    for (int j = 1; j < 16; j++) down |= iv[j - 1].i - iv[j].i - 1;
-    return down >= 0;
+    return up >= 0 || ix_falling16(iv);
   }
   int64_t k = 1;
   while (k < n && iv[k].i > iv[k - 1].i) k++;
@@ -1150,7 +1166,9 @@ static bool rows_view(const EV *ev) {
  * the access takes indexed_rows' path. */
 static bool rows_resolve(Eng *E, Sc *s, const Instr *in, EV *ev, bool *rows) {
   const EV *c = &E->cache[in->view];
-  if (E->cache_state[in->view] != 3 || in->imm != 1 || E->trace || !rows_view(c)) {
+  uint8_t *form = &E->rows_form[in->view];
+  if (!*form && E->cache_state[in->view] == 3) *form = !E->trace && rows_view(c) ? 1 : 2; /* settled once kept */
+  if (*form != 1 || in->imm != 1) {
     if (!eng_ev_resolve(E, s, in, in->view, s->core, s->subcore, ev)) return false;
     *rows = in->imm == 1 && !E->trace && rows_view(ev);
     return true;
@@ -1161,7 +1179,9 @@ static bool rows_resolve(Eng *E, Sc *s, const Instr *in, EV *ev, bool *rows) {
   ev->top = top, ev->n = c->n, ev->affine = true, ev->arank = 1, ev->dense = c->dense;
   ev->base = c->base, ev->adim[0] = c->adim[0], ev->bstride[0] = c->bstride[0];
   ev->dt[top] = c->dt[top], ev->rank[top] = 1, ev->lvl[top][0] = c->lvl[top][0];
-  ev->reg = mem_region(&E->r->mem, ev->vd->ref->index, s->core, s->subcore);
+  int ref = ev->vd->ref->index;
+  if (!s->rg[ref]) s->rg[ref] = mem_region(&E->r->mem, ref, s->core, s->subcore); /* as fast_span: instances stay put */
+  ev->reg = s->rg[ref];
   return true;
 }
 
@@ -1187,16 +1207,15 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   if (gather && m) val_shape(out, t, 1, &n); /* a masked-off lane stays undefined */
   else if (gather) eng_shape(out, t, 1, &n); /* both loops write every lane */
   uint32_t tag = race_open(E, s, in, !gather, false, -1, NULL);
-  int64_t *hits = E->bank_hits, maxhit = 0, banks = cp(E)->vmem_banks > 0 && cp(E)->vmem_banks <= 256 ? cp(E)->vmem_banks : 1;
+  int64_t *hits = E->bank_hits, maxhit = 0, banks = E->banks;
   for (int b = 0; b < E->nbank_used; b++) hits[E->bank_used[b]] = 0; /* the previous access's counts, cleared */
   E->nbank_used = 0;
   bool first_wins = in->flags & IF_LOW_WINS;
-  Hit *hit = gather ? NULL : dup_hits(E, in, n);
+  Hit *hit = gather || in->add || in->op_id < 0 || in->op_id >= E->nwarned || E->warned[in->op_id] ? NULL : dup_hits(E, in, n); /* dup_hits' first test, inline */
   int64_t nhit = 0;
   spans_begin(E);
   if (rows) {
-    IdxRun run = {m, idx[0], x, out, hit, 0, 0, cp(E)->vmem_bank_bytes > 0 ? cp(E)->vmem_bank_bytes : 4, banks, -1, tag};
-    if (log2_exact(run.banks) >= 0) run.shift = log2_exact(run.bank_bytes);
+    IdxRun run = {m, idx[0], x, out, hit, 0, 0, E->bank_bytes, banks, E->bank_shift, tag};
     if (!rows_run(E, s, in, &ev, &run, n)) return false;
     nhit = run.nhit, maxhit = run.maxhit;
   } else
@@ -1929,6 +1948,25 @@ static __attribute__((noinline)) bool fast_vstore_masked(Eng *E, Sc *s, const In
   return true;
 }
 
+/* FK_MOV: x_misc_value's copy of a bound register, its lanes written
+ * straight into the result register when that has room, rather than into
+ * the scratch value swapped in after. */
+static bool fast_mov(Eng *E, Sc *s, const Instr *in) {
+  if (!s->written[in->a]) return false; /* the general path names the unbound register */
+  const Value *a = &s->reg[in->a];
+  Value *t = &s->reg[in->d];
+  if (t != a) {
+    if (t->cap < a->n) return false;
+    eng_shape(t, a->dtype, a->rank, a->shape);
+    if (a->n == 16) memcpy(t->v, a->v, sizeof(Cell) * 16); /* the common vector: a fixed size, no libc call */
+    else if (a->n) memcpy(t->v, a->v, sizeof(Cell) * (size_t)a->n);
+    eng_defs_copy(t->def, a->def, a->n);
+    s->written[in->d] = 1;
+  }
+  s->cost = value_cost(E, t);
+  return true;
+}
+
 /* The instruction's specialised handler: its X_ status, or -1 when it declined. */
 static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
   switch ((FastKind)k) {
@@ -1938,6 +1976,7 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
   case FK_ENDFOR: return fast_endfor(E, s, in);
   case FK_VLOAD_M: return fast_vload_masked(E, s, in) ? X_OK : -1;
   case FK_VSTORE_M: return fast_vstore_masked(E, s, in) ? X_OK : -1;
+  case FK_MOV: return fast_mov(E, s, in) ? X_OK : -1;
   case FK_NONE: break;
   }
   return -1;
@@ -2331,6 +2370,10 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   if (E->track_origins && !eng_origin_init(E)) return false;
   E->watch = E->prof || E->origin;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
+  E->rows_form = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
+  E->banks = q->vmem_banks > 0 && q->vmem_banks <= 256 ? q->vmem_banks : 1;
+  E->bank_bytes = q->vmem_bank_bytes > 0 ? q->vmem_bank_bytes : 4;
+  E->bank_shift = log2_exact(E->banks) >= 0 ? log2_exact(E->bank_bytes) : -1;
   if (!eng_decode(E) || !eng_ring_init(E)) return false;
   for (int i = 0; i < c->n; i++) { /* the flags that depend on the run's checks and on the decoding */
     if (E->rd && !(E->op_start[i] & OPF_REGS)) E->op_start[i] |= OPF_RACE;
@@ -2339,7 +2382,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   }
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
-  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->warned &&
+  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->rows_form && E->warned &&
             run_mem_init(p, &out->mem);
   size_t nr = (size_t)(c->nregs ? c->nregs : 1);
   for (int i = 0; ok && i < E->nsub; i++) {
@@ -2449,6 +2492,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.semslots);
   free(E.cache);
   free(E.cache_state);
+  free(E.rows_form);
   eng_decode_free(&E);
   eng_ring_free(&E);
   free(E.warned);

@@ -151,6 +151,7 @@ static uint8_t fast_kind(const Eng *E, const Instr *in) {
   if ((in->op == I_VLOAD || in->op == I_LOAD) && plain) return FK_VLOAD;
   if ((in->op == I_VSTORE || in->op == I_STORE) && plain && !in->add) return FK_VSTORE;
   if (in->op == I_ENDFOR) return FK_ENDFOR;
+  if (in->op == I_MOV) return FK_MOV;
   bool masked = in->mask >= 0 && in->view >= 0 && E->cview[in->view].on;
   if (in->op == I_VLOAD && masked) return FK_VLOAD_M;
   if (in->op == I_VSTORE && masked && !in->add) return FK_VSTORE_M;

@@ -105,12 +105,15 @@ typedef struct {
   int dma_thread;    /* its race-detector thread */
   struct EV *cache;  /* per view: its resolution, when it has no register operands */
   uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached, 4 dynamic with its last resolution kept */
+  uint8_t *rows_form; /* per view, for engine.c's indexed accesses: 0 not known yet, 1 its kept resolution (cache_state 3) has indexed_rows' form, 2 not */
   int *src_at, *srcs; /* engine_decode.c: instruction i waits for registers srcs[src_at[i] .. src_at[i + 1]) */
   int *vkey_at;       /* per view: where its register operands' last values start in vkey */
   int64_t *vkey;
   struct CView *cview; /* per view: its compiled form (engine_decode.c) */
   uint8_t dsize[DT_COUNT]; /* dtype_size, tabulated */
   int64_t group_bytes;     /* the bytes of one issue slot of a vector op (num_lanes 32-bit words) */
+  int64_t banks, bank_bytes; /* VMEM's banks (1 .. 256) and bytes per bank as indexed accesses count them */
+  int bank_shift;          /* log2 of bank_bytes when both are powers of two, else -1 */
   uint8_t *fast;      /* per instruction: its FastKind (engine_decode.c) */
   Sc **ring;         /* engine_sched.c: the runnable subcores sorted by (cycle, index), held by address (no index arithmetic per turn) */
   int nring, head;
@@ -231,6 +234,7 @@ typedef enum {
   FK_ENDFOR,   /* scf.yield */
   FK_VLOAD_M,  /* a masked vector_load of a compiled view */
   FK_VSTORE_M, /* a masked, non-add vector_store of a compiled view */
+  FK_MOV,      /* sc.mov */
 } FastKind;
 
 /* ---- engine_decode.c ---- */
@@ -350,6 +354,11 @@ static inline void eng_defs_copy(uint8_t *restrict d, const uint8_t *restrict sr
 }
 /* Whether every flag is 1. */
 static inline bool eng_defs_all(const uint8_t *d, int64_t n) {
+  if (n == 16) { /* as eng_defs_set: two words, one test */
+    uint64_t w[2];
+    memcpy(w, d, 16);
+    return (w[0] == ENG_DEFS_ONE) & (w[1] == ENG_DEFS_ONE);
+  }
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
