@@ -594,16 +594,15 @@ static bool int_dtype(Dtype t) { return t == DT_INT32 || t == DT_INT64; }
 /* FK_BIN_I32 on two scalars: one lane written straight into the result
  * register (its operands read first: either may be it), no scratch value
  * swapped in.  An undefined result keeps whatever lane value it had, as
- * the general loop leaves its scratch lane. */
-static bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b, const Value *big) {
+ * the general loop leaves its scratch lane.  big is one lane, so each of
+ * its dimensions (the result's) is 1. */
+static inline __attribute__((always_inline)) bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b, const Value *big) {
   Value *t = &s->reg[in->d];
   if (t->cap < 1) return false;
   ExprOp op = in->sub;
   uint8_t def = a->def[0] & b->def[0];
   uint64_t x = (uint64_t)a->v[0].i, y = (uint64_t)b->v[0].i;
   int rank = big->rank;
-  int64_t shape[MAX_RANK];
-  for (int k = 0; k < rank; k++) shape[k] = big->shape[k];
   if (op == OP_ADD || op == OP_SUB || op == OP_MUL) { /* int32_lanes: every lane computed, the low 32 bits kept */
     t->v[0].i = (int32_t)(uint32_t)(op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);
   } else if (def) { /* int32_other: an undefined lane is not computed */
@@ -618,21 +617,17 @@ static bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const V
   }
   t->def[0] = def;
   t->dtype = in->ty, t->rank = rank, t->n = 1;
-  for (int k = 0; k < rank; k++) t->shape[k] = shape[k];
+  for (int k = 0; k < rank; k++) t->shape[k] = 1;
   s->written[in->d] = 1;
   /* value_cost of one lane: one issue slot */
   s->cost = rank ? (uint64_t)cp(E)->vector_issue_cycles : (uint64_t)cp(E)->scalar_issue_cycles;
   return true;
 }
 
-/* FK_BIN_I32: x_binary's int32 forms, its operand checks passed. */
-static bool fast_binary(Eng *E, Sc *s, const Instr *in) {
-  if (!s->written[in->a] || !s->written[in->b]) return false;
-  const Value *a = &s->reg[in->a], *b = &s->reg[in->b];
-  if (!int_dtype(a->dtype) || !int_dtype(b->dtype)) return false;
+/* fast_binary's vectors, out of line: the scalar form stays in the dispatch. */
+static __attribute__((noinline)) bool fast_binary_n(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b) {
   const Value *big = a->n >= b->n ? a : b;
   if ((a->n != big->n && a->n != 1) || (b->n != big->n && b->n != 1)) return false;
-  if (big->n == 1) return fast_binary1(E, s, in, a, b, big);
   ExprOp op = in->sub;
   bool wrap = op == OP_ADD || op == OP_SUB || op == OP_MUL;
   /* +, -, * cannot fail: with room in a result register that is no
@@ -645,6 +640,16 @@ static bool fast_binary(Eng *E, Sc *s, const Instr *in) {
   else s->written[in->d] = 1;
   s->cost = value_cost(E, &s->reg[in->d]);
   return true;
+}
+
+/* FK_BIN_I32: x_binary's int32 forms, its operand checks passed; two
+ * one-lane operands (the scalar subcore's index arithmetic) inline. */
+static inline __attribute__((always_inline)) bool fast_binary(Eng *E, Sc *s, const Instr *in) {
+  if (!(s->written[in->a] & s->written[in->b])) return false; /* 0 or 1 each: one test */
+  const Value *a = &s->reg[in->a], *b = &s->reg[in->b];
+  if (!int_dtype(a->dtype) || !int_dtype(b->dtype)) return false;
+  if (a->n == 1 && b->n == 1) return fast_binary1(E, s, in, a, b, a); /* x_binary's big: a when the lanes tie */
+  return fast_binary_n(E, s, in, a, b);
 }
 
 /* dtype_load_n / dtype_store_n for the fast handlers: int32 in blocks of 8
@@ -731,9 +736,17 @@ static void span_set_defined(Region *g, int64_t off, int64_t n) {
 
 /* The region and first byte of a dense compiled view, or NULL: the fast
  * memory forms need tracing off (it wants the general EV). */
+static inline __attribute__((always_inline)) Region *fast_base(Eng *E, Sc *s, const CView *cv, int64_t *base);
 static Region *fast_span(Eng *E, Sc *s, const Instr *in, int64_t *base) {
   const CView *cv = &E->cview[in->view];
   if (!cv->dense || E->trace) return NULL;
+  return fast_base(E, s, cv, base);
+}
+
+/* fast_span's region and first byte once the view is known dense (and
+ * tracing off): inline into the scalar handlers, whose views engine_decode.c
+ * checked. */
+static inline __attribute__((always_inline)) Region *fast_base(Eng *E, Sc *s, const CView *cv, int64_t *base) {
   if (cv->nd == 1 && cv->start[0].reg >= 0) { /* the common x[pl.ds(i, n)]: eng_cview_base's one entry, straight */
     const Value *w = &s->reg[cv->start[0].reg];
     int64_t start;
@@ -819,6 +832,66 @@ static bool fast_vstore(Eng *E, Sc *s, const Instr *in) {
   s->cost = in->op == I_STORE ? (uint64_t)cp(E)->scalar_issue_cycles : groups(E, n, t) * (uint64_t)cp(E)->vector_issue_cycles;
   count_access(E, sh->vd->ref->space, bytes, true);
   prof_bytes(E, bytes);
+  return true;
+}
+
+/* The defined bits of an int32 element at a 4-byte aligned offset: inside
+ * one shadow byte (span_defined's first case). */
+static inline bool word_defined(const Region *g, int64_t off) { return (g->defined[off >> 3] >> (off & 7) & 0xf) == 0xf; }
+
+/* FK_SLOAD: fast_vload of a view engine_decode.c found to be one int32
+ * element at a 4-byte aligned offset (a scalar memory access, tracing
+ * off): the word read straight into the result register's one lane. */
+static bool fast_sload(Eng *E, Sc *s, const Instr *in) {
+  const CView *cv = &E->cview[in->view];
+  Value *o = &s->reg[in->d];
+  int64_t base;
+  Region *g;
+  if (o->cap < 1 || !(g = fast_base(E, s, cv, &base))) return false;
+  uint32_t tag;
+  if (E->rd && (tag = fast_race_open(E, s, in, false, base, 4)) && !race_span(E->rd, tag, g, base, 4)) return fast_decline(E, tag);
+  const EV *sh = &cv->shape;
+  int32_t w;
+  memcpy(&w, g->bytes + base, 4);
+  o->dtype = DT_INT32, o->rank = sh->rank[1], o->n = 1; /* eng_shape of one element: every dimension 1 */
+  for (int k = 0; k < sh->rank[1]; k++) o->shape[k] = 1;
+  o->v[0].i = w;
+  o->def[0] = word_defined(g, base);
+  s->written[in->d] = 1;
+  log_value(E, s, in, in->log, o);
+  bool scalar = in->op == I_LOAD;
+  s->cost = (uint64_t)(scalar ? cp(E)->scalar_issue_cycles : cp(E)->vector_issue_cycles); /* one element: one issue slot */
+  s->ready[in->d] = s->t + (uint64_t)(scalar ? cp(E)->smem_latency_cycles : cp(E)->vmem_latency_cycles);
+  count_access(E, sh->vd->ref->space, 4, false);
+  prof_bytes(E, 4);
+  return true;
+}
+
+/* FK_SSTORE: fast_vstore of such a view: one defined int32 lane stored as
+ * a word; the logged contents are the word as lanes_load reads it back. */
+static bool fast_sstore(Eng *E, Sc *s, const Instr *in) {
+  const CView *cv = &E->cview[in->view];
+  const Value *x = &s->reg[in->a];
+  int64_t base;
+  Region *g;
+  if (!s->written[in->a] || x->dtype != DT_INT32 || x->n != 1 || !x->def[0] || !(g = fast_base(E, s, cv, &base))) return false;
+  uint32_t tag = 0;
+  if (E->rd && (tag = fast_race_open(E, s, in, true, base, 4)) && !race_span_clean(E->rd, tag, g, base, 4)) return fast_decline(E, tag);
+  int32_t w = (int32_t)x->v[0].i;
+  memcpy(g->bytes + base, &w, 4);
+  g->defined[base >> 3] |= (uint8_t)(0xfu << (base & 7));
+  if (tag) race_span_record(E->rd, tag, g, base, 4); /* after the write, as x_store */
+  const EV *sh = &cv->shape;
+  if (in->log && !E->no_log) {
+    Value *after = &s->tmp2;
+    eng_shape(after, DT_INT32, sh->rank[1], sh->lvl[1]);
+    after->v[0].i = w;
+    after->def[0] = 1;
+    log_value(E, s, in, in->log, after);
+  }
+  s->cost = (uint64_t)(in->op == I_STORE ? cp(E)->scalar_issue_cycles : cp(E)->vector_issue_cycles);
+  count_access(E, sh->vd->ref->space, 4, true);
+  prof_bytes(E, 4);
   return true;
 }
 
@@ -1973,6 +2046,8 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
   case FK_BIN_I32: return fast_binary(E, s, in) ? X_OK : -1;
   case FK_VLOAD: return fast_vload(E, s, in) ? X_OK : -1;
   case FK_VSTORE: return fast_vstore(E, s, in) ? X_OK : -1;
+  case FK_SLOAD: return fast_sload(E, s, in) ? X_OK : -1;
+  case FK_SSTORE: return fast_sstore(E, s, in) ? X_OK : -1;
   case FK_ENDFOR: return fast_endfor(E, s, in);
   case FK_VLOAD_M: return fast_vload_masked(E, s, in) ? X_OK : -1;
   case FK_VSTORE_M: return fast_vstore_masked(E, s, in) ? X_OK : -1;

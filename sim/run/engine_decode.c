@@ -145,11 +145,20 @@ static bool bin_i32(const Instr *in) {
   return ((wrap || other || is_cmp(op)) && in->ty == DT_INT32) || (is_cmp(op) && in->ty == DT_BOOL);
 }
 
+/* A dense compiled view of one int32 element whose every possible base is
+ * 4-byte aligned (each byte stride is), with tracing off (it wants the
+ * general path): FK_SLOAD and FK_SSTORE need not test those at run time. */
+static bool one_word(const Eng *E, const CView *cv) {
+  bool aligned = true;
+  for (int d = 0; d < cv->nd; d++) aligned = aligned && !(cv->rstride[d] & 3);
+  return cv->dense && cv->shape.n == 1 && cv->shape.dt[1] == DT_INT32 && aligned && !E->trace;
+}
+
 static uint8_t fast_kind(const Eng *E, const Instr *in) {
   bool plain = in->mask < 0 && in->view >= 0 && E->cview[in->view].on;
   if (in->op == I_BINARY && bin_i32(in)) return FK_BIN_I32;
-  if ((in->op == I_VLOAD || in->op == I_LOAD) && plain) return FK_VLOAD;
-  if ((in->op == I_VSTORE || in->op == I_STORE) && plain && !in->add) return FK_VSTORE;
+  if ((in->op == I_VLOAD || in->op == I_LOAD) && plain) return one_word(E, &E->cview[in->view]) ? FK_SLOAD : FK_VLOAD;
+  if ((in->op == I_VSTORE || in->op == I_STORE) && plain && !in->add) return one_word(E, &E->cview[in->view]) ? FK_SSTORE : FK_VSTORE;
   if (in->op == I_ENDFOR) return FK_ENDFOR;
   if (in->op == I_MOV) return FK_MOV;
   bool masked = in->mask >= 0 && in->view >= 0 && E->cview[in->view].on;

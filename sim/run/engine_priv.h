@@ -235,6 +235,8 @@ typedef enum {
   FK_VLOAD_M,  /* a masked vector_load of a compiled view */
   FK_VSTORE_M, /* a masked, non-add vector_store of a compiled view */
   FK_MOV,      /* sc.mov */
+  FK_SLOAD,    /* FK_VLOAD of one int32 element at an aligned offset, tracing off */
+  FK_SSTORE,   /* FK_VSTORE of one int32 element at an aligned offset, tracing off */
 } FastKind;
 
 /* ---- engine_decode.c ---- */
