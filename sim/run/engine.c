@@ -1890,15 +1890,16 @@ static inline bool int_now(const Sc *s, int r, int64_t *out) {
 }
 
 /* FK_ENDFOR: x_control's scf.yield when its counter, bound and step are
- * defined integer scalars; -1 (declined) otherwise. */
-static int fast_endfor(Eng *E, Sc *s, const Instr *in) {
+ * defined integer scalars: the next pc (pc + 1 when the loop ends, else
+ * its body's first); -1 (declined) otherwise. */
+static int fast_endfor(Eng *E, Sc *s, const Instr *in, int pc) {
   int64_t a, hi, step, next;
   if (!int_now(s, in->d, &a) || !int_now(s, in->b, &hi) || !int_now(s, in->c, &step)) return -1;
-  if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return s->cost = value_cost(E, &s->reg[in->d]), X_OK;
+  if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return s->cost = value_cost(E, &s->reg[in->d]), pc + 1;
   Value *d = &s->reg[in->d];
   d->dtype = DT_INT64, d->rank = 0, d->v[0].i = next; /* eng_scalar of a one-lane register, full width */
   s->cost = (uint64_t)cp(E)->scalar_issue_cycles; /* value_cost of the scalar counter */
-  return s->pc = in->target, X_BLOCKED + 1;
+  return in->target;
 }
 
 /* The defined flags of the n elements of t from byte base of g (as
@@ -2040,31 +2041,33 @@ static bool fast_mov(Eng *E, Sc *s, const Instr *in) {
   return true;
 }
 
-/* The instruction's specialised handler: its X_ status, or -1 when it declined. */
-static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k) {
+/* The instruction's specialised handler: the pc its subcore goes on to,
+ * or -1 when it declined. */
+static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k, int pc) {
+  bool ok = false;
   switch ((FastKind)k) {
-  case FK_BIN_I32: return fast_binary(E, s, in) ? X_OK : -1;
-  case FK_VLOAD: return fast_vload(E, s, in) ? X_OK : -1;
-  case FK_VSTORE: return fast_vstore(E, s, in) ? X_OK : -1;
-  case FK_SLOAD: return fast_sload(E, s, in) ? X_OK : -1;
-  case FK_SSTORE: return fast_sstore(E, s, in) ? X_OK : -1;
-  case FK_ENDFOR: return fast_endfor(E, s, in);
-  case FK_VLOAD_M: return fast_vload_masked(E, s, in) ? X_OK : -1;
-  case FK_VSTORE_M: return fast_vstore_masked(E, s, in) ? X_OK : -1;
-  case FK_MOV: return fast_mov(E, s, in) ? X_OK : -1;
+  case FK_BIN_I32: ok = fast_binary(E, s, in); break;
+  case FK_VLOAD: ok = fast_vload(E, s, in); break;
+  case FK_VSTORE: ok = fast_vstore(E, s, in); break;
+  case FK_SLOAD: ok = fast_sload(E, s, in); break;
+  case FK_SSTORE: ok = fast_sstore(E, s, in); break;
+  case FK_ENDFOR: return fast_endfor(E, s, in, pc);
+  case FK_VLOAD_M: ok = fast_vload_masked(E, s, in); break;
+  case FK_VSTORE_M: ok = fast_vstore_masked(E, s, in); break;
+  case FK_MOV: ok = fast_mov(E, s, in); break;
   case FK_NONE: break;
   }
-  return -1;
+  return ok ? pc + 1 : -1;
 }
 
 /* Executes s's instruction at pc: X_OK (advance), X_BLOCKED (retry later),
  * X_BLOCKED + 1 (pc already set by a jump), X_FAULT.  issue runs the
  * specialised handler first (run_fast), this when it declines. */
-static __attribute__((noinline)) int execute_general(Eng *E, Sc *s, const Instr *in);
+static inline __attribute__((always_inline)) int execute_general(Eng *E, Sc *s, const Instr *in);
 
-/* The general handlers, out of line so that the specialised ones keep
- * the dispatch's registers. */
-static int execute_general(Eng *E, Sc *s, const Instr *in) {
+/* The general handlers, inline in issue_general (out of line itself, so
+ * that the specialised ones keep the dispatch's registers). */
+static inline __attribute__((always_inline)) int execute_general(Eng *E, Sc *s, const Instr *in) {
   switch (in->op) {
   case I_CONST: case I_COORD: case I_IOTA: case I_CAST: case I_BROADCAST:
   case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: return x_misc_value(E, s, in) ? X_OK : X_FAULT;
@@ -2236,7 +2239,7 @@ static void issue_blocked(Sc *s, const Instr *in) {
 
 /* The run limits, checked after every instruction (in this order: the
  * first that fails is the fault). */
-static void issue_limits(Eng *E, Sc *s, const Instr *in, uint8_t f) {
+static inline __attribute__((always_inline)) void issue_limits(Eng *E, Sc *s, const Instr *in, uint8_t f) {
   if ((f & OPF_START) && ++E->r->ops > E->max_ops)
     limit_fault(E, s, in, "the run executed more than %llu operations (--max-ops)", E->max_ops);
   if (s->t > E->cycle_cap) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
@@ -2250,33 +2253,11 @@ static void issue_limits(Eng *E, Sc *s, const Instr *in, uint8_t f) {
  * ends (it blocked, or it released blocked subcores). */
 enum { ISSUE_STOP, ISSUE_ON, ISSUE_YIELD };
 
-/* Issues s's next instruction at its cycle. */
-static int issue(Eng *E, Sc *s) {
-  int pc = s->pc;
-  const Instr *in = &E->code[pc];
-  uint8_t k = E->fast[pc], f = E->op_start[pc];
-  uint64_t t0 = s->t, tr = f & OPF_SRCS ? operands_ready(E, s, pc) : t0; /* only a load's result is ready after its instruction ends */
-  E->cur = pc;
-  if (tr > t0) {
-    s->t = tr;
-    E->r->stats.sub[s->idx].stall_load += tr - t0;
-    if (E->prof) E->prof[pc].stall_load += tr - t0;
-  }
-  int st = k ? run_fast(E, s, in, k) : -1;
-  /* A specialised handler that ran set the cost, never blocks and never
-   * faults (it declines instead): only the general path tests those. */
-  bool general = st < 0;
-  if (general) {
-    s->cost = 0;
-    st = execute_general(E, s, in);
-    if (f & OPF_RACE) race_done(E->rd);
-    if (st == X_FAULT) return ISSUE_STOP;
-    if (st == X_BLOCKED) return issue_blocked(s, in), ISSUE_YIELD;
-    if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps (nor runs specialised) */
-    if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
-  } else if (f & OPF_RACE) race_done(E->rd);
-  uint64_t cost = s->cost, t1 = s->t + cost;
-  if (E->watch) { /* the profile (a stats file asks for it too) and --track-origins, one test when both are off */
+/* The bookkeeping of every instruction that ran, at its end t1: the
+ * profile and --track-origins (one test when both are off), its result's
+ * ready cycle, the subcore's cycle and statistics. */
+static inline __attribute__((always_inline)) void issue_account(Eng *E, Sc *s, const Instr *in, int pc, uint8_t f, uint64_t cost, uint64_t t1) {
+  if (E->watch) { /* the profile (a stats file asks for it too) and --track-origins */
     if (E->prof) E->prof[pc].instructions++, E->prof[pc].issue += cost;
     if (E->origin) eng_origin_note(E, s, in);
   }
@@ -2285,14 +2266,55 @@ static int issue(Eng *E, Sc *s) {
   SubStats *ss = s->stats;
   ss->busy += cost;
   ss->instructions++;
+}
+
+/* issue's general handler (its specialised one declined or there is none)
+ * and what may follow it: a fault, a block, a wait's end, released
+ * subcores; out of line, so that the specialised path keeps its registers. */
+static __attribute__((noinline)) int issue_general(Eng *E, Sc *s, const Instr *in, int pc, uint8_t f) {
+  s->cost = 0;
+  int st = execute_general(E, s, in);
+  if (f & OPF_RACE) race_done(E->rd);
+  if (st == X_FAULT) return ISSUE_STOP;
+  if (st == X_BLOCKED) return issue_blocked(s, in), ISSUE_YIELD;
+  if (s->waiting) wait_done(E, s, s->t); /* before pc moves: nothing that blocks jumps (nor runs specialised) */
+  if (!s->cost) s->cost = in->d >= 0 && s->written[in->d] ? value_cost(E, &s->reg[in->d]) : (uint64_t)cp(E)->scalar_issue_cycles;
+  uint64_t cost = s->cost, t1 = s->t + cost;
+  issue_account(E, s, in, pc, f, cost, t1);
   if (st == X_OK) s->pc = pc + 1;
-  /* one test for the common instruction: it wakes nobody, meets no limit
-   * (only these flags count, log or grow the shadow) and cannot have faulted */
-  if (!(f & (OPF_WAKE | OPF_START | OPF_LOGS | OPF_RACE)) && t1 <= E->cycle_cap && !general) return ISSUE_ON;
   if (f & OPF_WAKE) unblock_all(E, t1);
   if ((f & (OPF_START | OPF_LOGS | OPF_RACE)) || t1 > E->cycle_cap) issue_limits(E, s, in, f);
   if (E->r->faulted) return ISSUE_STOP; /* a general handler or a limit faulted */
   return f & OPF_WAKE ? ISSUE_YIELD : ISSUE_ON;
+}
+
+/* Issues s's next instruction at its cycle. */
+static int issue(Eng *E, Sc *s) {
+  int pc = s->pc;
+  const Instr *in = &E->code[pc];
+  uint8_t k = E->fast[pc], f = E->op_start[pc];
+  if (f & OPF_SRCS) { /* only a load's result is ready after its instruction ends */
+    uint64_t t0 = s->t, tr = operands_ready(E, s, pc);
+    if (tr > t0) {
+      s->t = tr;
+      E->r->stats.sub[s->idx].stall_load += tr - t0;
+      if (E->prof) E->prof[pc].stall_load += tr - t0;
+    }
+  }
+  E->cur = pc;
+  int next = k ? run_fast(E, s, in, k, pc) : -1;
+  if (next < 0) return issue_general(E, s, in, pc, f);
+  /* A specialised handler that ran set the cost, never blocks, never
+   * faults (it declines instead) and is no signal nor barrier (OPF_WAKE). */
+  uint64_t cost = s->cost, t1 = s->t + cost;
+  issue_account(E, s, in, pc, f, cost, t1);
+  s->pc = next;
+  /* one test for the common instruction: it meets no limit (only these
+   * flags count, log or grow the shadow) */
+  if (!(f & (OPF_START | OPF_LOGS | OPF_RACE)) && t1 <= E->cycle_cap) return ISSUE_ON;
+  if (f & OPF_RACE) race_done(E->rd);
+  issue_limits(E, s, in, f);
+  return E->r->faulted ? ISSUE_STOP : ISSUE_ON;
 }
 
 /* Always advances the earliest thing: a subcore's next instruction or a DMA
@@ -2452,7 +2474,6 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   if (!eng_decode(E) || !eng_ring_init(E)) return false;
   for (int i = 0; i < c->n; i++) { /* the flags that depend on the run's checks and on the decoding */
     if (E->rd && !(E->op_start[i] & OPF_REGS)) E->op_start[i] |= OPF_RACE;
-    if (c->code[i].d >= 0 && !(E->op_start[i] & OPF_LOAD)) E->op_start[i] |= OPF_READY;
     if (E->src_at[i + 1] > E->src_at[i]) E->op_start[i] |= OPF_SRCS;
   }
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */

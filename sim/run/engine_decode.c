@@ -3,7 +3,9 @@
  *   - per instruction, the registers its issue waits for (the source
  *     registers of its form, isa.h A B C M and the run N, and those of its
  *     views, that some load writes), deduplicated, so that the readiness
- *     check is one short loop, and none for most instructions;
+ *     check is one short loop, and none for most instructions; and whether
+ *     it keeps its result's ready cycle (OPF_READY: only for a register
+ *     some load writes too);
  *   - per view with register operands, where the operand values of its
  *     last resolution are kept (engine_view.c reuses that resolution while
  *     they are unchanged: a load and a store of the same view in a row);
@@ -181,6 +183,10 @@ bool eng_decode(Eng *E) {
   for (int i = 0; ok && i < c->n; i++) {
     E->src_at[i] = l.n;
     ok = instr_srcs(E, &c->code[i], &l);
+  }
+  for (int i = 0; ok && i < c->n; i++) { /* a register no load writes is never waited for: its ready cycle need not be kept */
+    const Instr *in = &c->code[i];
+    if (in->d >= 0 && (in->d >= c->nregs || ld[in->d]) && !(E->op_start[i] & OPF_LOAD)) E->op_start[i] |= OPF_READY;
   }
   free(ld);
   if (ok) E->src_at[c->n] = l.n, E->srcs = l.v;

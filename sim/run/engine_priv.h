@@ -27,7 +27,7 @@ enum {
   OPF_LOGS = 16, /* it may log (Instr.log): the run's log bytes change only in such an instruction (the reference is pumped from the engine's events) */
   /* Set by engine_init once the run's checks are known, so that issue tests one byte: */
   OPF_RACE = 32,  /* the race detector is on and the instruction may open an access (race_done, race_over) */
-  OPF_READY = 64, /* it has a result register ready at its end (not a load: ready after its latency) */
+  OPF_READY = 64, /* it has a result register ready at its end (not a load: ready after its latency) that some load also writes (engine_decode.c: only those are waited for) */
   OPF_SRCS = 128, /* its issue waits for some register (engine_decode.c's srcs: a load's result) */
 };
 
