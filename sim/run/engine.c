@@ -590,6 +590,10 @@ static bool x_store(Eng *E, Sc *s, const Instr *in) {
  * changing nothing the general handler reads, on anything else. */
 
 static bool int_dtype(Dtype t) { return t == DT_INT32 || t == DT_INT64; }
+/* Both int_dtype, one test (the dtypes are below 32). */
+_Static_assert(DT_COUNT <= 32, "int_dtypes shifts a 32-bit mask by a dtype");
+#define INT_DTYPES ((1u << DT_INT32) | (1u << DT_INT64))
+static inline bool int_dtypes(Dtype a, Dtype b) { return (INT_DTYPES >> a) & (INT_DTYPES >> b) & 1; }
 
 /* FK_BIN_I32 on two scalars: one lane written straight into the result
  * register (its operands read first: either may be it), no scratch value
@@ -647,7 +651,7 @@ static __attribute__((noinline)) bool fast_binary_n(Eng *E, Sc *s, const Instr *
 static inline __attribute__((always_inline)) bool fast_binary(Eng *E, Sc *s, const Instr *in) {
   if (!(s->written[in->a] & s->written[in->b])) return false; /* 0 or 1 each: one test */
   const Value *a = &s->reg[in->a], *b = &s->reg[in->b];
-  if (!int_dtype(a->dtype) || !int_dtype(b->dtype)) return false;
+  if (!int_dtypes(a->dtype, b->dtype)) return false;
   if (a->n == 1 && b->n == 1) return fast_binary1(E, s, in, a, b, a); /* x_binary's big: a when the lanes tie */
   return fast_binary_n(E, s, in, a, b);
 }
@@ -737,7 +741,7 @@ static void span_set_defined(Region *g, int64_t off, int64_t n) {
 /* The region and first byte of a dense compiled view, or NULL: the fast
  * memory forms need tracing off (it wants the general EV). */
 static inline __attribute__((always_inline)) Region *fast_base(Eng *E, Sc *s, const CView *cv, int64_t *base);
-static Region *fast_span(Eng *E, Sc *s, const Instr *in, int64_t *base) {
+static inline __attribute__((always_inline)) Region *fast_span(Eng *E, Sc *s, const Instr *in, int64_t *base) {
   const CView *cv = &E->cview[in->view];
   if (!cv->dense || E->trace) return NULL;
   return fast_base(E, s, cv, base);
@@ -1880,23 +1884,23 @@ static int x_assert(Eng *E, Sc *s, const Instr *in) {
   return X_FAULT;
 }
 
-/* A register holding a defined int32/int64 scalar (eng_int_reg's common
- * case, without its fault). */
-static inline bool int_now(const Sc *s, int r, int64_t *out) {
-  const Value *w = &s->reg[r];
-  if (!s->written[r] || w->n != 1 || !w->def[0] || !int_dtype(w->dtype)) return false;
-  *out = w->v[0].i;
-  return true;
+/* Whether registers x, y, z each hold a defined int32/int64 scalar
+ * (eng_int_reg's common case, without its fault): the tests of the three
+ * combined, a few branches rather than twelve. */
+static inline bool ints_now(const Sc *s, int x, int y, int z) {
+  const Value *a = &s->reg[x], *b = &s->reg[y], *c = &s->reg[z];
+  if (!(s->written[x] & s->written[y] & s->written[z]) || ((a->n ^ 1) | (b->n ^ 1) | (c->n ^ 1))) return false;
+  return (a->def[0] & b->def[0] & c->def[0]) && ((INT_DTYPES >> a->dtype) & (INT_DTYPES >> b->dtype) & (INT_DTYPES >> c->dtype) & 1);
 }
 
 /* FK_ENDFOR: x_control's scf.yield when its counter, bound and step are
  * defined integer scalars: the next pc (pc + 1 when the loop ends, else
  * its body's first); -1 (declined) otherwise. */
 static int fast_endfor(Eng *E, Sc *s, const Instr *in, int pc) {
-  int64_t a, hi, step, next;
-  if (!int_now(s, in->d, &a) || !int_now(s, in->b, &hi) || !int_now(s, in->c, &step)) return -1;
-  if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return s->cost = value_cost(E, &s->reg[in->d]), pc + 1;
+  if (!ints_now(s, in->d, in->b, in->c)) return -1;
   Value *d = &s->reg[in->d];
+  int64_t a = d->v[0].i, hi = s->reg[in->b].v[0].i, step = s->reg[in->c].v[0].i, next;
+  if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return s->cost = value_cost(E, d), pc + 1;
   d->dtype = DT_INT64, d->rank = 0, d->v[0].i = next; /* eng_scalar of a one-lane register, full width */
   s->cost = (uint64_t)cp(E)->scalar_issue_cycles; /* value_cost of the scalar counter */
   return in->target;
@@ -2302,7 +2306,7 @@ static int issue(Eng *E, Sc *s) {
     }
   }
   E->cur = pc;
-  int next = k ? run_fast(E, s, in, k, pc) : -1;
+  int next = run_fast(E, s, in, k, pc); /* FK_NONE declines */
   if (next < 0) return issue_general(E, s, in, pc, f);
   /* A specialised handler that ran set the cost, never blocks, never
    * faults (it declines instead) and is no signal nor barrier (OPF_WAKE). */
@@ -2474,6 +2478,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   if (!eng_decode(E) || !eng_ring_init(E)) return false;
   for (int i = 0; i < c->n; i++) { /* the flags that depend on the run's checks and on the decoding */
     if (E->rd && !(E->op_start[i] & OPF_REGS)) E->op_start[i] |= OPF_RACE;
+    if (E->no_log && !E->r->sink) E->op_start[i] &= (uint8_t)~OPF_LOGS; /* nothing logs nor holds log bytes: no log limit to meet */
     if (E->src_at[i + 1] > E->src_at[i]) E->op_start[i] |= OPF_SRCS;
   }
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
