@@ -629,7 +629,7 @@ static inline __attribute__((always_inline)) bool fast_binary1(Eng *E, Sc *s, co
 }
 
 /* fast_binary's vectors, out of line: the scalar form stays in the dispatch. */
-static __attribute__((noinline)) bool fast_binary_n(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b) {
+static inline __attribute__((always_inline)) bool fast_binary_n(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b) {
   const Value *big = a->n >= b->n ? a : b;
   if ((a->n != big->n && a->n != 1) || (b->n != big->n && b->n != 1)) return false;
   ExprOp op = in->sub;
@@ -767,7 +767,7 @@ static inline __attribute__((always_inline)) Region *fast_base(Eng *E, Sc *s, co
  * eng_race_open opens it for the same view: the general handler takes it
  * (race_open) when the span may race and the handler declines, so the
  * access is opened once either way and the element walk reports as always. */
-static uint32_t fast_race_open(Eng *E, Sc *s, const Instr *in, bool write, int64_t base, int64_t bytes) {
+static inline __attribute__((always_inline)) uint32_t fast_race_open(Eng *E, Sc *s, const Instr *in, bool write, int64_t base, int64_t bytes) {
   if (race_lone(E->rd)) return 0; /* race_begin would take no record: none to describe */
   RaceAccess a = {in->op_id, in->loc.line, in->loc.col, s->core, s->subcore, s->t, write, false, -1, base, base + bytes};
   return race_begin(E->rd, &a, s->idx);
