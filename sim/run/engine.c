@@ -2453,6 +2453,17 @@ static uint8_t *op_starts(const Code *c) {
   return start;
 }
 
+/* Whether any access of the run could meet another thread's: not with one
+ * subcore and no DMA (no thread but the subcore's ever starts, so
+ * race_lone holds throughout and the detector would record nothing and
+ * find nothing: it is not made, and no instruction tests it). */
+static bool races_possible(int nsub, const Code *c) {
+  if (nsub > 1) return true;
+  for (int i = 0; i < c->n; i++)
+    if (c->code[i].op == I_ENQUEUE_DMA || c->code[i].op == I_ENQUEUE_INDIRECT_DMA) return true;
+  return false;
+}
+
 static bool engine_init(Eng *E, const Program *p, const Code *c) {
   RunResult *out = E->r;
   out->logs = calloc((size_t)E->nsub, sizeof *out->logs);
@@ -2465,7 +2476,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   double clock = q->clock_hz > 0 ? (double)q->clock_hz : 1e9;
   E->dm = dma_new(E->nsub, (int)p->mesh_cores, (double)q->dma_bytes_per_cycle, (double)q->hbm_bytes_per_second / clock,
                   (double)q->vmem_shared_bytes_per_cycle, (uint64_t)q->dma_setup_cycles);
-  E->rd = E->no_races ? NULL : race_new(E->nsub, RUN_MAX_SHADOW_MB << 20);
+  E->rd = E->no_races || !races_possible(E->nsub, c) ? NULL : race_new(E->nsub, RUN_MAX_SHADOW_MB << 20);
   E->cache = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cache);
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
   if (E->track_origins && !eng_origin_init(E)) return false;
@@ -2483,7 +2494,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   }
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
-  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->rows_form && E->warned &&
+  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races || !races_possible(E->nsub, c)) && E->cache && E->cache_state && E->rows_form && E->warned &&
             run_mem_init(p, &out->mem);
   size_t nr = (size_t)(c->nregs ? c->nregs : 1);
   for (int i = 0; ok && i < E->nsub; i++) {
