@@ -656,6 +656,14 @@ static inline __attribute__((always_inline)) bool fast_binary(Eng *E, Sc *s, con
   return fast_binary_n(E, s, in, a, b);
 }
 
+/* FK_BIN_S: fast_binary's scalars, whose dtypes and lanes engine_decode.c
+ * proved: only their binding is tested. */
+static inline __attribute__((always_inline)) bool fast_binary_s(Eng *E, Sc *s, const Instr *in) {
+  if (!(s->written[in->a] & s->written[in->b])) return false;
+  const Value *a = &s->reg[in->a];
+  return fast_binary1(E, s, in, a, &s->reg[in->b], a);
+}
+
 /* dtype_load_n / dtype_store_n for the fast handlers: int32 in blocks of 8
  * lanes (unrolled), then the rest. */
 static void lanes_load(Dtype t, const uint8_t *restrict b, int64_t n, Cell *restrict out) {
@@ -2051,6 +2059,7 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k, int pc) {
   bool ok = false;
   switch ((FastKind)k) {
   case FK_BIN_I32: ok = fast_binary(E, s, in); break;
+  case FK_BIN_S: ok = fast_binary_s(E, s, in); break;
   case FK_VLOAD: ok = fast_vload(E, s, in); break;
   case FK_VSTORE: ok = fast_vstore(E, s, in); break;
   case FK_SLOAD: ok = fast_sload(E, s, in); break;

@@ -11,7 +11,9 @@
  *     they are unchanged: a load and a store of the same view in a row);
  *   - per view of one integer/slice level with static sizes, its compiled
  *     affine form (CView, engine_priv.h);
- *   - per instruction, its specialised handler (FastKind, engine_priv.h). */
+ *   - per instruction, its specialised handler (FastKind, engine_priv.h),
+ *     and per register whether it only ever holds an int scalar (an int32
+ *     binary of two such registers is FK_BIN_S). */
 #include "engine_priv.h"
 
 #include <stdlib.h>
@@ -169,6 +171,42 @@ static uint8_t fast_kind(const Eng *E, const Instr *in) {
   return FK_NONE;
 }
 
+/* Whether instruction i, whenever it completes, leaves its result register
+ * an int32/int64 scalar, given isc (per register: every writer does so). */
+static bool writes_int_scalar(const Eng *E, int i, const uint8_t *isc) {
+  const Instr *in = &E->c->code[i];
+  Opcode op = in->op;
+  bool src = in->a >= 0 && in->a < E->c->nregs && isc[in->a], src2 = src && in->b >= 0 && in->b < E->c->nregs && isc[in->b];
+  if (op == I_CONST) return in->ty == DT_INT32 || in->ty == DT_INT64;  /* x_misc_value: eng_scalar */
+  if (op == I_COORD || op == I_FOR || op == I_ENDFOR) return true;     /* an int32 coordinate, the int64 loop counter */
+  if (op == I_MOV) return src;                                         /* a copy */
+  if (op == I_BINARY) return E->fast[i] == FK_BIN_I32 && in->ty == DT_INT32 && src2; /* big's one lane, in ty */
+  return (op == I_LOAD || op == I_VLOAD) && E->fast[i] == FK_SLOAD;   /* one int32 element, however loaded */
+}
+
+/* Per register: every instruction that writes it (only an instruction's d
+ * is written) leaves an int32/int64 scalar, so FK_BIN_S need not test its
+ * operands' dtype and lanes.  Grown pass by pass from nothing, each pass
+ * sound given the last (a bounded number: stopping early only leaves some
+ * registers unproved). */
+static uint8_t *int_scalars(const Eng *E) {
+  const Code *c = E->c;
+  size_t nr = (size_t)(c->nregs > 0 ? c->nregs : 1);
+  uint8_t *isc = calloc(nr, 1), *ok = malloc(nr);
+  bool grew = isc && ok;
+  for (int pass = 0; grew && pass < 64; pass++) {
+    memset(ok, 1, nr);
+    for (int i = 0; i < c->n; i++) {
+      int d = c->code[i].d;
+      if (d >= 0 && d < c->nregs && !writes_int_scalar(E, i, isc)) ok[d] = 0;
+    }
+    grew = false;
+    for (int r = 0; r < c->nregs; r++) grew |= ok[r] && !isc[r], isc[r] |= ok[r];
+  }
+  free(ok);
+  return isc;
+}
+
 bool eng_decode(Eng *E) {
   const Code *c = E->c;
   IntList l = {0};
@@ -201,6 +239,12 @@ bool eng_decode(Eng *E) {
   for (int v = 0; E->cview && v < c->nviews; v++) compile_view(&c->views[v], &E->cview[v]);
   E->fast = calloc((size_t)(c->n ? c->n : 1), 1);
   for (int i = 0; E->fast && E->cview && i < c->n; i++) E->fast[i] = fast_kind(E, &c->code[i]);
+  uint8_t *isc = E->fast && E->cview ? int_scalars(E) : NULL;
+  for (int i = 0; isc && i < c->n; i++) {
+    const Instr *in = &c->code[i];
+    if (E->fast[i] == FK_BIN_I32 && in->a >= 0 && in->a < c->nregs && in->b >= 0 && in->b < c->nregs && isc[in->a] && isc[in->b]) E->fast[i] = FK_BIN_S;
+  }
+  free(isc);
   return ok && E->vkey && E->cview && E->fast;
 }
 

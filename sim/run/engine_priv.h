@@ -237,6 +237,7 @@ typedef enum {
   FK_MOV,      /* sc.mov */
   FK_SLOAD,    /* FK_VLOAD of one int32 element at an aligned offset, tracing off */
   FK_SSTORE,   /* FK_VSTORE of one int32 element at an aligned offset, tracing off */
+  FK_BIN_S,    /* FK_BIN_I32 of two registers that only ever hold int32/int64 scalars */
 } FastKind;
 
 /* ---- engine_decode.c ---- */
