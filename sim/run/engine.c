@@ -759,10 +759,10 @@ static inline __attribute__((always_inline)) Region *fast_span(Eng *E, Sc *s, co
  * tracing off): inline into the scalar handlers, whose views engine_decode.c
  * checked. */
 static inline __attribute__((always_inline)) Region *fast_base(Eng *E, Sc *s, const CView *cv, int64_t *base) {
-  if (cv->nd == 1 && cv->start[0].reg >= 0) { /* the common x[pl.ds(i, n)]: eng_cview_base's one entry, straight */
+  if (cv->one) { /* the common x[pl.ds(i, n)]: eng_cview_base's one entry, straight */
     const Value *w = &s->reg[cv->start[0].reg];
     int64_t start;
-    if (!s->written[cv->start[0].reg] || w->n != 1 || !w->def[0] || !int_dtype(w->dtype)) return NULL;
+    if (!s->written[cv->start[0].reg] || (cv->one == CV_ONE && (w->n != 1 || !int_dtype(w->dtype))) || !w->def[0]) return NULL;
     if (__builtin_add_overflow(cv->start[0].imm, w->v[0].i, &start) || (uint64_t)start > (uint64_t)cv->maxstart[0]) return NULL;
     *base = start * cv->rstride[0];
   } else if (!eng_cview_base(s, cv, base)) return NULL;

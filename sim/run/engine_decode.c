@@ -135,6 +135,7 @@ static void compile_view(const VDesc *vd, CView *cv) {
   }
   cv->dense = cv->quick && ev->n > 0 && ev->dense >= ev->n;
   cv->ref = vd->ref->index;
+  cv->one = cv->nd == 1 && cv->start[0].reg >= 0 ? CV_ONE : 0;
 }
 
 static bool is_cmp(ExprOp op) { return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
@@ -243,6 +244,10 @@ bool eng_decode(Eng *E) {
   for (int i = 0; isc && i < c->n; i++) {
     const Instr *in = &c->code[i];
     if (E->fast[i] == FK_BIN_I32 && in->a >= 0 && in->a < c->nregs && in->b >= 0 && in->b < c->nregs && isc[in->a] && isc[in->b]) E->fast[i] = FK_BIN_S;
+  }
+  for (int v = 0; isc && v < c->nviews; v++) {
+    CView *cv = &E->cview[v];
+    if (cv->one && cv->start[0].reg < c->nregs && isc[cv->start[0].reg]) cv->one = CV_ONE_INT;
   }
   free(isc);
   return ok && E->vkey && E->cview && E->fast;

@@ -185,7 +185,9 @@ typedef struct CView {
   int64_t maxstart[MAX_RANK];
   bool dense;               /* the fast handlers' form: quick, and its elements (at least one) dense from the base */
   int ref;                  /* its ref's index */
+  uint8_t one;              /* CV_ONE: one entry, its start a register; CV_ONE_INT: one whose register only ever holds an int scalar (engine_decode.c) */
 } CView;
+enum { CV_ONE = 1, CV_ONE_INT = 2 };
 
 static inline bool eng_cview_base(const Sc *s, const CView *cv, int64_t *base) {
   int64_t b = 0;
