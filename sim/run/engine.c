@@ -628,7 +628,7 @@ static inline __attribute__((always_inline)) bool fast_binary1(Eng *E, Sc *s, co
   return true;
 }
 
-/* fast_binary's vectors, out of line: the scalar form stays in the dispatch. */
+/* fast_binary's vectors (a call of their own measured slower: it is inline too). */
 static inline __attribute__((always_inline)) bool fast_binary_n(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b) {
   const Value *big = a->n >= b->n ? a : b;
   if ((a->n != big->n && a->n != 1) || (b->n != big->n && b->n != 1)) return false;
@@ -647,7 +647,7 @@ static inline __attribute__((always_inline)) bool fast_binary_n(Eng *E, Sc *s, c
 }
 
 /* FK_BIN_I32: x_binary's int32 forms, its operand checks passed; two
- * one-lane operands (the scalar subcore's index arithmetic) inline. */
+ * one-lane operands (the scalar subcore's index arithmetic) first. */
 static inline __attribute__((always_inline)) bool fast_binary(Eng *E, Sc *s, const Instr *in) {
   if (!(s->written[in->a] & s->written[in->b])) return false; /* 0 or 1 each: one test */
   const Value *a = &s->reg[in->a], *b = &s->reg[in->b];
