@@ -1185,7 +1185,171 @@ static bool rows_resolve(Eng *E, Sc *s, const Instr *in, EV *ev, bool *rows) {
   return true;
 }
 
-static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
+/* ---- 16 lanes of int32 without x_indexed's set-up ------------------------ */
+/* The usual indexed access (one index register of 16 lanes, no mask, a
+ * kept resolution of indexed_rows' form, every index defined and inside
+ * the view, at most 16 banks, a power of two, and for a scatter 16 defined
+ * int32 values, not an add) runs in idx16: no EV is built, the lanes are
+ * straight-line code and the banks are counted in 16 bytes, the most of
+ * them found once at the end.  The reads, writes, bank counts, costs,
+ * statistics, race records and duplicate warnings are rows_run's. */
+
+/* Bytewise the larger of a and b, every byte below 128: a byte's high bit
+ * of (a | 0x80) - b is set where a's byte is at least b's (no borrow
+ * crosses a byte), spread into a mask of the byte. */
+static inline uint64_t bytes_max(uint64_t a, uint64_t b) {
+  const uint64_t hi = 0x8080808080808080ull;
+  uint64_t ge = ((a | hi) - b) & hi, m = ge | (ge - (ge >> 7));
+  return (a & m) | (b & ~m);
+}
+
+/* The most lanes in one bank, from 16 byte counters. */
+static inline uint32_t bank_most16(const uint8_t *cnt) {
+  uint64_t a, b;
+  memcpy(&a, cnt, 8);
+  memcpy(&b, cnt + 8, 8);
+  if (!((a | b) & ~ENG_DEFS_ONE)) return (a | b) ? 1 : 0; /* no bank twice: the conflict-free access, no fold */
+  if ((a | b) & 0x1010101010101010ull) return 16; /* a count of 16 (bit 4 set; none is more): every lane in one bank */
+  a = bytes_max(a, b);
+  a = bytes_max(a, a >> 32);
+  a = bytes_max(a, a >> 16);
+  return (uint32_t)(bytes_max(a, a >> 8) & 0xff);
+}
+
+typedef struct {
+  uint8_t *bytes, *defined;
+  int64_t base, stride, bmask;
+  int shift;
+} Lanes16;
+
+/* A gather's 16 lanes into ov/od; the most lanes in one bank. */
+static __attribute__((noinline)) uint32_t gather16(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od) {
+  const int64_t base = L->base, stride = L->stride, bmask = L->bmask;
+  const int shift = L->shift;
+  const uint8_t *bytes = L->bytes, *defined = L->defined;
+  uint8_t cnt[16] = {0}, all = 0xff; /* the shadow bytes of every lane, and-ed, as plain_gather */
+#pragma GCC unroll 16
+  for (int k = 0; k < 16; k++) {
+    int64_t off = base + iv[k].i * stride;
+    cnt[(off >> shift) & bmask]++;
+    int32_t w;
+    memcpy(&w, bytes + off, 4);
+    ov[k].i = w;
+    all &= defined[off >> 3];
+  }
+  if (all == 0xff) eng_defs_set(od, 16);
+  else
+    for (int k = 0; k < 16; k++) {
+      int64_t off = base + iv[k].i * stride;
+      od[k] = ((unsigned)defined[off >> 3] >> (off & 4) & 0xf) == 0xf;
+    }
+  return bank_most16(cnt);
+}
+
+/* A scatter's 16 lanes, in order or (rev) reversed, so that of lanes with
+ * one offset the right one writes last; the shadow bytes are set only
+ * when some lane's are not all set already.  *rising: the indices
+ * strictly rise (then none repeats). */
+static inline __attribute__((always_inline)) uint32_t scatter16_dir(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev, bool *rising) {
+  const int64_t base = L->base, stride = L->stride, bmask = L->bmask;
+  const int shift = L->shift;
+  uint8_t *bytes = L->bytes, *defined = L->defined;
+  uint8_t cnt[16] = {0}, all = 0xff;
+  int64_t up = 0;
+#pragma GCC unroll 16
+  for (int j = 0; j < 16; j++) {
+    int k = rev ? 15 - j : j;
+    int64_t off = base + iv[k].i * stride;
+    cnt[(off >> shift) & bmask]++;
+    int32_t w = (int32_t)xv[k].i;
+    memcpy(bytes + off, &w, 4);
+    all &= defined[off >> 3];
+    if (k) up |= iv[k].i - iv[k - 1].i - 1;
+  }
+  if (all != 0xff)
+    for (int j = 0; j < 16; j++) {
+      int64_t off = base + iv[j].i * stride;
+      defined[off >> 3] |= (uint8_t)(0xfu << (off & 4));
+    }
+  *rising = up >= 0;
+  return bank_most16(cnt);
+}
+static __attribute__((noinline)) uint32_t scatter16(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev, bool *rising) {
+  return rev ? scatter16_dir(L, iv, xv, true, rising) : scatter16_dir(L, iv, xv, false, rising);
+}
+
+/* ix_inside of 16 indices: their or, in one straight run (that the
+ * compiler may do two lanes at a time). */
+static inline bool ix16_inside(const Cell *iv, int64_t dim) {
+  uint64_t any = 0;
+#pragma GCC unroll 16
+  for (int k = 0; k < 16; k++) any |= (uint64_t)iv[k].i;
+  return any < (uint64_t)dim || ix_inside(iv, 16, dim);
+}
+
+/* rows_clean for idx16's lanes. */
+static bool lanes_clean16(Eng *E, uint32_t tag, const Region *g, int64_t base, int64_t stride, const Cell *iv) {
+  int64_t lo = iv[0].i, hi = iv[0].i;
+  for (int k = 1; k < 16; k++) lo = iv[k].i < lo ? iv[k].i : lo, hi = iv[k].i > hi ? iv[k].i : hi;
+  int64_t first = base + lo * stride, end = base + hi * stride + 4;
+  return end - first <= 8 * 16 && eng_race_lanes_clean(E, tag, g, first, end);
+}
+
+/* The duplicate check of an idx16 scatter whose indices do not rise, as
+ * plain_scatter lists its writes. */
+static __attribute__((noinline)) void idx16_dups(Eng *E, Sc *s, const Instr *in, const Value *ix) {
+  Hit *h = dup_hits(E, in, 16);
+  if (!h) return;
+  for (int k = 0; k < 16; k++) h[k] = (Hit){ix->v[k].i, k};
+  dup_warn(E, s, in, h, 16, false, &E->cache[in->view]);
+}
+
+/* x_indexed's access when it has idx16's form (see above): true when it
+ * ran, false when it declined, having changed nothing (but a race access
+ * opened, left for the general path as the fast handlers leave theirs). */
+static __attribute__((noinline)) bool idx16(Eng *E, Sc *s, const Instr *in) {
+  bool gather = in->op == I_VLOAD_IDX;
+  if (in->imm != 1 || in->mask >= 0 || E->rows_form[in->view] != 1 || !s->written[in->a] || E->bank_shift < 0 || E->banks > 16) return false;
+  const Value *ix = &s->reg[in->a], *x = gather ? NULL : &s->reg[in->b];
+  if (ix->n != 16 || (gather ? s->tmp.cap < 16 : in->add || !s->written[in->b] || x->n != 16 || x->dtype != DT_INT32 || !eng_defs_all(x->def, 16)))
+    return false;
+  const EV *c = &E->cache[in->view];
+  int64_t base = c->base, stride = c->bstride[0];
+  if (!eng_defs_all(ix->def, 16) || !ix16_inside(ix->v, c->lvl[c->top][0])) return false;
+  const VDesc *vd = &E->c->views[in->view];
+  int ref = vd->ref->index;
+  if (!s->rg[ref]) s->rg[ref] = mem_region(&E->r->mem, ref, s->core, s->subcore); /* as rows_resolve */
+  Region *g = s->rg[ref];
+  uint32_t tag = race_open(E, s, in, !gather, false, -1, NULL);
+  if (tag && !lanes_clean16(E, tag, g, base, stride, ix->v)) return fast_decline(E, tag);
+  Lanes16 L = {g->bytes, g->defined, base, stride, E->banks - 1, E->bank_shift};
+  uint32_t most;
+  if (gather) {
+    Value *out = in->d != in->a && s->reg[in->d].cap >= 16 ? &s->reg[in->d] : &s->tmp; /* straight into the result when it is not the indices */
+    int64_t n = 16;
+    eng_shape(out, DT_INT32, 1, &n);
+    most = gather16(&L, ix->v, out->v, out->def);
+    if (out == &s->tmp) eng_swap_in(s, in->d);
+    else s->written[in->d] = 1;
+  } else {
+    bool rising;
+    most = scatter16(&L, ix->v, x->v, in->flags & IF_LOW_WINS, &rising);
+    if (!rising && in->op_id >= 0 && in->op_id < E->nwarned && !E->warned[in->op_id]) idx16_dups(E, s, in, ix);
+  }
+  if (tag) eng_race_lanes_record(E, tag, g, base, stride, ix->v, 16);
+  uint64_t conflicts = most > 1 ? most - 1 : 0;
+  s->cost = groups(E, 16, DT_INT32) * (uint64_t)cp(E)->vector_issue_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
+  E->r->stats.space[vd->ref->space].bank_conflicts += conflicts;
+  count_access(E, vd->ref->space, 64, !gather);
+  prof_bytes(E, 64);
+  if (gather) {
+    s->ready[in->d] = s->t + (uint64_t)cp(E)->vmem_latency_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
+    log_value(E, s, in, in->log, &s->reg[in->d]);
+  }
+  return true;
+}
+
+static __attribute__((noinline)) bool x_indexed_general(Eng *E, Sc *s, const Instr *in) {
   EV ev;
   Value *m, *x = NULL;
   bool ok = true, gather = in->op == I_VLOAD_IDX, rows = false;
@@ -1268,6 +1432,10 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   trace_access(E, s, in, &ev, NULL, out, s->cost, true, n);
   return true;
 }
+
+/* An indexed access: idx16 when it has that form, else the general path
+ * (out of line both, so that neither pays for the other's registers). */
+static bool x_indexed(Eng *E, Sc *s, const Instr *in) { return idx16(E, s, in) || x_indexed_general(E, s, in); }
 
 /* ---- DMAs and synchronisation ------------------------------------------- */
 enum { X_FAULT = 0, X_OK = 1, X_BLOCKED = 2 };
