@@ -1222,16 +1222,23 @@ typedef struct {
   int shift;
 } Lanes16;
 
+/* Lane k's byte offset and bank.  unit: 4-byte elements side by side
+ * and 4-byte banks (the usual view and chip), their offset and bank from
+ * the index by an add, not a multiply and a shift. */
+#define LANE16_AT(k)                                                                   \
+  int64_t off = unit ? base + 4 * iv[k].i : base + iv[k].i * stride;                    \
+  uint8_t *bank_ = &cnt[(unit ? base4 + iv[k].i : off >> shift) & bmask]
+
 /* A gather's 16 lanes into ov/od; the most lanes in one bank. */
-static __attribute__((noinline)) uint32_t gather16(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od) {
-  const int64_t base = L->base, stride = L->stride, bmask = L->bmask;
+static inline __attribute__((always_inline)) uint32_t gather16_form(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od, bool unit) {
+  const int64_t base = L->base, base4 = L->base >> 2, stride = L->stride, bmask = L->bmask;
   const int shift = L->shift;
   const uint8_t *bytes = L->bytes, *defined = L->defined;
   uint8_t cnt[16] = {0}, all = 0xff; /* the shadow bytes of every lane, and-ed, as plain_gather */
 #pragma GCC unroll 16
   for (int k = 0; k < 16; k++) {
-    int64_t off = base + iv[k].i * stride;
-    cnt[(off >> shift) & bmask]++;
+    LANE16_AT(k);
+    ++*bank_;
     int32_t w;
     memcpy(&w, bytes + off, 4);
     ov[k].i = w;
@@ -1245,37 +1252,54 @@ static __attribute__((noinline)) uint32_t gather16(const Lanes16 *L, const Cell 
     }
   return bank_most16(cnt);
 }
+static __attribute__((noinline)) uint32_t gather16(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od) {
+  return L->stride == 4 && L->shift == 2 ? gather16_form(L, iv, ov, od, true) : gather16_form(L, iv, ov, od, false);
+}
 
 /* A scatter's 16 lanes, in order or (rev) reversed, so that of lanes with
  * one offset the right one writes last; the shadow bytes are set only
- * when some lane's are not all set already.  *rising: the indices
- * strictly rise (then none repeats). */
-static inline __attribute__((always_inline)) uint32_t scatter16_dir(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev, bool *rising) {
-  const int64_t base = L->base, stride = L->stride, bmask = L->bmask;
+ * when some lane's are not all set already. */
+static inline __attribute__((always_inline)) uint32_t scatter16_form(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev, bool unit) {
+  const int64_t base = L->base, base4 = L->base >> 2, stride = L->stride, bmask = L->bmask;
   const int shift = L->shift;
   uint8_t *bytes = L->bytes, *defined = L->defined;
   uint8_t cnt[16] = {0}, all = 0xff;
-  int64_t up = 0;
 #pragma GCC unroll 16
   for (int j = 0; j < 16; j++) {
     int k = rev ? 15 - j : j;
-    int64_t off = base + iv[k].i * stride;
-    cnt[(off >> shift) & bmask]++;
+    LANE16_AT(k);
+    ++*bank_;
     int32_t w = (int32_t)xv[k].i;
     memcpy(bytes + off, &w, 4);
     all &= defined[off >> 3];
-    if (k) up |= iv[k].i - iv[k - 1].i - 1;
   }
   if (all != 0xff)
     for (int j = 0; j < 16; j++) {
       int64_t off = base + iv[j].i * stride;
       defined[off >> 3] |= (uint8_t)(0xfu << (off & 4));
     }
-  *rising = up >= 0;
   return bank_most16(cnt);
 }
-static __attribute__((noinline)) uint32_t scatter16(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev, bool *rising) {
-  return rev ? scatter16_dir(L, iv, xv, true, rising) : scatter16_dir(L, iv, xv, false, rising);
+static __attribute__((noinline)) uint32_t scatter16(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev) {
+  bool unit = L->stride == 4 && L->shift == 2;
+  if (rev) return unit ? scatter16_form(L, iv, xv, true, true) : scatter16_form(L, iv, xv, true, false);
+  return unit ? scatter16_form(L, iv, xv, false, true) : scatter16_form(L, iv, xv, false, false);
+}
+
+/* Whether 16 indices inside the view (no difference overflows) strictly
+ * rise: the steps less one, or-ed, two at a time in a vector of two
+ * (the compiler's generic vectors), negative when some step is not up. */
+typedef int64_t I64x2 __attribute__((vector_size(16)));
+static inline bool ix16_rising(const Cell *iv) {
+  I64x2 up = {0, 0};
+#pragma GCC unroll 7
+  for (int j = 0; j < 14; j += 2) {
+    I64x2 a, b;
+    memcpy(&a, &iv[j + 1], sizeof a);
+    memcpy(&b, &iv[j], sizeof b);
+    up |= a - b - 1;
+  }
+  return (up[0] | up[1] | (iv[15].i - iv[14].i - 1)) >= 0;
 }
 
 /* ix_inside of 16 indices: their or, in one straight run (that the
@@ -1304,14 +1328,26 @@ static __attribute__((noinline)) void idx16_dups(Eng *E, Sc *s, const Instr *in,
   dup_warn(E, s, in, h, 16, false, &E->cache[in->view]);
 }
 
+/* Whether instruction E->cur has idx16's form but for its registers:
+ * settled (E->idx_form) once its view's resolution is kept. */
+static __attribute__((noinline)) bool idx16_form(Eng *E, const Instr *in) {
+  uint8_t form = E->rows_form[in->view];
+  if (!form) return false;
+  bool ok = form == 1 && in->imm == 1 && in->mask < 0 && !(in->op == I_VSTORE_IDX && in->add) && E->bank_shift >= 0 && E->banks <= 16;
+  E->idx_form[E->cur] = ok ? 1 : 2;
+  return ok;
+}
+
 /* x_indexed's access when it has idx16's form (see above): true when it
  * ran, false when it declined, having changed nothing (but a race access
  * opened, left for the general path as the fast handlers leave theirs). */
 static __attribute__((noinline)) bool idx16(Eng *E, Sc *s, const Instr *in) {
   bool gather = in->op == I_VLOAD_IDX;
-  if (in->imm != 1 || in->mask >= 0 || E->rows_form[in->view] != 1 || !s->written[in->a] || E->bank_shift < 0 || E->banks > 16) return false;
+  uint8_t form = E->idx_form[E->cur];
+  if (form != 1 && (form == 2 || !idx16_form(E, in))) return false;
+  if (!s->written[in->a]) return false;
   const Value *ix = &s->reg[in->a], *x = gather ? NULL : &s->reg[in->b];
-  if (ix->n != 16 || (gather ? s->tmp.cap < 16 : in->add || !s->written[in->b] || x->n != 16 || x->dtype != DT_INT32 || !eng_defs_all(x->def, 16)))
+  if (ix->n != 16 || (gather ? s->tmp.cap < 16 : !s->written[in->b] || x->n != 16 || x->dtype != DT_INT32 || !eng_defs_all(x->def, 16)))
     return false;
   const EV *c = &E->cache[in->view];
   int64_t base = c->base, stride = c->bstride[0];
@@ -1332,9 +1368,8 @@ static __attribute__((noinline)) bool idx16(Eng *E, Sc *s, const Instr *in) {
     if (out == &s->tmp) eng_swap_in(s, in->d);
     else s->written[in->d] = 1;
   } else {
-    bool rising;
-    most = scatter16(&L, ix->v, x->v, in->flags & IF_LOW_WINS, &rising);
-    if (!rising && in->op_id >= 0 && in->op_id < E->nwarned && !E->warned[in->op_id]) idx16_dups(E, s, in, ix);
+    most = scatter16(&L, ix->v, x->v, in->flags & IF_LOW_WINS);
+    if (in->op_id >= 0 && in->op_id < E->nwarned && !E->warned[in->op_id] && !ix16_rising(ix->v)) idx16_dups(E, s, in, ix);
   }
   if (tag) eng_race_lanes_record(E, tag, g, base, stride, ix->v, 16);
   uint64_t conflicts = most > 1 ? most - 1 : 0;
@@ -2539,6 +2574,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   E->watch = E->prof || E->origin;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
   E->rows_form = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
+  E->idx_form = calloc((size_t)(c->n ? c->n : 1), 1);
   E->banks = q->vmem_banks > 0 && q->vmem_banks <= 256 ? q->vmem_banks : 1;
   E->bank_bytes = q->vmem_bank_bytes > 0 ? q->vmem_bank_bytes : 4;
   E->bank_shift = log2_exact(E->banks) >= 0 ? log2_exact(E->bank_bytes) : -1;
@@ -2550,7 +2586,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   }
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
-  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->rows_form && E->warned &&
+  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races) && E->cache && E->cache_state && E->rows_form && E->idx_form && E->warned &&
             run_mem_init(p, &out->mem);
   size_t nr = (size_t)(c->nregs ? c->nregs : 1);
   for (int i = 0; ok && i < E->nsub; i++) {
@@ -2661,6 +2697,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.cache);
   free(E.cache_state);
   free(E.rows_form);
+  free(E.idx_form);
   eng_decode_free(&E);
   eng_ring_free(&E);
   free(E.warned);
