@@ -1252,7 +1252,7 @@ static inline __attribute__((always_inline)) uint32_t gather16_form(const Lanes1
     }
   return bank_most16(cnt);
 }
-static __attribute__((noinline)) uint32_t gather16(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od) {
+static inline __attribute__((always_inline)) uint32_t gather16(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od) {
   return L->stride == 4 && L->shift == 2 ? gather16_form(L, iv, ov, od, true) : gather16_form(L, iv, ov, od, false);
 }
 
@@ -1280,7 +1280,7 @@ static inline __attribute__((always_inline)) uint32_t scatter16_form(const Lanes
     }
   return bank_most16(cnt);
 }
-static __attribute__((noinline)) uint32_t scatter16(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev) {
+static inline __attribute__((always_inline)) uint32_t scatter16(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev) {
   bool unit = L->stride == 4 && L->shift == 2;
   if (rev) return unit ? scatter16_form(L, iv, xv, true, true) : scatter16_form(L, iv, xv, true, false);
   return unit ? scatter16_form(L, iv, xv, false, true) : scatter16_form(L, iv, xv, false, false);
