@@ -2192,7 +2192,15 @@ static __attribute__((noinline)) int execute_general(Eng *E, Sc *s, const Instr 
 
 /* The general handlers, out of line so that the specialised ones keep
  * the dispatch's registers. */
+static __attribute__((noinline)) int execute_switch(Eng *E, Sc *s, const Instr *in);
 static int execute_general(Eng *E, Sc *s, const Instr *in) {
+  /* the indexed accesses apart, so that they skip the frame the handlers
+   * inlined in the switch need (X_OK and X_FAULT are true and false) */
+  if (in->op == I_VLOAD_IDX || in->op == I_VSTORE_IDX) return x_indexed(E, s, in) ? X_OK : X_FAULT;
+  return execute_switch(E, s, in);
+}
+
+static int execute_switch(Eng *E, Sc *s, const Instr *in) {
   switch (in->op) {
   case I_CONST: case I_COORD: case I_IOTA: case I_CAST: case I_BROADCAST:
   case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: return x_misc_value(E, s, in) ? X_OK : X_FAULT;
