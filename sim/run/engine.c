@@ -1341,47 +1341,70 @@ static __attribute__((noinline)) bool idx16_form(Eng *E, const Instr *in) {
 /* x_indexed's access when it has idx16's form (see above): true when it
  * ran, false when it declined, having changed nothing (but a race access
  * opened, left for the general path as the fast handlers leave theirs). */
-static __attribute__((noinline)) bool idx16(Eng *E, Sc *s, const Instr *in) {
-  bool gather = in->op == I_VLOAD_IDX;
-  uint8_t form = E->idx_form[E->cur];
-  if (form != 1 && (form == 2 || !idx16_form(E, in))) return false;
-  if (!s->written[in->a]) return false;
-  const Value *ix = &s->reg[in->a], *x = gather ? NULL : &s->reg[in->b];
-  if (ix->n != 16 || (gather ? s->tmp.cap < 16 : !s->written[in->b] || x->n != 16 || x->dtype != DT_INT32 || !eng_defs_all(x->def, 16)))
+/* idx16's checks and set-up, common to both directions: false when it
+ * declines. */
+static inline __attribute__((always_inline)) bool idx16_open(Eng *E, Sc *s, const Instr *in, bool gather, Lanes16 *L, uint32_t *tag, Space *sp) {
+  const Value *ix = &s->reg[in->a];
+  if (!s->written[in->a] || ix->n != 16) return false;
+  if (gather ? s->tmp.cap < 16 : !s->written[in->b] || s->reg[in->b].n != 16 || s->reg[in->b].dtype != DT_INT32 || !eng_defs_all(s->reg[in->b].def, 16))
     return false;
   const EV *c = &E->cache[in->view];
-  int64_t base = c->base, stride = c->bstride[0];
   if (!eng_defs_all(ix->def, 16) || !ix16_inside(ix->v, c->lvl[c->top][0])) return false;
   const VDesc *vd = &E->c->views[in->view];
   int ref = vd->ref->index;
   if (!s->rg[ref]) s->rg[ref] = mem_region(&E->r->mem, ref, s->core, s->subcore); /* as rows_resolve */
   Region *g = s->rg[ref];
-  uint32_t tag = race_open(E, s, in, !gather, false, -1, NULL);
-  if (tag && !lanes_clean16(E, tag, g, base, stride, ix->v)) return fast_decline(E, tag);
-  Lanes16 L = {g->bytes, g->defined, base, stride, E->banks - 1, E->bank_shift};
-  uint32_t most;
-  if (gather) {
-    Value *out = in->d != in->a && s->reg[in->d].cap >= 16 ? &s->reg[in->d] : &s->tmp; /* straight into the result when it is not the indices */
-    int64_t n = 16;
-    eng_shape(out, DT_INT32, 1, &n);
-    most = gather16(&L, ix->v, out->v, out->def);
-    if (out == &s->tmp) eng_swap_in(s, in->d);
-    else s->written[in->d] = 1;
-  } else {
-    most = scatter16(&L, ix->v, x->v, in->flags & IF_LOW_WINS);
-    if (in->op_id >= 0 && in->op_id < E->nwarned && !E->warned[in->op_id] && !ix16_rising(ix->v)) idx16_dups(E, s, in, ix);
-  }
-  if (tag) eng_race_lanes_record(E, tag, g, base, stride, ix->v, 16);
+  *L = (Lanes16){g->bytes, g->defined, c->base, c->bstride[0], E->banks - 1, E->bank_shift};
+  *sp = vd->ref->space;
+  *tag = race_open(E, s, in, !gather, false, -1, NULL);
+  return !*tag || lanes_clean16(E, *tag, g, c->base, c->bstride[0], ix->v) || fast_decline(E, *tag);
+}
+
+/* idx16's accounting after the lanes, as x_indexed's: the most lanes in
+ * one bank give the conflicts; the conflicts, the issue cost. */
+static inline __attribute__((always_inline)) uint64_t idx16_close(Eng *E, Sc *s, const Instr *in, bool gather, uint32_t most, uint32_t tag, Space sp) {
+  if (tag) eng_race_lanes_record(E, tag, s->rg[E->c->views[in->view].ref->index], E->cache[in->view].base, E->cache[in->view].bstride[0], s->reg[in->a].v, 16);
   uint64_t conflicts = most > 1 ? most - 1 : 0;
   s->cost = groups(E, 16, DT_INT32) * (uint64_t)cp(E)->vector_issue_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
-  E->r->stats.space[vd->ref->space].bank_conflicts += conflicts;
-  count_access(E, vd->ref->space, 64, !gather);
+  E->r->stats.space[sp].bank_conflicts += conflicts;
+  count_access(E, sp, 64, !gather);
   prof_bytes(E, 64);
-  if (gather) {
-    s->ready[in->d] = s->t + (uint64_t)cp(E)->vmem_latency_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
-    log_value(E, s, in, in->log, &s->reg[in->d]);
-  }
+  return conflicts;
+}
+
+static __attribute__((noinline)) bool idx16_gather(Eng *E, Sc *s, const Instr *in) {
+  Lanes16 L;
+  uint32_t tag;
+  Space sp;
+  if (!idx16_open(E, s, in, true, &L, &tag, &sp)) return false;
+  Value *out = in->d != in->a && s->reg[in->d].cap >= 16 ? &s->reg[in->d] : &s->tmp; /* straight into the result when it is not the indices */
+  int64_t n = 16;
+  eng_shape(out, DT_INT32, 1, &n);
+  uint32_t most = gather16(&L, s->reg[in->a].v, out->v, out->def);
+  if (out == &s->tmp) eng_swap_in(s, in->d);
+  else s->written[in->d] = 1;
+  uint64_t conflicts = idx16_close(E, s, in, true, most, tag, sp);
+  s->ready[in->d] = s->t + (uint64_t)cp(E)->vmem_latency_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
+  log_value(E, s, in, in->log, &s->reg[in->d]);
   return true;
+}
+
+static __attribute__((noinline)) bool idx16_scatter(Eng *E, Sc *s, const Instr *in) {
+  Lanes16 L;
+  uint32_t tag;
+  Space sp;
+  if (!idx16_open(E, s, in, false, &L, &tag, &sp)) return false;
+  const Value *ix = &s->reg[in->a];
+  uint32_t most = scatter16(&L, ix->v, s->reg[in->b].v, in->flags & IF_LOW_WINS);
+  if (in->op_id >= 0 && in->op_id < E->nwarned && !E->warned[in->op_id] && !ix16_rising(ix->v)) idx16_dups(E, s, in, ix);
+  idx16_close(E, s, in, false, most, tag, sp);
+  return true;
+}
+
+static inline bool idx16(Eng *E, Sc *s, const Instr *in) {
+  uint8_t form = E->idx_form[E->cur];
+  if (form != 1 && (form == 2 || !idx16_form(E, in))) return false;
+  return in->op == I_VLOAD_IDX ? idx16_gather(E, s, in) : idx16_scatter(E, s, in);
 }
 
 static __attribute__((noinline)) bool x_indexed_general(Eng *E, Sc *s, const Instr *in) {
