@@ -1189,10 +1189,11 @@ static bool rows_resolve(Eng *E, Sc *s, const Instr *in, EV *ev, bool *rows) {
 /* The usual indexed access (one index register of 16 lanes, no mask, a
  * kept resolution of indexed_rows' form, every index defined and inside
  * the view, at most 16 banks, a power of two, and for a scatter 16 defined
- * int32 values, not an add) runs in idx16: no EV is built, the lanes are
- * straight-line code and the banks are counted in 16 bytes, the most of
- * them found once at the end.  The reads, writes, bank counts, costs,
- * statistics, race records and duplicate warnings are rows_run's. */
+ * int32 values, not an add) runs here (idx16_gather, idx16_scatter): no
+ * EV is built, the lanes are straight-line code and the banks are counted
+ * in 16 bytes, the most of them found once at the end.  The reads, writes,
+ * bank counts, costs, statistics, race records and duplicate warnings are
+ * rows_run's. */
 
 /* Bytewise the larger of a and b, every byte below 128: a byte's high bit
  * of (a | 0x80) - b is set where a's byte is at least b's (no borrow
@@ -1338,11 +1339,9 @@ static __attribute__((noinline)) bool idx16_form(Eng *E, const Instr *in) {
   return ok;
 }
 
-/* x_indexed's access when it has idx16's form (see above): true when it
- * ran, false when it declined, having changed nothing (but a race access
- * opened, left for the general path as the fast handlers leave theirs). */
 /* idx16's checks and set-up, common to both directions: false when it
- * declines. */
+ * declines, having changed nothing (but a race access opened, left for
+ * the general path as the fast handlers leave theirs). */
 static inline __attribute__((always_inline)) bool idx16_open(Eng *E, Sc *s, const Instr *in, bool gather, Lanes16 *L, uint32_t *tag, Space *sp) {
   const Value *ix = &s->reg[in->a];
   if (!s->written[in->a] || ix->n != 16) return false;
@@ -1372,11 +1371,17 @@ static inline __attribute__((always_inline)) uint64_t idx16_close(Eng *E, Sc *s,
   return conflicts;
 }
 
-static __attribute__((noinline)) bool idx16_gather(Eng *E, Sc *s, const Instr *in) {
+/* An executed instruction's status (execute_general's). */
+enum { X_FAULT = 0, X_OK = 1, X_BLOCKED = 2 };
+
+static __attribute__((noinline)) bool x_indexed_general(Eng *E, Sc *s, const Instr *in);
+
+/* idx16's two directions, each the general path when it declines: X_ statuses. */
+static __attribute__((noinline)) int idx16_gather(Eng *E, Sc *s, const Instr *in) {
   Lanes16 L;
   uint32_t tag;
   Space sp;
-  if (!idx16_open(E, s, in, true, &L, &tag, &sp)) return false;
+  if (!idx16_open(E, s, in, true, &L, &tag, &sp)) return x_indexed_general(E, s, in) ? X_OK : X_FAULT;
   Value *out = in->d != in->a && s->reg[in->d].cap >= 16 ? &s->reg[in->d] : &s->tmp; /* straight into the result when it is not the indices */
   int64_t n = 16;
   eng_shape(out, DT_INT32, 1, &n);
@@ -1386,26 +1391,21 @@ static __attribute__((noinline)) bool idx16_gather(Eng *E, Sc *s, const Instr *i
   uint64_t conflicts = idx16_close(E, s, in, true, most, tag, sp);
   s->ready[in->d] = s->t + (uint64_t)cp(E)->vmem_latency_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
   log_value(E, s, in, in->log, &s->reg[in->d]);
-  return true;
+  return X_OK;
 }
 
-static __attribute__((noinline)) bool idx16_scatter(Eng *E, Sc *s, const Instr *in) {
+static __attribute__((noinline)) int idx16_scatter(Eng *E, Sc *s, const Instr *in) {
   Lanes16 L;
   uint32_t tag;
   Space sp;
-  if (!idx16_open(E, s, in, false, &L, &tag, &sp)) return false;
+  if (!idx16_open(E, s, in, false, &L, &tag, &sp)) return x_indexed_general(E, s, in) ? X_OK : X_FAULT;
   const Value *ix = &s->reg[in->a];
   uint32_t most = scatter16(&L, ix->v, s->reg[in->b].v, in->flags & IF_LOW_WINS);
   if (in->op_id >= 0 && in->op_id < E->nwarned && !E->warned[in->op_id] && !ix16_rising(ix->v)) idx16_dups(E, s, in, ix);
   idx16_close(E, s, in, false, most, tag, sp);
-  return true;
+  return X_OK;
 }
 
-static inline bool idx16(Eng *E, Sc *s, const Instr *in) {
-  uint8_t form = E->idx_form[E->cur];
-  if (form != 1 && (form == 2 || !idx16_form(E, in))) return false;
-  return in->op == I_VLOAD_IDX ? idx16_gather(E, s, in) : idx16_scatter(E, s, in);
-}
 
 static __attribute__((noinline)) bool x_indexed_general(Eng *E, Sc *s, const Instr *in) {
   EV ev;
@@ -1491,12 +1491,17 @@ static __attribute__((noinline)) bool x_indexed_general(Eng *E, Sc *s, const Ins
   return true;
 }
 
-/* An indexed access: idx16 when it has that form, else the general path
- * (out of line both, so that neither pays for the other's registers). */
-static bool x_indexed(Eng *E, Sc *s, const Instr *in) { return idx16(E, s, in) || x_indexed_general(E, s, in); }
+/* An indexed access, an X_ status: idx16 when it has that form, else the
+ * general path (out of line both, so that neither pays for the other's
+ * registers, and reached by a jump). */
+static int x_indexed(Eng *E, Sc *s, const Instr *in) {
+  uint8_t form = E->idx_form[E->cur];
+  if (!form) form = idx16_form(E, in) ? 1 : 2;
+  if (form != 1) return x_indexed_general(E, s, in) ? X_OK : X_FAULT;
+  return in->op == I_VLOAD_IDX ? idx16_gather(E, s, in) : idx16_scatter(E, s, in);
+}
 
 /* ---- DMAs and synchronisation ------------------------------------------- */
-enum { X_FAULT = 0, X_OK = 1, X_BLOCKED = 2 };
 
 static bool sem_addr(Eng *E, Sc *s, const Instr *in, int view, int core, int subcore, Region **g, int64_t *off) {
   EV ev;
@@ -2219,7 +2224,7 @@ static __attribute__((noinline)) int execute_switch(Eng *E, Sc *s, const Instr *
 static int execute_general(Eng *E, Sc *s, const Instr *in) {
   /* the indexed accesses apart, so that they skip the frame the handlers
    * inlined in the switch need (X_OK and X_FAULT are true and false) */
-  if (in->op == I_VLOAD_IDX || in->op == I_VSTORE_IDX) return x_indexed(E, s, in) ? X_OK : X_FAULT;
+  if (in->op == I_VLOAD_IDX || in->op == I_VSTORE_IDX) return x_indexed(E, s, in);
   return execute_switch(E, s, in);
 }
 
@@ -2238,7 +2243,7 @@ static int execute_switch(Eng *E, Sc *s, const Instr *in) {
   case I_ALL_REDUCE: return eng_all_reduce(E, s, in) ? X_OK : X_FAULT;
   case I_LOAD: case I_VLOAD: return x_load(E, s, in) ? X_OK : X_FAULT;
   case I_STORE: case I_VSTORE: return x_store(E, s, in) ? X_OK : X_FAULT;
-  case I_VLOAD_IDX: case I_VSTORE_IDX: return x_indexed(E, s, in) ? X_OK : X_FAULT;
+  case I_VLOAD_IDX: case I_VSTORE_IDX: return x_indexed(E, s, in);
   case I_ENQUEUE_DMA: case I_ENQUEUE_INDIRECT_DMA: return x_dma(E, s, in);
   case I_WAIT_DMA: case I_WAIT_INDIRECT_DMA: return x_wait(E, s, in);
   case I_SEM_SIGNAL: case I_SEM_WAIT: return x_sem(E, s, in);
