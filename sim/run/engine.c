@@ -2222,9 +2222,12 @@ static __attribute__((noinline)) int execute_general(Eng *E, Sc *s, const Instr 
  * the dispatch's registers. */
 static __attribute__((noinline)) int execute_switch(Eng *E, Sc *s, const Instr *in);
 static int execute_general(Eng *E, Sc *s, const Instr *in) {
-  /* the indexed accesses apart, so that they skip the frame the handlers
-   * inlined in the switch need (X_OK and X_FAULT are true and false) */
-  if (in->op == I_VLOAD_IDX || in->op == I_VSTORE_IDX) return x_indexed(E, s, in);
+  /* the handlers out of line (reached by a jump) ahead of the switch, so
+   * that they skip the frame the handlers inlined in it need */
+  Opcode op = in->op;
+  if (op == I_VLOAD_IDX || op == I_VSTORE_IDX) return x_indexed(E, s, in);
+  if (op == I_ENQUEUE_DMA || op == I_ENQUEUE_INDIRECT_DMA) return x_dma(E, s, in);
+  if (op == I_WAIT_DMA || op == I_WAIT_INDIRECT_DMA) return x_wait(E, s, in);
   return execute_switch(E, s, in);
 }
 
