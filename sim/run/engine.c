@@ -2188,10 +2188,15 @@ static bool fast_mov(Eng *E, Sc *s, const Instr *in) {
   Value *t = &s->reg[in->d];
   if (t != a) {
     if (t->cap < a->n) return false;
-    eng_shape(t, a->dtype, a->rank, a->shape);
-    if (a->n == 16) memcpy(t->v, a->v, sizeof(Cell) * 16); /* the common vector: a fixed size, no libc call */
-    else if (a->n) memcpy(t->v, a->v, sizeof(Cell) * (size_t)a->n);
-    eng_defs_copy(t->def, a->def, a->n);
+    if (a->n == 16 && a->rank == 1) { /* the common vector: its shape, lanes and flags at fixed sizes */
+      t->dtype = a->dtype, t->rank = 1, t->shape[0] = 16, t->n = 16;
+      memcpy(t->v, a->v, sizeof(Cell) * 16);
+      memcpy(t->def, a->def, 16);
+    } else {
+      eng_shape(t, a->dtype, a->rank, a->shape);
+      if (a->n) memcpy(t->v, a->v, sizeof(Cell) * (size_t)a->n);
+      eng_defs_copy(t->def, a->def, a->n);
+    }
     s->written[in->d] = 1;
   }
   s->cost = value_cost(E, t);
