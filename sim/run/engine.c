@@ -1217,6 +1217,8 @@ static inline uint32_t bank_most16(const uint8_t *cnt) {
   return (uint32_t)(bytes_max(a, a >> 8) & 0xff);
 }
 
+/* The view and banks the 16 lanes address: the region's bytes and shadow,
+ * the element at base + index x stride, its bank (offset >> shift) & bmask. */
 typedef struct {
   uint8_t *bytes, *defined;
   int64_t base, stride, bmask;
@@ -1405,7 +1407,6 @@ static __attribute__((noinline)) int idx16_scatter(Eng *E, Sc *s, const Instr *i
   idx16_close(E, s, in, false, most, tag, sp);
   return X_OK;
 }
-
 
 static __attribute__((noinline)) bool x_indexed_general(Eng *E, Sc *s, const Instr *in) {
   EV ev;
@@ -2251,7 +2252,7 @@ static int execute_switch(Eng *E, Sc *s, const Instr *in) {
   case I_ALL_REDUCE: return eng_all_reduce(E, s, in) ? X_OK : X_FAULT;
   case I_LOAD: case I_VLOAD: return x_load(E, s, in) ? X_OK : X_FAULT;
   case I_STORE: case I_VSTORE: return x_store(E, s, in) ? X_OK : X_FAULT;
-  case I_VLOAD_IDX: case I_VSTORE_IDX: return x_indexed(E, s, in);
+  case I_VLOAD_IDX: case I_VSTORE_IDX: return x_indexed(E, s, in); /* these three: taken ahead of the switch */
   case I_ENQUEUE_DMA: case I_ENQUEUE_INDIRECT_DMA: return x_dma(E, s, in);
   case I_WAIT_DMA: case I_WAIT_INDIRECT_DMA: return x_wait(E, s, in);
   case I_SEM_SIGNAL: case I_SEM_WAIT: return x_sem(E, s, in);
