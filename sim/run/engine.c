@@ -1270,7 +1270,230 @@ static bool rows_resolve(Eng *E, Sc *s, const Instr *in, EV *ev, bool *rows) {
   return true;
 }
 
-static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
+/* ---- 16 lanes of int32 without x_indexed's set-up ------------------------ */
+/* The usual indexed access (one index register of 16 lanes, no mask, a
+ * kept resolution of indexed_rows' form, every index defined and inside
+ * the view, at most 16 banks, a power of two, and for a scatter 16 defined
+ * int32 values, not an add) runs here (idx16_gather, idx16_scatter): no
+ * EV is built, the lanes are straight-line code and the banks are counted
+ * in 16 bytes, the most of them found once at the end.  The reads, writes,
+ * bank counts, costs, statistics, race records and duplicate warnings are
+ * rows_run's. */
+
+/* Bytewise the larger of a and b, every byte below 128: a byte's high bit
+ * of (a | 0x80) - b is set where a's byte is at least b's (no borrow
+ * crosses a byte), spread into a mask of the byte. */
+static inline uint64_t bytes_max(uint64_t a, uint64_t b) {
+  const uint64_t hi = 0x8080808080808080ull;
+  uint64_t ge = ((a | hi) - b) & hi, m = ge | (ge - (ge >> 7));
+  return (a & m) | (b & ~m);
+}
+
+/* The most lanes in one bank, from 16 byte counters. */
+static inline uint32_t bank_most16(const uint8_t *cnt) {
+  uint64_t a, b;
+  memcpy(&a, cnt, 8);
+  memcpy(&b, cnt + 8, 8);
+  if (!((a | b) & ~ENG_DEFS_ONE)) return (a | b) ? 1 : 0; /* no bank twice: the conflict-free access, no fold */
+  if ((a | b) & 0x1010101010101010ull) return 16; /* a count of 16 (bit 4 set; none is more): every lane in one bank */
+  a = bytes_max(a, b);
+  a = bytes_max(a, a >> 32);
+  a = bytes_max(a, a >> 16);
+  return (uint32_t)(bytes_max(a, a >> 8) & 0xff);
+}
+
+/* The view and banks the 16 lanes address: the region's bytes and shadow,
+ * the element at base + index x stride, its bank (offset >> shift) & bmask. */
+typedef struct {
+  uint8_t *bytes, *defined;
+  int64_t base, stride, bmask;
+  int shift;
+} Lanes16;
+
+/* Lane k's byte offset and bank.  unit: 4-byte elements side by side
+ * and 4-byte banks (the usual view and chip), their offset and bank from
+ * the index by an add, not a multiply and a shift. */
+#define LANE16_AT(k)                                                                   \
+  int64_t off = unit ? base + 4 * iv[k].i : base + iv[k].i * stride;                    \
+  uint8_t *bank_ = &cnt[(unit ? base4 + iv[k].i : off >> shift) & bmask]
+
+/* A gather's 16 lanes into ov/od; the most lanes in one bank. */
+static inline __attribute__((always_inline)) uint32_t gather16_form(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od, bool unit) {
+  const int64_t base = L->base, base4 = L->base >> 2, stride = L->stride, bmask = L->bmask;
+  const int shift = L->shift;
+  const uint8_t *bytes = L->bytes, *defined = L->defined;
+  uint8_t cnt[16] = {0}, all = 0xff; /* the shadow bytes of every lane, and-ed, as plain_gather */
+#pragma GCC unroll 16
+  for (int k = 0; k < 16; k++) {
+    LANE16_AT(k);
+    ++*bank_;
+    int32_t w;
+    memcpy(&w, bytes + off, 4);
+    ov[k].i = w;
+    all &= defined[off >> 3];
+  }
+  if (all == 0xff) eng_defs_set(od, 16);
+  else
+    for (int k = 0; k < 16; k++) {
+      int64_t off = base + iv[k].i * stride;
+      od[k] = ((unsigned)defined[off >> 3] >> (off & 4) & 0xf) == 0xf;
+    }
+  return bank_most16(cnt);
+}
+static inline __attribute__((always_inline)) uint32_t gather16(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od) {
+  return L->stride == 4 && L->shift == 2 ? gather16_form(L, iv, ov, od, true) : gather16_form(L, iv, ov, od, false);
+}
+
+/* A scatter's 16 lanes, in order or (rev) reversed, so that of lanes with
+ * one offset the right one writes last; the shadow bytes are set only
+ * when some lane's are not all set already. */
+static inline __attribute__((always_inline)) uint32_t scatter16_form(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev, bool unit) {
+  const int64_t base = L->base, base4 = L->base >> 2, stride = L->stride, bmask = L->bmask;
+  const int shift = L->shift;
+  uint8_t *bytes = L->bytes, *defined = L->defined;
+  uint8_t cnt[16] = {0}, all = 0xff;
+#pragma GCC unroll 16
+  for (int j = 0; j < 16; j++) {
+    int k = rev ? 15 - j : j;
+    LANE16_AT(k);
+    ++*bank_;
+    int32_t w = (int32_t)xv[k].i;
+    memcpy(bytes + off, &w, 4);
+    all &= defined[off >> 3];
+  }
+  if (all != 0xff)
+    for (int j = 0; j < 16; j++) {
+      int64_t off = base + iv[j].i * stride;
+      defined[off >> 3] |= (uint8_t)(0xfu << (off & 4));
+    }
+  return bank_most16(cnt);
+}
+static inline __attribute__((always_inline)) uint32_t scatter16(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev) {
+  bool unit = L->stride == 4 && L->shift == 2;
+  if (rev) return unit ? scatter16_form(L, iv, xv, true, true) : scatter16_form(L, iv, xv, true, false);
+  return unit ? scatter16_form(L, iv, xv, false, true) : scatter16_form(L, iv, xv, false, false);
+}
+
+/* Whether 16 indices inside the view (no difference overflows) strictly
+ * rise: the steps less one, or-ed, two at a time in a vector of two
+ * (the compiler's generic vectors), negative when some step is not up. */
+typedef int64_t I64x2 __attribute__((vector_size(16)));
+static inline bool ix16_rising(const Cell *iv) {
+  I64x2 up = {0, 0};
+#pragma GCC unroll 7
+  for (int j = 0; j < 14; j += 2) {
+    I64x2 a, b;
+    memcpy(&a, &iv[j + 1], sizeof a);
+    memcpy(&b, &iv[j], sizeof b);
+    up |= a - b - 1;
+  }
+  return (up[0] | up[1] | (iv[15].i - iv[14].i - 1)) >= 0;
+}
+
+/* ix_inside of 16 indices: their or, in one straight run (that the
+ * compiler may do two lanes at a time). */
+static inline bool ix16_inside(const Cell *iv, int64_t dim) {
+  uint64_t any = 0;
+#pragma GCC unroll 16
+  for (int k = 0; k < 16; k++) any |= (uint64_t)iv[k].i;
+  return any < (uint64_t)dim || ix_inside(iv, 16, dim);
+}
+
+/* rows_clean for idx16's lanes. */
+static bool lanes_clean16(Eng *E, uint32_t tag, const Region *g, int64_t base, int64_t stride, const Cell *iv) {
+  int64_t lo = iv[0].i, hi = iv[0].i;
+  for (int k = 1; k < 16; k++) lo = iv[k].i < lo ? iv[k].i : lo, hi = iv[k].i > hi ? iv[k].i : hi;
+  int64_t first = base + lo * stride, end = base + hi * stride + 4;
+  return end - first <= 8 * 16 && eng_race_lanes_clean(E, tag, g, first, end);
+}
+
+/* The duplicate check of an idx16 scatter whose indices do not rise, as
+ * plain_scatter lists its writes. */
+static __attribute__((noinline)) void idx16_dups(Eng *E, Sc *s, const Instr *in, const Value *ix) {
+  Hit *h = dup_hits(E, in, 16);
+  if (!h) return;
+  for (int k = 0; k < 16; k++) h[k] = (Hit){ix->v[k].i, k};
+  dup_warn(E, s, in, h, 16, false, &E->cache[in->view]);
+}
+
+/* Whether instruction E->cur has idx16's form but for its registers:
+ * settled (E->idx_form) once its view's resolution is kept. */
+static __attribute__((noinline)) bool idx16_form(Eng *E, const Instr *in) {
+  uint8_t form = E->rows_form[in->view];
+  if (!form) return false;
+  bool ok = form == 1 && in->imm == 1 && in->mask < 0 && !(in->op == I_VSTORE_IDX && in->add) && E->bank_shift >= 0 && E->banks <= 16;
+  E->idx_form[E->cur] = ok ? 1 : 2;
+  return ok;
+}
+
+/* idx16's checks and set-up, common to both directions: false when it
+ * declines, having changed nothing (but a race access opened, left for
+ * the general path as the fast handlers leave theirs). */
+static inline __attribute__((always_inline)) bool idx16_open(Eng *E, Sc *s, const Instr *in, bool gather, Lanes16 *L, uint32_t *tag, Space *sp) {
+  const Value *ix = &s->reg[in->a];
+  if (!s->written[in->a] || ix->n != 16) return false;
+  if (gather ? s->tmp.cap < 16 : !s->written[in->b] || s->reg[in->b].n != 16 || s->reg[in->b].dtype != DT_INT32 || !eng_defs_all(s->reg[in->b].def, 16))
+    return false;
+  const EV *c = &E->cache[in->view];
+  if (!eng_defs_all(ix->def, 16) || !ix16_inside(ix->v, c->lvl[c->top][0])) return false;
+  const VDesc *vd = &E->c->views[in->view];
+  int ref = vd->ref->index;
+  if (!s->rg[ref]) s->rg[ref] = mem_region(&E->r->mem, ref, s->core, s->subcore); /* as rows_resolve */
+  Region *g = s->rg[ref];
+  *L = (Lanes16){g->bytes, g->defined, c->base, c->bstride[0], E->banks - 1, E->bank_shift};
+  *sp = vd->ref->space;
+  *tag = race_open(E, s, in, !gather, false, -1, NULL);
+  return !*tag || lanes_clean16(E, *tag, g, c->base, c->bstride[0], ix->v) || fast_decline(E, *tag);
+}
+
+/* idx16's accounting after the lanes, as x_indexed's: the most lanes in
+ * one bank give the conflicts; the conflicts, the issue cost. */
+static inline __attribute__((always_inline)) uint64_t idx16_close(Eng *E, Sc *s, const Instr *in, bool gather, uint32_t most, uint32_t tag, Space sp) {
+  if (tag) eng_race_lanes_record(E, tag, s->rg[E->c->views[in->view].ref->index], E->cache[in->view].base, E->cache[in->view].bstride[0], s->reg[in->a].v, 16);
+  uint64_t conflicts = most > 1 ? most - 1 : 0;
+  s->cost = groups(E, 16, DT_INT32) * (uint64_t)cp(E)->vector_issue_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
+  E->r->stats.space[sp].bank_conflicts += conflicts;
+  count_access(E, sp, 64, !gather);
+  prof_bytes(E, 64);
+  return conflicts;
+}
+
+/* An executed instruction's status (execute_general's). */
+enum { X_FAULT = 0, X_OK = 1, X_BLOCKED = 2 };
+
+static __attribute__((noinline)) bool x_indexed_general(Eng *E, Sc *s, const Instr *in);
+
+/* idx16's two directions, each the general path when it declines: X_ statuses. */
+static __attribute__((noinline)) int idx16_gather(Eng *E, Sc *s, const Instr *in) {
+  Lanes16 L;
+  uint32_t tag;
+  Space sp;
+  if (!idx16_open(E, s, in, true, &L, &tag, &sp)) return x_indexed_general(E, s, in) ? X_OK : X_FAULT;
+  Value *out = in->d != in->a && s->reg[in->d].cap >= 16 ? &s->reg[in->d] : &s->tmp; /* straight into the result when it is not the indices */
+  int64_t n = 16;
+  eng_shape(out, DT_INT32, 1, &n);
+  uint32_t most = gather16(&L, s->reg[in->a].v, out->v, out->def);
+  if (out == &s->tmp) eng_swap_in(s, in->d);
+  else s->written[in->d] = 1;
+  uint64_t conflicts = idx16_close(E, s, in, true, most, tag, sp);
+  s->ready[in->d] = s->t + (uint64_t)cp(E)->vmem_latency_cycles + conflicts * (uint64_t)cp(E)->bank_conflict_cycles;
+  log_value(E, s, in, in->log, &s->reg[in->d]);
+  return X_OK;
+}
+
+static __attribute__((noinline)) int idx16_scatter(Eng *E, Sc *s, const Instr *in) {
+  Lanes16 L;
+  uint32_t tag;
+  Space sp;
+  if (!idx16_open(E, s, in, false, &L, &tag, &sp)) return x_indexed_general(E, s, in) ? X_OK : X_FAULT;
+  const Value *ix = &s->reg[in->a];
+  uint32_t most = scatter16(&L, ix->v, s->reg[in->b].v, in->flags & IF_LOW_WINS);
+  if (in->op_id >= 0 && in->op_id < E->nwarned && !E->warned[in->op_id] && !ix16_rising(ix->v)) idx16_dups(E, s, in, ix);
+  idx16_close(E, s, in, false, most, tag, sp);
+  return X_OK;
+}
+
+static __attribute__((noinline)) bool x_indexed_general(Eng *E, Sc *s, const Instr *in) {
   EV ev;
   Value *m, *x = NULL;
   bool ok = true, gather = in->op == I_VLOAD_IDX, rows = false;
@@ -1354,8 +1577,17 @@ static bool x_indexed(Eng *E, Sc *s, const Instr *in) {
   return true;
 }
 
+/* An indexed access, an X_ status: idx16 when it has that form, else the
+ * general path (out of line both, so that neither pays for the other's
+ * registers, and reached by a jump). */
+static int x_indexed(Eng *E, Sc *s, const Instr *in) {
+  uint8_t form = E->idx_form[E->cur];
+  if (!form) form = idx16_form(E, in) ? 1 : 2;
+  if (form != 1) return x_indexed_general(E, s, in) ? X_OK : X_FAULT;
+  return in->op == I_VLOAD_IDX ? idx16_gather(E, s, in) : idx16_scatter(E, s, in);
+}
+
 /* ---- DMAs and synchronisation ------------------------------------------- */
-enum { X_FAULT = 0, X_OK = 1, X_BLOCKED = 2 };
 
 static bool sem_addr(Eng *E, Sc *s, const Instr *in, int view, int core, int subcore, Region **g, int64_t *off) {
   EV ev;
@@ -2043,10 +2275,15 @@ static bool fast_mov(Eng *E, Sc *s, const Instr *in) {
   Value *t = &s->reg[in->d];
   if (t != a) {
     if (t->cap < a->n) return false;
-    eng_shape(t, a->dtype, a->rank, a->shape);
-    if (a->n == 16) memcpy(t->v, a->v, sizeof(Cell) * 16); /* the common vector: a fixed size, no libc call */
-    else if (a->n) memcpy(t->v, a->v, sizeof(Cell) * (size_t)a->n);
-    eng_defs_copy(t->def, a->def, a->n);
+    if (a->n == 16 && a->rank == 1) { /* the common vector: its shape, lanes and flags at fixed sizes */
+      t->dtype = a->dtype, t->rank = 1, t->shape[0] = 16, t->n = 16;
+      memcpy(t->v, a->v, sizeof(Cell) * 16);
+      memcpy(t->def, a->def, 16);
+    } else {
+      eng_shape(t, a->dtype, a->rank, a->shape);
+      if (a->n) memcpy(t->v, a->v, sizeof(Cell) * (size_t)a->n);
+      eng_defs_copy(t->def, a->def, a->n);
+    }
     s->written[in->d] = 1;
   }
   s->cost = value_cost(E, t);
@@ -2079,8 +2316,20 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k, int pc) {
 static inline __attribute__((always_inline)) int execute_general(Eng *E, Sc *s, const Instr *in);
 
 /* The general handlers, inline in issue_general (out of line itself, so
- * that the specialised ones keep the dispatch's registers). */
+ * that the specialised ones keep the dispatch's registers); the switch is
+ * out of line too. */
+static __attribute__((noinline)) int execute_switch(Eng *E, Sc *s, const Instr *in);
 static inline __attribute__((always_inline)) int execute_general(Eng *E, Sc *s, const Instr *in) {
+  /* the handlers out of line, taken ahead of the switch, so
+   * that they skip the frame the handlers inlined in it need */
+  Opcode op = in->op;
+  if (op == I_VLOAD_IDX || op == I_VSTORE_IDX) return x_indexed(E, s, in);
+  if (op == I_ENQUEUE_DMA || op == I_ENQUEUE_INDIRECT_DMA) return x_dma(E, s, in);
+  if (op == I_WAIT_DMA || op == I_WAIT_INDIRECT_DMA) return x_wait(E, s, in);
+  return execute_switch(E, s, in);
+}
+
+static int execute_switch(Eng *E, Sc *s, const Instr *in) {
   switch (in->op) {
   case I_CONST: case I_COORD: case I_IOTA: case I_CAST: case I_BROADCAST:
   case I_FROM_ELEMENTS: case I_EXTRACT: case I_MOV: return x_misc_value(E, s, in) ? X_OK : X_FAULT;
@@ -2095,7 +2344,7 @@ static inline __attribute__((always_inline)) int execute_general(Eng *E, Sc *s, 
   case I_ALL_REDUCE: return eng_all_reduce(E, s, in) ? X_OK : X_FAULT;
   case I_LOAD: case I_VLOAD: return x_load(E, s, in) ? X_OK : X_FAULT;
   case I_STORE: case I_VSTORE: return x_store(E, s, in) ? X_OK : X_FAULT;
-  case I_VLOAD_IDX: case I_VSTORE_IDX: return x_indexed(E, s, in) ? X_OK : X_FAULT;
+  case I_VLOAD_IDX: case I_VSTORE_IDX: return x_indexed(E, s, in); /* these three: taken ahead of the switch */
   case I_ENQUEUE_DMA: case I_ENQUEUE_INDIRECT_DMA: return x_dma(E, s, in);
   case I_WAIT_DMA: case I_WAIT_INDIRECT_DMA: return x_wait(E, s, in);
   case I_SEM_SIGNAL: case I_SEM_WAIT: return x_sem(E, s, in);
@@ -2492,6 +2741,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   E->watch = E->prof || E->origin;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
   E->rows_form = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
+  E->idx_form = calloc((size_t)(c->n ? c->n : 1), 1);
   E->banks = q->vmem_banks > 0 && q->vmem_banks <= 256 ? q->vmem_banks : 1;
   E->bank_bytes = q->vmem_bank_bytes > 0 ? q->vmem_bank_bytes : 4;
   E->bank_shift = log2_exact(E->banks) >= 0 ? log2_exact(E->bank_bytes) : -1;
@@ -2503,7 +2753,7 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   }
   E->nwarned = p->nops; /* operation ids are 0 .. nops - 1 (a user's lowering may say otherwise: not warned) */
   E->warned = calloc((size_t)(E->nwarned ? E->nwarned : 1), 1);
-  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races || !races_possible(E->nsub, c)) && E->cache && E->cache_state && E->rows_form && E->warned &&
+  bool ok = out->logs && out->stats.sub && out->stats.dma && E->sc && E->dm && (E->rd || E->no_races || !races_possible(E->nsub, c)) && E->cache && E->cache_state && E->rows_form && E->idx_form && E->warned &&
             run_mem_init(p, &out->mem);
   size_t nr = (size_t)(c->nregs ? c->nregs : 1);
   for (int i = 0; ok && i < E->nsub; i++) {
@@ -2614,6 +2864,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
   free(E.cache);
   free(E.cache_state);
   free(E.rows_form);
+  free(E.idx_form);
   eng_decode_free(&E);
   eng_ring_free(&E);
   free(E.warned);

@@ -106,6 +106,7 @@ typedef struct {
   struct EV *cache;  /* per view: its resolution, when it has no register operands */
   uint8_t *cache_state; /* 0 unknown, 1 static, 2 dynamic, 3 cached, 4 dynamic with its last resolution kept */
   uint8_t *rows_form; /* per view, for engine.c's indexed accesses: 0 not known yet, 1 its kept resolution (cache_state 3) has indexed_rows' form, 2 not */
+  uint8_t *idx_form;  /* per instruction, for engine.c's idx16: 0 not known yet, 1 its form but for its registers' (idx16_form), 2 not */
   int *src_at, *srcs; /* engine_decode.c: instruction i waits for registers srcs[src_at[i] .. src_at[i + 1]) */
   int *vkey_at;       /* per view: where its register operands' last values start in vkey */
   int64_t *vkey;
