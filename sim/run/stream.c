@@ -49,7 +49,6 @@ struct Stream {
   bool closed[2];
   bool any_closed;      /* closed[0] || closed[1]: with the fault flags, one test per event */
   uint64_t matched, mismatched;
-  uint64_t held, peak;
   void (*pump)(void *, int);
   void *ctx;
   bool pumping;
@@ -92,24 +91,17 @@ void stream_free(Stream *st) {
   free(st);
 }
 
+/* What the queues hold is counted in the log bytes of the side that
+ * queued it (its run's --max-log-mb). */
 static void account(Stream *st, int side, int64_t bytes) {
-  st->held += (uint64_t)bytes;
-  if (st->held > st->peak) st->peak = st->held;
   if (st->run[side]) st->run[side]->log_bytes += (uint64_t)bytes;
 }
 
 /* account for an event a sink queued or compared: its side is attached
- * (only stream_attach sets a sink), and a release never raises the peak. */
-static inline __attribute__((always_inline)) void account_held(Stream *st, int side, uint64_t bytes) {
-  st->held += bytes;
-  if (st->held > st->peak) st->peak = st->held;
-  st->run[side]->log_bytes += bytes;
-}
+ * (only stream_attach sets a sink). */
+static inline __attribute__((always_inline)) void account_held(Stream *st, int side, uint64_t bytes) { st->run[side]->log_bytes += bytes; }
 
-static inline __attribute__((always_inline)) void account_freed(Stream *st, int side, uint64_t bytes) {
-  st->held -= bytes;
-  st->run[side]->log_bytes -= bytes;
-}
+static inline __attribute__((always_inline)) void account_freed(Stream *st, int side, uint64_t bytes) { st->run[side]->log_bytes -= bytes; }
 
 static SubBad *bad_of(Stream *st, SubQ *q) {
   if (!q->bad) {
@@ -155,6 +147,12 @@ static inline __attribute__((always_inline)) bool same_lanes(const Slot *o, cons
  * common case, tested inline). */
 static inline __attribute__((always_inline)) bool same_event(const Slot *o, int op, EventKind k, const Value *v) {
   return o->op == op && o->kind == k && !o->is_big && o->n == v->n && o->dtype == v->dtype && (o->n == 16 || o->n == 1) && same_lanes(o, v);
+}
+
+/* same_event of a scalar (one lane: the commonest event), tested first
+ * with no more than it needs: when it holds, same_event does. */
+static inline __attribute__((always_inline)) bool same_scalar(const Slot *o, int op, EventKind k, const Value *v) {
+  return v->n == 1 && o->n == 1 && o->v[0].i == v->v[0].i && o->def[0] == v->def[0] && o->op == op && o->kind == k && o->dtype == v->dtype && !o->is_big;
 }
 
 /* Drops what a queue holds: the other side will never match it. */
@@ -271,7 +269,8 @@ static inline __attribute__((always_inline)) void stream_event(Stream *st, int s
     if (__builtin_expect(*st->fault[0] | *st->fault[1] | st->any_closed, 0)) return stream_rare(st, side, sub, op, k, v);
   }
   if (q->n && q->side != side) { /* the other side's matching event: compare, drop */
-    if (!same_event(&q->q[q->head], op, k, v)) return match_slow(st, sub, side, op, k, v);
+    const Slot *o = &q->q[q->head];
+    if (!same_scalar(o, op, k, v) && !same_event(o, op, k, v)) return match_slow(st, sub, side, op, k, v);
     st->matched += (uint64_t)v->n;
     pop(st, q, side);
     return;
@@ -341,6 +340,3 @@ bool stream_verdict(Stream *st, Diag *d, VerifyStats *vs) {
   }
   return ok;
 }
-
-uint64_t stream_held(const Stream *st) { return st->held; }
-uint64_t stream_peak(const Stream *st) { return st->peak; }

@@ -45,8 +45,5 @@ int stream_atomic(const Stream *st, int k, int *sub);
 /* After both sides closed: the verdict of the logs (false with *d set),
  * counted into *vs (its first difference and list), as verify_runs'. */
 bool stream_verdict(Stream *st, Diag *d, VerifyStats *vs);
-/* Bytes the queues hold now, and the most they held. */
-uint64_t stream_held(const Stream *st);
-uint64_t stream_peak(const Stream *st);
 
 #endif
