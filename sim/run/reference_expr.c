@@ -37,6 +37,16 @@ typedef struct {
   int64_t ia, ib;
 } ScalarStep;
 
+/* A chain's operator step as chain_of runs it: the literal operand, and
+ * the commonest operators' forms decided once. */
+typedef enum { CH_ADD, CH_MUL, CH_MASK, CH_MOD, CH_LANE } ChainKind;
+typedef struct {
+  ChainKind kind;
+  ExprOp op;       /* CH_LANE: scalar_lane's operator, */
+  bool left;       /* with the literal as its left operand */
+  int64_t lit;     /* the literal (CH_MASK: the divisor less one) */
+} ChainStep;
+
 struct RefProg {
   Step *st;
   int n, cap;
@@ -44,6 +54,7 @@ struct RefProg {
   ScalarStep ss[SCALAR_STEPS]; /* scalar: the steps but the literals, in order */
   int nss;
   bool chain; /* scalar: ss[0] a name, each later step an operator of the one before and a literal */
+  ChainStep cs[SCALAR_STEPS]; /* chain: ss[1 ..] as chain_of runs them */
   bool vec;   /* all_vec: run_vec may compute it */
   struct VecOp *vop; /* vec: its operators in order, */
   int nvop;
@@ -152,6 +163,19 @@ static bool scalar_step(const Prog *p, int k) {
   return false;
 }
 
+/* t (an operator of the one before and a literal) as c: addition and
+ * multiplication either way round; a positive divisor on the right, a
+ * power of two as a mask (the floored remainder of an int32 is its low
+ * bits in two's complement). */
+static void chain_step(const ScalarStep *t, ChainStep *c) {
+  int64_t lit = t->ca ? t->ia : t->ib;
+  int32_t d = (int32_t)lit;
+  *c = (ChainStep){CH_LANE, t->op, t->ca, lit};
+  if (t->op == OP_ADD) c->kind = CH_ADD;
+  else if (t->op == OP_MUL) c->kind = CH_MUL;
+  else if (t->op == OP_MOD && !t->ca && d > 0) c->kind = (d & (d - 1)) ? CH_MOD : CH_MASK, c->lit = (d & (d - 1)) ? d : d - 1;
+}
+
 /* Whether p is all scalar steps; if so, p->ss: the steps but the
  * literals, which their users take as operands, and whether it is a chain. */
 static bool all_scalar(Prog *p) {
@@ -175,6 +199,7 @@ static bool all_scalar(Prog *p) {
   p->chain = p->nss > 0 && p->ss[0].name;
   for (int k = 1; k < p->nss; k++)
     p->chain &= !p->ss[k].name && (p->ss[k].ca ? !p->ss[k].cb && p->ss[k].b == k - 1 : p->ss[k].cb && p->ss[k].a == k - 1);
+  for (int k = 1; p->chain && k < p->nss; k++) chain_step(&p->ss[k], &p->cs[k - 1]);
   return p->nss > 0; /* a lone literal is not int32 (ev: int64) */
 }
 
@@ -610,10 +635,23 @@ static bool int32_scalar(const Value *b, int64_t *x) {
 static bool chain_of(const Prog *p, const Value *b, int64_t *out) {
   int64_t x;
   if (!int32_scalar(b, &x)) return false;
-  for (const ScalarStep *s = p->ss + 1, *end = p->ss + p->nss; s < end; s++) {
-    int64_t r; /* apart from x, which then stays in a register */
-    if (!scalar_lane(s->op, s->ca ? s->ia : x, s->cb ? s->ib : x, &r)) return false; /* division by zero: run faults */
-    x = r;
+  for (const ChainStep *c = p->cs, *end = p->cs + p->nss - 1; c < end; c++) {
+    switch (c->kind) { /* scalar_lane's results */
+    case CH_ADD: x = (int32_t)((uint32_t)x + (uint32_t)c->lit); break;
+    case CH_MUL: x = (int32_t)((uint32_t)x * (uint32_t)c->lit); break;
+    case CH_MASK: x = (int32_t)x & c->lit; break;
+    case CH_MOD: {
+      int64_t m = (int64_t)(int32_t)x % c->lit;
+      x = m < 0 ? m + c->lit : m;
+      break;
+    }
+    case CH_LANE: {
+      int64_t r; /* apart from x, which then stays in a register */
+      if (!scalar_lane(c->op, c->left ? c->lit : x, c->left ? x : c->lit, &r)) return false; /* division by zero: run faults */
+      x = r;
+      break;
+    }
+    }
   }
   return *out = x, true;
 }
