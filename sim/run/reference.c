@@ -1107,8 +1107,13 @@ static inline int plan_dense(Ref_ *R, Sub *s, const Op *op, const View *v, bool 
   return plan_base(R, s, op, *pl, base, dyn);
 }
 
-static bool do_get(Ref_ *R, Sub *s, const Op *op) {
+/* resolve_field and view_read into v (kept apart: do_get's frame holds no RV). */
+static __attribute__((noinline)) bool get_walked(Ref_ *R, Sub *s, const Op *op, Value *v) {
   RV rv;
+  return resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, v);
+}
+
+static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   Value *v = &R->scratch[SCR_READ];
   ViewPlan *pl;
   int64_t base, dyn[MAX_RANK];
@@ -1126,7 +1131,7 @@ static bool do_get(Ref_ *R, Sub *s, const Op *op) {
     }
     v->v[0] = ref_load(t, pl->reg->bytes + base);
     v->def[0] = ref_bytes_defined(pl->reg, base, pl->sp.esize);
-  } else if (!resolve_field(R, s, op, FLD_REF, &rv) || !view_read(R, s, &rv, v)) {
+  } else if (!get_walked(R, s, op, v)) {
     return false;
   }
   run_log(R->r, s->idx, op->id, EV_LOADED, v);
@@ -1283,24 +1288,16 @@ static inline __attribute__((always_inline)) bool swapped(Ref_ *R, Sub *s, const
   return true;
 }
 
-static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
+/* do_swap through an RV: the plan's span (got 1: x its value) that
+ * swap_words declined, or the view resolved (got -1).  Kept apart, so
+ * that do_swap's frame holds no RV. */
+static __attribute__((noinline)) bool swap_walked(Ref_ *R, Sub *s, const Op *op, int got, const ViewPlan *pl, int64_t base,
+                                                  const int64_t *dyn, const Value *x) {
   RV rv;
   Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
-  const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
-  const View *v = op->e[FLD_REF]->view;
-  ViewPlan *pl;
-  int64_t base, dyn[MAX_RANK];
-  int got = plan_dense(R, s, op, v, false, &pl, &base, dyn);
-  if (!got) return false;
-  if (got > 0) { /* the plan's span: an RV only when swap_words declines */
-    int64_t w;
-    if (!add && pl->word && old->cap >= 1 && after->cap >= 1 && value_word(R, s, op->e[FLD_VALUE], &w)) /* a scalar's set */
-      return swap_int(pl, base, w, old, after), swapped(R, s, op, old, after);
-    if (!(x = ev_top(R, s, op, op->e[FLD_VALUE]))) return false;
-    Dense d = dense_of_plan(pl, base);
-    if (!add && swap_words(&d, x, old, after)) return swapped(R, s, op, old, after);
-    rv_head(R, op, v, &rv);
+  if (got > 0) {
+    rv_head(R, op, op->e[FLD_REF]->view, &rv);
     rv.reg = pl->reg;
     rv_from_plan(pl, base, dyn, &rv);
   } else {
@@ -1313,6 +1310,25 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   ok = ok && store_value(R, s, &rv, x, add, old, after) && log_stored(R, s, op, &rv, after);
   if (ok && op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
   return ok;
+}
+
+static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
+  Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
+  const Value *x = NULL;
+  bool add = op->kind == OPK_ADDUPDATE;
+  ViewPlan *pl;
+  int64_t base = 0, dyn[MAX_RANK]; /* read by swap_walked only when got is 1 */
+  int got = plan_dense(R, s, op, op->e[FLD_REF]->view, false, &pl, &base, dyn);
+  if (!got) return false;
+  if (got > 0) { /* the plan's span: an RV only when swap_words declines */
+    int64_t w;
+    if (!add && pl->word && old->cap >= 1 && after->cap >= 1 && value_word(R, s, op->e[FLD_VALUE], &w)) /* a scalar's set */
+      return swap_int(pl, base, w, old, after), swapped(R, s, op, old, after);
+    if (!(x = ev_top(R, s, op, op->e[FLD_VALUE]))) return false;
+    Dense d = dense_of_plan(pl, base);
+    if (!add && swap_words(&d, x, old, after)) return swapped(R, s, op, old, after);
+  }
+  return swap_walked(R, s, op, got, pl, base, dyn, x);
 }
 
 /* A mask that must be defined in every lane; NULL after a fault. */

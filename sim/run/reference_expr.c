@@ -632,28 +632,39 @@ static bool int32_scalar(const Value *b, int64_t *x) {
 
 /* run_scalar of a chain (i % 256, (i % 256) * 16) whose name is bound to
  * b: one register. */
-static bool chain_of(const Prog *p, const Value *b, int64_t *out) {
-  int64_t x;
-  if (!int32_scalar(b, &x)) return false;
-  for (const ChainStep *c = p->cs, *end = p->cs + p->nss - 1; c < end; c++) {
-    switch (c->kind) { /* scalar_lane's results */
-    case CH_ADD: x = (int32_t)((uint32_t)x + (uint32_t)c->lit); break;
-    case CH_MUL: x = (int32_t)((uint32_t)x * (uint32_t)c->lit); break;
-    case CH_MASK: x = (int32_t)x & c->lit; break;
-    case CH_MOD: {
+static bool chain_from(const ChainStep *c, const ChainStep *end, int64_t x, int64_t *out);
+
+/* chain_of's loop from c with x so far; any operator of scalar_lane's (out
+ * of line, with the stack its result needs, so that chain_of has none). */
+static __attribute__((noinline)) bool chain_lane(const ChainStep *c, const ChainStep *end, int64_t x, int64_t *out) {
+  int64_t r;
+  if (!scalar_lane(c->op, c->left ? c->lit : x, c->left ? x : c->lit, &r)) return false; /* division by zero: run faults */
+  return chain_from(c + 1, end, r, out);
+}
+
+/* scalar_lane's results, step by step; the commonest first, no table. */
+static inline __attribute__((always_inline)) bool chain_from(const ChainStep *c, const ChainStep *end, int64_t x, int64_t *out) {
+  for (; c < end; c++) {
+    if (c->kind == CH_ADD) {
+      x = (int32_t)((uint32_t)x + (uint32_t)c->lit);
+    } else if (c->kind == CH_MASK) {
+      x = (int32_t)x & c->lit;
+    } else if (c->kind == CH_MUL) {
+      x = (int32_t)((uint32_t)x * (uint32_t)c->lit);
+    } else if (c->kind == CH_MOD) {
       int64_t m = (int64_t)(int32_t)x % c->lit;
       x = m < 0 ? m + c->lit : m;
-      break;
-    }
-    case CH_LANE: {
-      int64_t r; /* apart from x, which then stays in a register */
-      if (!scalar_lane(c->op, c->left ? c->lit : x, c->left ? x : c->lit, &r)) return false; /* division by zero: run faults */
-      x = r;
-      break;
-    }
+    } else {
+      return chain_lane(c, end, x, out);
     }
   }
   return *out = x, true;
+}
+
+static bool chain_of(const Prog *p, const Value *b, int64_t *out) {
+  int64_t x;
+  if (!int32_scalar(b, &x)) return false;
+  return chain_from(p->cs, p->cs + p->nss - 1, x, out);
 }
 
 /* run's int32 lane loops on one lane of defined scalars, in registers:
