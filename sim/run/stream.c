@@ -44,10 +44,8 @@ struct Stream {
   int nsub, max_list;
   SubQ *sq;
   RunResult *run[2];
-  const bool *fault[2]; /* run[side]->faulted, or a false of its own before attach */
-  bool never;
   bool closed[2];
-  bool any_closed;      /* closed[0] || closed[1]: with the fault flags, one test per event */
+  bool rare;            /* a side closed or an attached run faulted (RunResult.fault_note): one test per event */
   uint64_t matched, mismatched;
   void (*pump)(void *, int);
   void *ctx;
@@ -71,7 +69,6 @@ Stream *stream_open(const Program *p, int nsub, int max_list) {
   Stream *st = calloc(1, sizeof *st);
   if (!st) abort();
   st->p = p, st->nsub = nsub, st->max_list = max_list;
-  st->fault[0] = st->fault[1] = &st->never;
   st->sq = calloc((size_t)(nsub ? nsub : 1), sizeof *st->sq);
   if (!st->sq) abort();
   for (int i = 0; i < nsub; i++) st->sq[i].extra_op = -1;
@@ -266,7 +263,7 @@ static inline __attribute__((always_inline)) void stream_event(Stream *st, int s
   SubQ *q = &st->sq[sub];
   if (!usual) {
     q->count[side]++;
-    if (__builtin_expect(*st->fault[0] | *st->fault[1] | st->any_closed, 0)) return stream_rare(st, side, sub, op, k, v);
+    if (__builtin_expect(st->rare, 0)) return stream_rare(st, side, sub, op, k, v);
   }
   if (q->n && q->side != side) { /* the other side's matching event: compare, drop */
     const Slot *o = &q->q[q->head];
@@ -290,7 +287,8 @@ static void sink_eng(void *ctx, int sub, int op, EventKind k, const Value *v) { 
 
 void stream_attach(Stream *st, int side, RunResult *r) {
   st->run[side] = r;
-  st->fault[side] = &r->faulted;
+  r->fault_note = &st->rare;
+  st->rare |= r->faulted;
   r->sink = side == STREAM_REF ? sink_ref : sink_eng;
   r->sink_ctx = st;
 }
@@ -309,7 +307,8 @@ bool stream_ahead(const Stream *st, int side, int sub) {
 
 void stream_close(Stream *st, int side) {
   st->closed[side] = true;
-  st->any_closed = true;
+  st->rare = true;
+  if (st->run[side]) st->run[side]->fault_note = NULL; /* the run may outlive the stream */
   for (int i = 0; i < st->nsub; i++)
     if (st->sq[i].n && st->sq[i].side != side) drop_queue(st, &st->sq[i]);
 }
