@@ -2234,16 +2234,16 @@ static void schedule(Ref_ *R, int target) {
   for (;;) {
     for (; R->rr < R->nsub && !R->r->faulted; R->rr++) {
       Sub *s = &R->subs[R->rr];
-      uint64_t asked = UINT64_MAX; /* log_bytes when stream_ahead last said no (none yet) */
+      uint64_t asked = 0, slack = 0; /* log_bytes when stream_ahead last said no, and stream_slack then */
       while (!s->done && !R->r->faulted) {
-        /* s gets ahead only by queueing an event, which raises the log bytes (the
-         * engine, which lowers them, does not run during a turn): asked again then */
-        if (R->st && R->r->log_bytes != asked) {
+        /* s gets ahead only by queueing events, which raise the log bytes (the
+         * engine, which lowers them, does not run during a turn): asked again past the slack */
+        if (R->st && R->r->log_bytes - asked >= slack) {
           if (stream_ahead(R->st, STREAM_REF, s->idx)) {
             R->waits = true;
             break;
           }
-          asked = R->r->log_bytes;
+          asked = R->r->log_bytes, slack = stream_slack(R->st, STREAM_REF, s->idx);
         }
         int st = step(R, s);
         if (st == ST_BLOCKED) break;

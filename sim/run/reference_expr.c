@@ -37,7 +37,7 @@ typedef struct {
   int64_t ia, ib;
 } ScalarStep;
 
-/* A chain's operator step as chain_of runs it: the literal operand, and
+/* A chain's operator step as ref_prog_chain runs it: the literal operand, and
  * the commonest operators' forms decided once. */
 typedef enum { CH_ADD, CH_MUL, CH_MASK, CH_MOD, CH_LANE } ChainKind;
 typedef struct {
@@ -54,7 +54,7 @@ struct RefProg {
   ScalarStep ss[SCALAR_STEPS]; /* scalar: the steps but the literals, in order */
   int nss;
   bool chain; /* scalar: ss[0] a name, each later step an operator of the one before and a literal */
-  ChainStep cs[SCALAR_STEPS]; /* chain: ss[1 ..] as chain_of runs them */
+  ChainStep cs[SCALAR_STEPS]; /* chain: ss[1 ..] as ref_prog_chain runs them */
   bool vec;   /* all_vec: run_vec may compute it */
   struct VecOp *vop; /* vec: its operators in order, */
   int nvop;
@@ -581,7 +581,6 @@ RefProg *ref_progs_get(RefProgs *t, const Expr *e) {
 
 /* run, or for a program of int32 scalars that ref_prog_int computes, its
  * value as run_binary's two-scalar path leaves it in the last step. */
-static bool chain_of(const Prog *p, const Value *b, int64_t *out);
 
 static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
   int64_t x;
@@ -595,7 +594,7 @@ static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
   const Value *v = p->vec_first ? run_vec(p, h, ctx) : NULL; /* the same value as ref_prog_int's where both give one */
   if (v) return v;
   bool tried = p->scalar && out->cap >= 1;
-  bool got = tried && (p->chain ? chain_of(p, h->bound(ctx, p->ss[0].id), &x) : ref_prog_int(p, h, ctx, &x)); /* a chain: ref_prog_int's own way, here */
+  bool got = tried && (p->chain ? ref_prog_chain(p, h->bound(ctx, p->ss[0].id), &x) : ref_prog_int(p, h, ctx, &x)); /* a chain: ref_prog_int's own way, here */
   if (got) { /* a first run gives out its lane */
     out->dtype = last->e->ty, out->rank = 0, out->n = 1;
     out->v[0].i = x, out->def[0] = 1;
@@ -634,8 +633,8 @@ static bool int32_scalar(const Value *b, int64_t *x) {
  * b: one register. */
 static bool chain_from(const ChainStep *c, const ChainStep *end, int64_t x, int64_t *out);
 
-/* chain_of's loop from c with x so far; any operator of scalar_lane's (out
- * of line, with the stack its result needs, so that chain_of has none). */
+/* ref_prog_chain's loop from c with x so far; any operator of scalar_lane's (out
+ * of line, with the stack its result needs, so that ref_prog_chain has none). */
 static __attribute__((noinline)) bool chain_lane(const ChainStep *c, const ChainStep *end, int64_t x, int64_t *out) {
   int64_t r;
   if (!scalar_lane(c->op, c->left ? c->lit : x, c->left ? x : c->lit, &r)) return false; /* division by zero: run faults */
@@ -661,7 +660,7 @@ static inline __attribute__((always_inline)) bool chain_from(const ChainStep *c,
   return *out = x, true;
 }
 
-static bool chain_of(const Prog *p, const Value *b, int64_t *out) {
+bool ref_prog_chain(const Prog *p, const Value *b, int64_t *out) {
   int64_t x;
   if (!int32_scalar(b, &x)) return false;
   return chain_from(p->cs, p->cs + p->nss - 1, x, out);
@@ -685,11 +684,10 @@ static bool run_scalar(const Prog *p, const RefExprHooks *h, void *ctx, int64_t 
 
 bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v) {
   if (!p->scalar) return false;
-  return p->chain ? chain_of(p, h->bound(ctx, p->ss[0].id), v) : run_scalar(p, h, ctx, v);
+  return p->chain ? ref_prog_chain(p, h->bound(ctx, p->ss[0].id), v) : run_scalar(p, h, ctx, v);
 }
 
 int ref_prog_chain_id(const RefProg *p) { return p->scalar && p->chain ? p->ss[0].id : -1; }
 
-bool ref_prog_chain(const RefProg *p, const Value *b, int64_t *v) { return chain_of(p, b, v); }
 
 int ref_prog_name_id(const RefProg *p) { return p->n == 1 && p->st[0].kind == SK_NAME ? p->st[0].id : -1; }

@@ -305,6 +305,13 @@ bool stream_ahead(const Stream *st, int side, int sub) {
   return !st->closed[!side] && q->n >= STREAM_AHEAD && q->side == side;
 }
 
+uint64_t stream_slack(const Stream *st, int side, int sub) {
+  const SubQ *q = &st->sq[sub];
+  if (st->closed[!side]) return UINT64_MAX;
+  int mine = q->side == side ? q->n : 0;
+  return mine < STREAM_AHEAD ? (uint64_t)(STREAM_AHEAD - mine) * sizeof(Event) : 0;
+}
+
 void stream_close(Stream *st, int side) {
   st->closed[side] = true;
   st->rare = true;
