@@ -1119,21 +1119,25 @@ static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   int64_t base, dyn[MAX_RANK];
   int got = plan_dense(R, s, op, op->e[FLD_REF]->view, true, &pl, &base, dyn);
   if (!got) return false;
-  if (got > 0) { /* view_read's one element, without an RV */
+  if (got > 0) { /* view_read's one element, without an RV, into the binding when it has a lane (as env_set writes one) */
+    Value *d = op->name[FLD_OUT] ? env_slot(R, s, op->name[FLD_OUT]) : v;
+    if (d->cap < 1) d = v;
     int top = pl->v->ntr;
     Dtype t = pl->dt[top];
-    if (v->cap >= 1) { /* shape_lanes of one element (a scalar's: no row to copy) */
-      int rank = v->rank = pl->rank[top];
-      v->dtype = t, v->n = 1;
-      for (int k = 0; k < rank; k++) v->shape[k] = pl->lvl[top][k];
+    if (d->cap >= 1) { /* shape_lanes of one element (a scalar's: no row to copy) */
+      int rank = d->rank = pl->rank[top];
+      d->dtype = t, d->n = 1;
+      for (int k = 0; k < rank; k++) d->shape[k] = pl->lvl[top][k];
     } else {
-      shape_lanes(v, t, pl->rank[top], pl->lvl[top]);
+      shape_lanes(d, t, pl->rank[top], pl->lvl[top]);
     }
-    v->v[0] = ref_load(t, pl->reg->bytes + base);
-    v->def[0] = ref_bytes_defined(pl->reg, base, pl->sp.esize);
-  } else if (!get_walked(R, s, op, v)) {
-    return false;
+    d->v[0] = ref_load(t, pl->reg->bytes + base);
+    d->def[0] = ref_bytes_defined(pl->reg, base, pl->sp.esize);
+    run_log(R->r, s->idx, op->id, EV_LOADED, d);
+    if (d == v) env_take(R, s, op->name[FLD_OUT], v);
+    return true;
   }
+  if (!get_walked(R, s, op, v)) return false;
   run_log(R->r, s->idx, op->id, EV_LOADED, v);
   env_take(R, s, op->name[FLD_OUT], v);
   return true;
