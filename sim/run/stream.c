@@ -131,10 +131,11 @@ static inline __attribute__((always_inline)) bool same_cells16(const Cell *a, co
  * enough for verify_value_equal to hold (which then need not run).  The
  * vector of 16 lanes (its 16 flags as two words) and the scalar inline. */
 static inline __attribute__((always_inline)) bool same_lanes(const Slot *o, const Value *v) {
-  if (o->n == 16) {
-    uint64_t d0, d1, e0, e1;
-    memcpy(&d0, o->def, 8), memcpy(&d1, o->def + 8, 8), memcpy(&e0, v->def, 8), memcpy(&e1, v->def + 8, 8);
-    return !((d0 ^ e0) | (d1 ^ e1)) && same_cells16(o->v, v->v);
+  if (o->n == 16) { /* the flags as one vector too: no general registers held */
+    Words2 d, e;
+    memcpy(&d, o->def, 16), memcpy(&e, v->def, 16);
+    Words2 x = d ^ e;
+    return !(x[0] | x[1]) && same_cells16(o->v, v->v);
   }
   if (o->n == 1) return o->v[0].i == v->v[0].i && o->def[0] == v->def[0];
   return !memcmp(o->def, v->def, (size_t)o->n) && !memcmp(o->v, v->v, sizeof(Cell) * (size_t)o->n);
