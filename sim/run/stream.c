@@ -37,6 +37,7 @@ typedef struct {
   uint64_t count[2];  /* events each side produced */
   int extra_op;       /* the first event only one side has (-1: none yet) */
   SubBad *bad;
+  uint64_t unused;    /* 64 bytes in all: a subcore's queue by a shift */
 } SubQ;
 
 struct Stream {
@@ -169,7 +170,7 @@ static inline __attribute__((always_inline)) void pop(Stream *st, SubQ *q, int s
 
 /* The queued event against v when not bitwise the same: the full
  * comparison (and its report of a difference), then the pop. */
-static __attribute__((noinline)) void match_slow(Stream *st, int sub, int side, int op, EventKind k, const Value *v) {
+static __attribute__((noinline)) void match_slow(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   SubQ *q = &st->sq[sub];
   Slot *o = &q->q[q->head];
   Value ov = slot_value(o);
@@ -234,24 +235,24 @@ static void stream_pump(Stream *st, int sub) {
 
 /* A push that grows the queue, or that puts the engine STREAM_AHEAD
  * events ahead (the reference is run to catch up). */
-static __attribute__((noinline)) void push_slow(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
+static __attribute__((noinline)) void push_slow(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   SubQ *q = &st->sq[sub];
   if (q->n == q->cap) grow(q);
   push(st, q, side, op, k, v);
   if (side == STREAM_ENG && q->n >= STREAM_AHEAD && st->pump && !st->pumping) stream_pump(st, sub);
 }
 
-static void stream_usual(Stream *st, int side, int sub, int op, EventKind k, const Value *v);
+static void stream_usual(Stream *st, int sub, int op, EventKind k, const Value *v, int side);
 
 /* The cases of a fault or a closed side: the event dropped, or only one
  * side has it; else it goes on as usual. */
-static __attribute__((noinline)) void stream_rare(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
+static __attribute__((noinline)) void stream_rare(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   SubQ *q = &st->sq[sub];
   if (faulted(st, STREAM_REF) || faulted(st, STREAM_ENG)) { /* a fault is the verdict: the logs are not judged */
     if (q->n) drop_queue(st, q);
     return;
   }
-  if (!st->closed[!side] || (q->n && q->side != side)) return stream_usual(st, side, sub, op, k, v);
+  if (!st->closed[!side] || (q->n && q->side != side)) return stream_usual(st, sub, op, k, v, side);
   if (q->extra_op < 0) q->extra_op = op; /* the other side closed: nothing left to compare with */
 }
 
@@ -264,21 +265,21 @@ static inline __attribute__((always_inline)) void stream_event(Stream *st, int s
   SubQ *q = &st->sq[sub];
   if (!usual) {
     q->count[side]++;
-    if (__builtin_expect(st->rare, 0)) return stream_rare(st, side, sub, op, k, v);
+    if (__builtin_expect(st->rare, 0)) return stream_rare(st, sub, op, k, v, side);
   }
   if (q->n && q->side != side) { /* the other side's matching event: compare, drop */
     const Slot *o = &q->q[q->head];
-    if (!same_scalar(o, op, k, v) && !same_event(o, op, k, v)) return match_slow(st, sub, side, op, k, v);
+    if (!same_scalar(o, op, k, v) && !same_event(o, op, k, v)) return match_slow(st, sub, op, k, v, side);
     st->matched += (uint64_t)v->n;
     pop(st, q, side);
     return;
   }
-  if (q->n == q->cap || (side == STREAM_ENG && q->n + 1 >= STREAM_AHEAD)) return push_slow(st, side, sub, op, k, v);
+  if (q->n == q->cap || (side == STREAM_ENG && q->n + 1 >= STREAM_AHEAD)) return push_slow(st, sub, op, k, v, side);
   push(st, q, side, op, k, v);
 }
 
 /* stream_event past the count and the flags (for stream_rare). */
-static void stream_usual(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
+static void stream_usual(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   if (side == STREAM_REF) stream_event(st, STREAM_REF, sub, op, k, v, true);
   else stream_event(st, STREAM_ENG, sub, op, k, v, true);
 }
