@@ -586,6 +586,7 @@ typedef struct {
 struct ViewPlan {
   const View *v;
   bool fast;
+  bool word;             /* fast, and one int32 element (do_get and do_swap's one-word paths) */
   int rank[2];
   int64_t lvl[2][MAX_RANK];
   Dtype dt[2];
@@ -667,6 +668,7 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
     for (int k = 0; k <= v->ntr; k++) pl->rank[k] = rv->rank[k], pl->dt[k] = rv->dt[k], memcpy(pl->lvl[k], rv->lvl[k], sizeof pl->lvl[k]);
     pl->n = rv->n;
     pl->sp = rv->sp;
+    pl->word = pl->n == 1 && pl->dt[v->ntr] == DT_INT32 && pl->sp.esize == 4 && pl->sp.contiguous;
     int64_t rs[MAX_RANK], sz = dtype_size(pl->dt[0]);
     for (int d = pl->rank[0] - 1; d >= 0; d--) rs[d] = sz, sz *= pl->lvl[0][d]; /* as span_one_level */
     const NDIndexer *ix = v->ntr ? v->tr[0]->idx : NULL;
@@ -1105,21 +1107,37 @@ static inline int plan_dense(Ref_ *R, Sub *s, const Op *op, const View *v, bool 
   return plan_base(R, s, op, *pl, base, dyn);
 }
 
-static bool do_get(Ref_ *R, Sub *s, const Op *op) {
+/* resolve_field and view_read into v (kept apart: do_get's frame holds no RV). */
+static __attribute__((noinline)) bool get_walked(Ref_ *R, Sub *s, const Op *op, Value *v) {
   RV rv;
+  return resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, v);
+}
+
+static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   Value *v = &R->scratch[SCR_READ];
   ViewPlan *pl;
   int64_t base, dyn[MAX_RANK];
   int got = plan_dense(R, s, op, op->e[FLD_REF]->view, true, &pl, &base, dyn);
   if (!got) return false;
-  if (got > 0) { /* view_read's one element, without an RV */
-    Dense d = dense_of_plan(pl, base);
-    shape_lanes(v, d.dt, d.rank, d.shape);
-    v->v[0] = ref_load(d.dt, d.reg->bytes + base);
-    v->def[0] = ref_bytes_defined(d.reg, base, d.esize);
-  } else if (!resolve_field(R, s, op, FLD_REF, &rv) || !view_read(R, s, &rv, v)) {
-    return false;
+  if (got > 0) { /* view_read's one element, without an RV, into the binding when it has a lane (as env_set writes one) */
+    Value *d = op->name[FLD_OUT] ? env_slot(R, s, op->name[FLD_OUT]) : v;
+    if (d->cap < 1) d = v;
+    int top = pl->v->ntr;
+    Dtype t = pl->dt[top];
+    if (d->cap >= 1) { /* shape_lanes of one element (a scalar's: no row to copy) */
+      int rank = d->rank = pl->rank[top];
+      d->dtype = t, d->n = 1;
+      for (int k = 0; k < rank; k++) d->shape[k] = pl->lvl[top][k];
+    } else {
+      shape_lanes(d, t, pl->rank[top], pl->lvl[top]);
+    }
+    d->v[0] = ref_load(t, pl->reg->bytes + base);
+    d->def[0] = ref_bytes_defined(pl->reg, base, pl->sp.esize);
+    run_log(R->r, s->idx, op->id, EV_LOADED, d);
+    if (d == v) env_take(R, s, op->name[FLD_OUT], v);
+    return true;
   }
+  if (!get_walked(R, s, op, v)) return false;
   run_log(R->r, s->idx, op->id, EV_LOADED, v);
   env_take(R, s, op->name[FLD_OUT], v);
   return true;
@@ -1237,6 +1255,35 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
   return true;
 }
 
+/* e's value when a chain of int32 scalars gives it defined (a name bound
+ * to one, or int32 operators of it and literals: v + 1): the lane ev_top's
+ * value would hold, without the Value.  False for anything else (the
+ * caller then takes ev_top, which gives the value or the fault). */
+static inline bool value_word(Ref_ *R, Sub *s, const Expr *e, int64_t *w) {
+  if (e->kind != EX_NAME && e->ty != DT_INT32) return false; /* a comparison's chain gives a bool */
+  RefProg *p = prog_of(R, e);
+  int id = ref_prog_chain_id(p);
+  return id >= 0 && ref_prog_chain(p, env_at(s, id), w);
+}
+
+/* swap_word of the int32 w into a word plan's element at base (old and
+ * after have lanes). */
+static void swap_int(const ViewPlan *pl, int64_t base, int64_t w, Value *old, Value *after) {
+  Region *g = pl->reg;
+  int top = pl->v->ntr;
+  uint8_t *b = g->bytes + base;
+  int32_t was, x = (int32_t)w;
+  int rank = old->rank = after->rank = pl->rank[top];
+  old->dtype = after->dtype = DT_INT32, old->n = after->n = 1;
+  for (int k = 0; k < rank; k++) old->shape[k] = after->shape[k] = pl->lvl[top][k]; /* a scalar's: none */
+  old->def[0] = ref_bytes_defined(g, base, 4); /* before the store */
+  memcpy(&was, b, 4);
+  memcpy(b, &x, 4);
+  old->v[0].i = was, after->v[0].i = x;
+  ref_set_defined(g, base, 4, true);
+  after->def[0] = 1;
+}
+
 /* do_swap's logs and binding after swap_words. */
 static inline __attribute__((always_inline)) bool swapped(Ref_ *R, Sub *s, const Op *op, Value *old, Value *after) {
   run_log(R->r, s->idx, op->id, EV_OLD, old); /* the logs copy what they are given: the order of memory and logs is free */
@@ -1245,21 +1292,16 @@ static inline __attribute__((always_inline)) bool swapped(Ref_ *R, Sub *s, const
   return true;
 }
 
-static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
+/* do_swap through an RV: the plan's span (got 1: x its value) that
+ * swap_words declined, or the view resolved (got -1).  Kept apart, so
+ * that do_swap's frame holds no RV. */
+static __attribute__((noinline)) bool swap_walked(Ref_ *R, Sub *s, const Op *op, int got, const ViewPlan *pl, int64_t base,
+                                                  const int64_t *dyn, const Value *x) {
   RV rv;
   Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
-  const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
-  const View *v = op->e[FLD_REF]->view;
-  ViewPlan *pl;
-  int64_t base, dyn[MAX_RANK];
-  int got = plan_dense(R, s, op, v, false, &pl, &base, dyn);
-  if (!got) return false;
-  if (got > 0) { /* the plan's span: an RV only when swap_words declines */
-    if (!(x = ev_top(R, s, op, op->e[FLD_VALUE]))) return false;
-    Dense d = dense_of_plan(pl, base);
-    if (!add && swap_words(&d, x, old, after)) return swapped(R, s, op, old, after);
-    rv_head(R, op, v, &rv);
+  if (got > 0) {
+    rv_head(R, op, op->e[FLD_REF]->view, &rv);
     rv.reg = pl->reg;
     rv_from_plan(pl, base, dyn, &rv);
   } else {
@@ -1272,6 +1314,25 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   ok = ok && store_value(R, s, &rv, x, add, old, after) && log_stored(R, s, op, &rv, after);
   if (ok && op->kind == OPK_SWAP) env_take(R, s, op->name[FLD_OUT], old);
   return ok;
+}
+
+static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
+  Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
+  const Value *x = NULL;
+  bool add = op->kind == OPK_ADDUPDATE;
+  ViewPlan *pl;
+  int64_t base = 0, dyn[MAX_RANK]; /* read by swap_walked only when got is 1 */
+  int got = plan_dense(R, s, op, op->e[FLD_REF]->view, false, &pl, &base, dyn);
+  if (!got) return false;
+  if (got > 0) { /* the plan's span: an RV only when swap_words declines */
+    int64_t w;
+    if (!add && pl->word && old->cap >= 1 && after->cap >= 1 && value_word(R, s, op->e[FLD_VALUE], &w)) /* a scalar's set */
+      return swap_int(pl, base, w, old, after), swapped(R, s, op, old, after);
+    if (!(x = ev_top(R, s, op, op->e[FLD_VALUE]))) return false;
+    Dense d = dense_of_plan(pl, base);
+    if (!add && swap_words(&d, x, old, after)) return swapped(R, s, op, old, after);
+  }
+  return swap_walked(R, s, op, got, pl, base, dyn, x);
 }
 
 /* A mask that must be defined in every lane; NULL after a fault. */
@@ -2177,10 +2238,16 @@ static void schedule(Ref_ *R, int target) {
   for (;;) {
     for (; R->rr < R->nsub && !R->r->faulted; R->rr++) {
       Sub *s = &R->subs[R->rr];
+      uint64_t asked = 0, slack = 0; /* log_bytes when stream_ahead last said no, and stream_slack then */
       while (!s->done && !R->r->faulted) {
-        if (R->st && stream_ahead(R->st, STREAM_REF, s->idx)) {
-          R->waits = true;
-          break;
+        /* s gets ahead only by queueing events, which raise the log bytes (the
+         * engine, which lowers them, does not run during a turn): asked again past the slack */
+        if (R->st && R->r->log_bytes - asked >= slack) {
+          if (stream_ahead(R->st, STREAM_REF, s->idx)) {
+            R->waits = true;
+            break;
+          }
+          asked = R->r->log_bytes, slack = stream_slack(R->st, STREAM_REF, s->idx);
         }
         int st = step(R, s);
         if (st == ST_BLOCKED) break;

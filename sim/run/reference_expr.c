@@ -37,6 +37,16 @@ typedef struct {
   int64_t ia, ib;
 } ScalarStep;
 
+/* A chain's operator step as ref_prog_chain runs it: the literal operand, and
+ * the commonest operators' forms decided once. */
+typedef enum { CH_ADD, CH_MUL, CH_MASK, CH_MOD, CH_LANE } ChainKind;
+typedef struct {
+  ChainKind kind;
+  ExprOp op;       /* CH_LANE: scalar_lane's operator, */
+  bool left;       /* with the literal as its left operand */
+  int64_t lit;     /* the literal (CH_MASK: the divisor less one) */
+} ChainStep;
+
 struct RefProg {
   Step *st;
   int n, cap;
@@ -44,6 +54,7 @@ struct RefProg {
   ScalarStep ss[SCALAR_STEPS]; /* scalar: the steps but the literals, in order */
   int nss;
   bool chain; /* scalar: ss[0] a name, each later step an operator of the one before and a literal */
+  ChainStep cs[SCALAR_STEPS]; /* chain: ss[1 ..] as ref_prog_chain runs them */
   bool vec;   /* all_vec: run_vec may compute it */
   struct VecOp *vop; /* vec: its operators in order, */
   int nvop;
@@ -152,6 +163,19 @@ static bool scalar_step(const Prog *p, int k) {
   return false;
 }
 
+/* t (an operator of the one before and a literal) as c: addition and
+ * multiplication either way round; a positive divisor on the right, a
+ * power of two as a mask (the floored remainder of an int32 is its low
+ * bits in two's complement). */
+static void chain_step(const ScalarStep *t, ChainStep *c) {
+  int64_t lit = t->ca ? t->ia : t->ib;
+  int32_t d = (int32_t)lit;
+  *c = (ChainStep){CH_LANE, t->op, t->ca, lit};
+  if (t->op == OP_ADD) c->kind = CH_ADD;
+  else if (t->op == OP_MUL) c->kind = CH_MUL;
+  else if (t->op == OP_MOD && !t->ca && d > 0) c->kind = (d & (d - 1)) ? CH_MOD : CH_MASK, c->lit = (d & (d - 1)) ? d : d - 1;
+}
+
 /* Whether p is all scalar steps; if so, p->ss: the steps but the
  * literals, which their users take as operands, and whether it is a chain. */
 static bool all_scalar(Prog *p) {
@@ -175,6 +199,7 @@ static bool all_scalar(Prog *p) {
   p->chain = p->nss > 0 && p->ss[0].name;
   for (int k = 1; k < p->nss; k++)
     p->chain &= !p->ss[k].name && (p->ss[k].ca ? !p->ss[k].cb && p->ss[k].b == k - 1 : p->ss[k].cb && p->ss[k].a == k - 1);
+  for (int k = 1; p->chain && k < p->nss; k++) chain_step(&p->ss[k], &p->cs[k - 1]);
   return p->nss > 0; /* a lone literal is not int32 (ev: int64) */
 }
 
@@ -556,7 +581,6 @@ RefProg *ref_progs_get(RefProgs *t, const Expr *e) {
 
 /* run, or for a program of int32 scalars that ref_prog_int computes, its
  * value as run_binary's two-scalar path leaves it in the last step. */
-static bool chain_of(const Prog *p, const Value *b, int64_t *out);
 
 static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
   int64_t x;
@@ -570,7 +594,7 @@ static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
   const Value *v = p->vec_first ? run_vec(p, h, ctx) : NULL; /* the same value as ref_prog_int's where both give one */
   if (v) return v;
   bool tried = p->scalar && out->cap >= 1;
-  bool got = tried && (p->chain ? chain_of(p, h->bound(ctx, p->ss[0].id), &x) : ref_prog_int(p, h, ctx, &x)); /* a chain: ref_prog_int's own way, here */
+  bool got = tried && (p->chain ? ref_prog_chain(p, h->bound(ctx, p->ss[0].id), &x) : ref_prog_int(p, h, ctx, &x)); /* a chain: ref_prog_int's own way, here */
   if (got) { /* a first run gives out its lane */
     out->dtype = last->e->ty, out->rank = 0, out->n = 1;
     out->v[0].i = x, out->def[0] = 1;
@@ -607,15 +631,39 @@ static bool int32_scalar(const Value *b, int64_t *x) {
 
 /* run_scalar of a chain (i % 256, (i % 256) * 16) whose name is bound to
  * b: one register. */
-static bool chain_of(const Prog *p, const Value *b, int64_t *out) {
-  int64_t x;
-  if (!int32_scalar(b, &x)) return false;
-  for (const ScalarStep *s = p->ss + 1, *end = p->ss + p->nss; s < end; s++) {
-    int64_t r; /* apart from x, which then stays in a register */
-    if (!scalar_lane(s->op, s->ca ? s->ia : x, s->cb ? s->ib : x, &r)) return false; /* division by zero: run faults */
-    x = r;
+static bool chain_from(const ChainStep *c, const ChainStep *end, int64_t x, int64_t *out);
+
+/* ref_prog_chain's loop from c with x so far; any operator of scalar_lane's (out
+ * of line, with the stack its result needs, so that ref_prog_chain has none). */
+static __attribute__((noinline)) bool chain_lane(const ChainStep *c, const ChainStep *end, int64_t x, int64_t *out) {
+  int64_t r;
+  if (!scalar_lane(c->op, c->left ? c->lit : x, c->left ? x : c->lit, &r)) return false; /* division by zero: run faults */
+  return chain_from(c + 1, end, r, out);
+}
+
+/* scalar_lane's results, step by step; the commonest first, no table. */
+static inline __attribute__((always_inline)) bool chain_from(const ChainStep *c, const ChainStep *end, int64_t x, int64_t *out) {
+  for (; c < end; c++) {
+    if (c->kind == CH_ADD) {
+      x = (int32_t)((uint32_t)x + (uint32_t)c->lit);
+    } else if (c->kind == CH_MASK) {
+      x = (int32_t)x & c->lit;
+    } else if (c->kind == CH_MUL) {
+      x = (int32_t)((uint32_t)x * (uint32_t)c->lit);
+    } else if (c->kind == CH_MOD) {
+      int64_t m = (int64_t)(int32_t)x % c->lit;
+      x = m < 0 ? m + c->lit : m;
+    } else {
+      return chain_lane(c, end, x, out);
+    }
   }
   return *out = x, true;
+}
+
+bool ref_prog_chain(const Prog *p, const Value *b, int64_t *out) {
+  int64_t x;
+  if (!int32_scalar(b, &x)) return false;
+  return chain_from(p->cs, p->cs + p->nss - 1, x, out);
 }
 
 /* run's int32 lane loops on one lane of defined scalars, in registers:
@@ -636,11 +684,10 @@ static bool run_scalar(const Prog *p, const RefExprHooks *h, void *ctx, int64_t 
 
 bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v) {
   if (!p->scalar) return false;
-  return p->chain ? chain_of(p, h->bound(ctx, p->ss[0].id), v) : run_scalar(p, h, ctx, v);
+  return p->chain ? ref_prog_chain(p, h->bound(ctx, p->ss[0].id), v) : run_scalar(p, h, ctx, v);
 }
 
 int ref_prog_chain_id(const RefProg *p) { return p->scalar && p->chain ? p->ss[0].id : -1; }
 
-bool ref_prog_chain(const RefProg *p, const Value *b, int64_t *v) { return chain_of(p, b, v); }
 
 int ref_prog_name_id(const RefProg *p) { return p->n == 1 && p->st[0].kind == SK_NAME ? p->st[0].id : -1; }

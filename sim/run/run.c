@@ -84,6 +84,7 @@ void run_result_free(RunResult *r) {
 void run_fault(RunResult *r, FaultKind k, Loc at, int core, int subcore, int op, const char *fmt, ...) {
   if (r->faulted) return;
   r->faulted = true;
+  if (r->fault_note) *r->fault_note = true;
   r->fault.kind = k;
   r->fault.loc = at;
   r->fault.core = core;

@@ -110,6 +110,7 @@ typedef struct {
    * sim/run/stream.h), when set. */
   void (*sink)(void *ctx, int sub, int op, EventKind k, const Value *v);
   void *sink_ctx;
+  bool *fault_note;  /* set to true with faulted, when set (the stream's one flag of its rare cases) */
   RunPrint *prints;  /* debug_print's lines */
   int nprints, capprints;
 } RunResult;

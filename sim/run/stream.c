@@ -37,6 +37,7 @@ typedef struct {
   uint64_t count[2];  /* events each side produced */
   int extra_op;       /* the first event only one side has (-1: none yet) */
   SubBad *bad;
+  uint64_t unused;    /* 64 bytes in all: a subcore's queue by a shift */
 } SubQ;
 
 struct Stream {
@@ -44,12 +45,9 @@ struct Stream {
   int nsub, max_list;
   SubQ *sq;
   RunResult *run[2];
-  const bool *fault[2]; /* run[side]->faulted, or a false of its own before attach */
-  bool never;
   bool closed[2];
-  bool any_closed;      /* closed[0] || closed[1]: with the fault flags, one test per event */
+  bool rare;            /* a side closed or an attached run faulted (RunResult.fault_note): one test per event */
   uint64_t matched, mismatched;
-  uint64_t held, peak;
   void (*pump)(void *, int);
   void *ctx;
   bool pumping;
@@ -72,7 +70,6 @@ Stream *stream_open(const Program *p, int nsub, int max_list) {
   Stream *st = calloc(1, sizeof *st);
   if (!st) abort();
   st->p = p, st->nsub = nsub, st->max_list = max_list;
-  st->fault[0] = st->fault[1] = &st->never;
   st->sq = calloc((size_t)(nsub ? nsub : 1), sizeof *st->sq);
   if (!st->sq) abort();
   for (int i = 0; i < nsub; i++) st->sq[i].extra_op = -1;
@@ -92,24 +89,17 @@ void stream_free(Stream *st) {
   free(st);
 }
 
+/* What the queues hold is counted in the log bytes of the side that
+ * queued it (its run's --max-log-mb). */
 static void account(Stream *st, int side, int64_t bytes) {
-  st->held += (uint64_t)bytes;
-  if (st->held > st->peak) st->peak = st->held;
   if (st->run[side]) st->run[side]->log_bytes += (uint64_t)bytes;
 }
 
 /* account for an event a sink queued or compared: its side is attached
- * (only stream_attach sets a sink), and a release never raises the peak. */
-static inline __attribute__((always_inline)) void account_held(Stream *st, int side, uint64_t bytes) {
-  st->held += bytes;
-  if (st->held > st->peak) st->peak = st->held;
-  st->run[side]->log_bytes += bytes;
-}
+ * (only stream_attach sets a sink). */
+static inline __attribute__((always_inline)) void account_held(Stream *st, int side, uint64_t bytes) { st->run[side]->log_bytes += bytes; }
 
-static inline __attribute__((always_inline)) void account_freed(Stream *st, int side, uint64_t bytes) {
-  st->held -= bytes;
-  st->run[side]->log_bytes -= bytes;
-}
+static inline __attribute__((always_inline)) void account_freed(Stream *st, int side, uint64_t bytes) { st->run[side]->log_bytes -= bytes; }
 
 static SubBad *bad_of(Stream *st, SubQ *q) {
   if (!q->bad) {
@@ -142,10 +132,11 @@ static inline __attribute__((always_inline)) bool same_cells16(const Cell *a, co
  * enough for verify_value_equal to hold (which then need not run).  The
  * vector of 16 lanes (its 16 flags as two words) and the scalar inline. */
 static inline __attribute__((always_inline)) bool same_lanes(const Slot *o, const Value *v) {
-  if (o->n == 16) {
-    uint64_t d0, d1, e0, e1;
-    memcpy(&d0, o->def, 8), memcpy(&d1, o->def + 8, 8), memcpy(&e0, v->def, 8), memcpy(&e1, v->def + 8, 8);
-    return !((d0 ^ e0) | (d1 ^ e1)) && same_cells16(o->v, v->v);
+  if (o->n == 16) { /* the flags as one vector too: no general registers held */
+    Words2 d, e;
+    memcpy(&d, o->def, 16), memcpy(&e, v->def, 16);
+    Words2 x = d ^ e;
+    return !(x[0] | x[1]) && same_cells16(o->v, v->v);
   }
   if (o->n == 1) return o->v[0].i == v->v[0].i && o->def[0] == v->def[0];
   return !memcmp(o->def, v->def, (size_t)o->n) && !memcmp(o->v, v->v, sizeof(Cell) * (size_t)o->n);
@@ -155,6 +146,12 @@ static inline __attribute__((always_inline)) bool same_lanes(const Slot *o, cons
  * common case, tested inline). */
 static inline __attribute__((always_inline)) bool same_event(const Slot *o, int op, EventKind k, const Value *v) {
   return o->op == op && o->kind == k && !o->is_big && o->n == v->n && o->dtype == v->dtype && (o->n == 16 || o->n == 1) && same_lanes(o, v);
+}
+
+/* same_event of a scalar (one lane: the commonest event), tested first
+ * with no more than it needs: when it holds, same_event does. */
+static inline __attribute__((always_inline)) bool same_scalar(const Slot *o, int op, EventKind k, const Value *v) {
+  return v->n == 1 && o->n == 1 && o->v[0].i == v->v[0].i && o->def[0] == v->def[0] && o->op == op && o->kind == k && o->dtype == v->dtype && !o->is_big;
 }
 
 /* Drops what a queue holds: the other side will never match it. */
@@ -173,7 +170,7 @@ static inline __attribute__((always_inline)) void pop(Stream *st, SubQ *q, int s
 
 /* The queued event against v when not bitwise the same: the full
  * comparison (and its report of a difference), then the pop. */
-static __attribute__((noinline)) void match_slow(Stream *st, int sub, int side, int op, EventKind k, const Value *v) {
+static __attribute__((noinline)) void match_slow(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   SubQ *q = &st->sq[sub];
   Slot *o = &q->q[q->head];
   Value ov = slot_value(o);
@@ -238,24 +235,24 @@ static void stream_pump(Stream *st, int sub) {
 
 /* A push that grows the queue, or that puts the engine STREAM_AHEAD
  * events ahead (the reference is run to catch up). */
-static __attribute__((noinline)) void push_slow(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
+static __attribute__((noinline)) void push_slow(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   SubQ *q = &st->sq[sub];
   if (q->n == q->cap) grow(q);
   push(st, q, side, op, k, v);
   if (side == STREAM_ENG && q->n >= STREAM_AHEAD && st->pump && !st->pumping) stream_pump(st, sub);
 }
 
-static void stream_usual(Stream *st, int side, int sub, int op, EventKind k, const Value *v);
+static void stream_usual(Stream *st, int sub, int op, EventKind k, const Value *v, int side);
 
 /* The cases of a fault or a closed side: the event dropped, or only one
  * side has it; else it goes on as usual. */
-static __attribute__((noinline)) void stream_rare(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
+static __attribute__((noinline)) void stream_rare(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   SubQ *q = &st->sq[sub];
   if (faulted(st, STREAM_REF) || faulted(st, STREAM_ENG)) { /* a fault is the verdict: the logs are not judged */
     if (q->n) drop_queue(st, q);
     return;
   }
-  if (!st->closed[!side] || (q->n && q->side != side)) return stream_usual(st, side, sub, op, k, v);
+  if (!st->closed[!side] || (q->n && q->side != side)) return stream_usual(st, sub, op, k, v, side);
   if (q->extra_op < 0) q->extra_op = op; /* the other side closed: nothing left to compare with */
 }
 
@@ -268,20 +265,21 @@ static inline __attribute__((always_inline)) void stream_event(Stream *st, int s
   SubQ *q = &st->sq[sub];
   if (!usual) {
     q->count[side]++;
-    if (__builtin_expect(*st->fault[0] | *st->fault[1] | st->any_closed, 0)) return stream_rare(st, side, sub, op, k, v);
+    if (__builtin_expect(st->rare, 0)) return stream_rare(st, sub, op, k, v, side);
   }
   if (q->n && q->side != side) { /* the other side's matching event: compare, drop */
-    if (!same_event(&q->q[q->head], op, k, v)) return match_slow(st, sub, side, op, k, v);
+    const Slot *o = &q->q[q->head];
+    if (!same_scalar(o, op, k, v) && !same_event(o, op, k, v)) return match_slow(st, sub, op, k, v, side);
     st->matched += (uint64_t)v->n;
     pop(st, q, side);
     return;
   }
-  if (q->n == q->cap || (side == STREAM_ENG && q->n + 1 >= STREAM_AHEAD)) return push_slow(st, side, sub, op, k, v);
+  if (q->n == q->cap || (side == STREAM_ENG && q->n + 1 >= STREAM_AHEAD)) return push_slow(st, sub, op, k, v, side);
   push(st, q, side, op, k, v);
 }
 
 /* stream_event past the count and the flags (for stream_rare). */
-static void stream_usual(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
+static void stream_usual(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   if (side == STREAM_REF) stream_event(st, STREAM_REF, sub, op, k, v, true);
   else stream_event(st, STREAM_ENG, sub, op, k, v, true);
 }
@@ -291,7 +289,8 @@ static void sink_eng(void *ctx, int sub, int op, EventKind k, const Value *v) { 
 
 void stream_attach(Stream *st, int side, RunResult *r) {
   st->run[side] = r;
-  st->fault[side] = &r->faulted;
+  r->fault_note = &st->rare;
+  st->rare |= r->faulted;
   r->sink = side == STREAM_REF ? sink_ref : sink_eng;
   r->sink_ctx = st;
 }
@@ -308,9 +307,17 @@ bool stream_ahead(const Stream *st, int side, int sub) {
   return !st->closed[!side] && q->n >= STREAM_AHEAD && q->side == side;
 }
 
+uint64_t stream_slack(const Stream *st, int side, int sub) {
+  const SubQ *q = &st->sq[sub];
+  if (st->closed[!side]) return UINT64_MAX;
+  int mine = q->side == side ? q->n : 0;
+  return mine < STREAM_AHEAD ? (uint64_t)(STREAM_AHEAD - mine) * sizeof(Event) : 0;
+}
+
 void stream_close(Stream *st, int side) {
   st->closed[side] = true;
-  st->any_closed = true;
+  st->rare = true;
+  if (st->run[side]) st->run[side]->fault_note = NULL; /* the run may outlive the stream */
   for (int i = 0; i < st->nsub; i++)
     if (st->sq[i].n && st->sq[i].side != side) drop_queue(st, &st->sq[i]);
 }
@@ -341,6 +348,3 @@ bool stream_verdict(Stream *st, Diag *d, VerifyStats *vs) {
   }
   return ok;
 }
-
-uint64_t stream_held(const Stream *st) { return st->held; }
-uint64_t stream_peak(const Stream *st) { return st->peak; }

@@ -36,6 +36,12 @@ void stream_set_pump(Stream *st, void (*pump)(void *ctx, int sub), void *ctx);
 int stream_queued(const Stream *st, int side, int sub);
 /* Whether side is STREAM_AHEAD events or more ahead on sub (it should wait). */
 bool stream_ahead(const Stream *st, int side, int sub);
+/* How much side's log bytes (RunResult.log_bytes) may grow before side
+ * can be STREAM_AHEAD events ahead on sub, when it is not now: each event
+ * it queues adds at least sizeof(Event), and matching the other side's
+ * queued events adds none.  UINT64_MAX once the other side closed.  A
+ * caller asks stream_ahead again only past it. */
+uint64_t stream_slack(const Stream *st, int side, int sub);
 /* No more events from side (its run ended or faulted). */
 void stream_close(Stream *st, int side);
 bool stream_closed(const Stream *st, int side);
@@ -45,8 +51,5 @@ int stream_atomic(const Stream *st, int k, int *sub);
 /* After both sides closed: the verdict of the logs (false with *d set),
  * counted into *vs (its first difference and list), as verify_runs'. */
 bool stream_verdict(Stream *st, Diag *d, VerifyStats *vs);
-/* Bytes the queues hold now, and the most they held. */
-uint64_t stream_held(const Stream *st);
-uint64_t stream_peak(const Stream *st);
 
 #endif
