@@ -351,6 +351,46 @@ static inline int64_t f_le(int64_t x, int64_t y) { return x <= y; }
 static inline int64_t f_gt(int64_t x, int64_t y) { return x > y; }
 static inline int64_t f_ge(int64_t x, int64_t y) { return x >= y; }
 
+/* The same lanes for a result of exactly 16 (a vector register's int32
+ * lanes, the commonest shape): a loop of a known count over lanes that
+ * cannot overlap the result (a step's own), which the compiler turns into
+ * 4 lanes per SIMD operation.  sa, sb as LANES. */
+#define LANES16_FN(NAME, FN)                                                                     \
+  static void NAME(Cell *restrict o, const Cell *restrict x, const Cell *restrict y, int64_t sa, int64_t sb) { \
+    if (sa && sb) {                                                                              \
+      for (int j = 0; j < 16; j++) o[j].i = FN(x[j].i, y[j].i);                                  \
+    } else if (sa) {                                                                             \
+      int64_t c = y[0].i;                                                                        \
+      for (int j = 0; j < 16; j++) o[j].i = FN(x[j].i, c);                                       \
+    } else {                                                                                     \
+      int64_t c = x[0].i;                                                                        \
+      for (int j = 0; j < 16; j++) o[j].i = FN(c, y[j].i);                                       \
+    }                                                                                            \
+  }
+LANES16_FN(add16, f_add)
+LANES16_FN(sub16, f_sub)
+LANES16_FN(mul16, f_mul)
+LANES16_FN(and16, f_and)
+LANES16_FN(or16, f_or)
+LANES16_FN(xor16, f_xor)
+#undef LANES16_FN
+
+/* The 16-lane loops of op; false for one without (comparisons, divisions). */
+static inline bool lanes16(ExprOp op, Cell *o, const Cell *x, const Cell *y, int64_t sa, int64_t sb) {
+  switch (op) {
+  case OP_ADD: return add16(o, x, y, sa, sb), true;
+  case OP_SUB: return sub16(o, x, y, sa, sb), true;
+  case OP_MUL: return mul16(o, x, y, sa, sb), true;
+  case OP_BAND: return and16(o, x, y, sa, sb), true;
+  case OP_BOR: return or16(o, x, y, sa, sb), true;
+  case OP_BXOR: return xor16(o, x, y, sa, sb), true;
+  case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_FLOORDIV: case OP_MOD:
+  case OP_OR: case OP_AND: case OP_SHL: case OP_SHR: case OP_DIV:
+  case OP_NEG: case OP_POS: case OP_INVERT: case OP_NOT: case OP_NONE: break;
+  }
+  return false;
+}
+
 /* int32_lane of two defined int32 scalars, the commonest operators first. */
 static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
   if (op == OP_ADD) return *r = (int32_t)((uint32_t)x + (uint32_t)y), true;
@@ -363,7 +403,14 @@ static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
 }
 
 /* Whether every lane of v is defined. */
-static bool all_defined(const Value *v) { return v->n == 1 ? v->def[0] != 0 : ref_flags_all(v->def, v->n); }
+static bool all_defined(const Value *v) {
+  if (v->n == 1) return v->def[0] != 0;
+  if (v->n != 16) return ref_flags_all(v->def, v->n);
+  uint64_t w0, w1; /* a vector register's 16 flags: two words, one test for a zero byte in either */
+  memcpy(&w0, v->def, 8), memcpy(&w1, v->def + 8, 8);
+  const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+  return !((((w0 - ones) & ~w0) | ((w1 - ones) & ~w1)) & highs);
+}
 
 /* out's lanes (shaped as the larger operand) := a op b, both int32 with
  * every lane defined; false on a division by zero (run then faults). */
@@ -396,6 +443,18 @@ static bool int32_lanes(ExprOp op, Value *out, const Value *a, const Value *b) {
 }
 #undef LANES
 
+/* run_vec's lanes of operator step s of any shape (kept apart: the loop
+ * of the commonest shapes stays small); false on a division by zero. */
+static __attribute__((noinline)) bool vec_lanes(Step *s, const Value *a, const Value *b, const Value *big) {
+  Value *out = &s->val;
+  if (big->n > out->cap) s->ones = 0; /* shape_as allocates anew */
+  shape_as(out, s->e->ty, big);
+  if (!int32_lanes(s->e->op, out, a, b)) return false;
+  if (s->ones < out->n) ref_flags_set(out->def, out->n), s->ones = out->n;
+  s->kept = s->pure;
+  return true;
+}
+
 /* run of a vec program whose names are bound to int32 values with every
  * lane defined: the same lanes, every one defined.  NULL for anything
  * else (an unbound name or another dtype, an undefined lane, a division
@@ -418,11 +477,13 @@ static const Value *run_vec(Prog *p, const RefExprHooks *h, void *ctx) {
       out->def[0] = 1, s->ones = 1 > s->ones ? 1 : s->ones, s->kept = s->pure;
       continue;
     }
-    if (big->n > out->cap) s->ones = 0; /* shape_as allocates anew */
-    shape_as(out, s->e->ty, big);
-    if (!int32_lanes(s->e->op, out, a, b)) return NULL;
-    if (s->ones < out->n) ref_flags_set(out->def, out->n), s->ones = out->n;
-    s->kept = s->pure;
+    if (big->n == 16 && big->rank == 1 && out->cap >= 16 && lanes16(s->e->op, out->v, a->v, b->v, a->n != 1, b->n != 1)) {
+      out->dtype = s->e->ty, out->rank = 1, out->shape[0] = 16, out->n = 16; /* shape_as of a vector register */
+      if (s->ones < 16) ref_flags_set(out->def, 16), s->ones = 16;
+      s->kept = s->pure;
+      continue;
+    }
+    if (!vec_lanes(s, a, b, big)) return NULL;
   }
   return &p->st[p->n - 1].val; /* the last step an operator's */
 }
