@@ -1325,6 +1325,22 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
  * did not do, as gs_dense. */
 #define GS_LOOP __attribute__((noinline))
 
+typedef int64_t I64x2 __attribute__((vector_size(16)));
+
+/* Whether 16 indices are all defined and in [0, size): at | (size - 1 - at)
+ * has its sign bit clear exactly then (no overflow for size >= 0), or-ed
+ * over the lanes two at a time. */
+static inline bool lanes16_in(const Value *ix, int64_t size) {
+  I64x2 bad = {0, 0}, last = {size - 1, size - 1};
+#pragma GCC unroll 8
+  for (int j = 0; j < 16; j += 2) {
+    I64x2 at;
+    memcpy(&at, &ix->v[j], sizeof at);
+    bad |= at | (last - at);
+  }
+  return (bad[0] | bad[1]) >= 0 && ref_flags_all16(ix->def);
+}
+
 GS_LOOP static int64_t gather32(const Region *g, int64_t base, int64_t size, const Value *ix, Value *out, int64_t n) {
   const uint8_t *bytes = g->bytes, *defined = g->defined, *idef = ix->def;
   const Cell *iv = ix->v;
@@ -1332,6 +1348,15 @@ GS_LOOP static int64_t gather32(const Region *g, int64_t base, int64_t size, con
   uint8_t *od = out->def;
   uint8_t all = 0xff; /* the lanes' shadow bytes and-ed: all set (the usual) gives every lane's flag at once */
   int64_t k = 0;
+  if (n == 16 && lanes16_in(ix, size)) /* a vector register's lanes, checked once: no test per lane */
+#pragma GCC unroll 16
+    for (; k < 16; k++) {
+      int64_t off = base + 4 * iv[k].i;
+      int32_t w;
+      memcpy(&w, bytes + off, 4);
+      ov[k].i = w;
+      all &= defined[off >> 3];
+    }
   for (; k < n; k++) {
     int64_t at = iv[k].i, off = base + 4 * at;
     if (!idef[k] || (uint64_t)at >= (uint64_t)size) break;
@@ -1359,6 +1384,16 @@ GS_LOOP static int64_t scatter32(Region *g, int64_t base, int64_t size, const Va
   const uint8_t *idef = ix->def, *xdef = x->def;
   const Cell *iv = ix->v, *xv = x->v;
   int64_t k = 0;
+  if (n == 16 && ref_flags_all16(xdef) && lanes16_in(ix, size)) { /* a vector register's lanes, all checked once */
+#pragma GCC unroll 16
+    for (; k < 16; k++) {
+      int64_t off = base + 4 * iv[k].i;
+      int32_t w = (int32_t)xv[k].i;
+      defined[off >> 3] |= word_bits[off & 7];
+      memcpy(bytes + off, &w, 4);
+    }
+    return k;
+  }
   if (ref_flags_all(xdef, n)) { /* every lane defined (the commonest): no test of its own per lane */
     for (; k < n; k++) {
       int64_t at = iv[k].i, off = base + 4 * at;

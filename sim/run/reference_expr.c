@@ -405,11 +405,7 @@ static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
 /* Whether every lane of v is defined. */
 static bool all_defined(const Value *v) {
   if (v->n == 1) return v->def[0] != 0;
-  if (v->n != 16) return ref_flags_all(v->def, v->n);
-  uint64_t w0, w1; /* a vector register's 16 flags: two words, one test for a zero byte in either */
-  memcpy(&w0, v->def, 8), memcpy(&w1, v->def + 8, 8);
-  const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-  return !((((w0 - ones) & ~w0) | ((w1 - ones) & ~w1)) & highs);
+  return v->n == 16 ? ref_flags_all16(v->def) : ref_flags_all(v->def, v->n);
 }
 
 /* out's lanes (shaped as the larger operand) := a op b, both int32 with

@@ -85,6 +85,15 @@ static inline bool ref_flags_all(const uint8_t *d, int64_t n) {
   return true;
 }
 
+/* ref_flags_all of a vector register's 16 flags: two words, one test for
+ * a zero byte in either. */
+static inline bool ref_flags_all16(const uint8_t *d) {
+  uint64_t w0, w1;
+  memcpy(&w0, d, 8), memcpy(&w1, d + 8, 8);
+  const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+  return !((((w0 - ones) & ~w0) | ((w1 - ones) & ~w1)) & highs);
+}
+
 static inline void ref_flags_set(uint8_t *d, int64_t n) {
   const uint64_t ones = 0x0101010101010101u;
   if (n == 1) return (void)(d[0] = 1); /* a scalar */
