@@ -352,27 +352,44 @@ static inline int64_t f_gt(int64_t x, int64_t y) { return x > y; }
 static inline int64_t f_ge(int64_t x, int64_t y) { return x >= y; }
 
 /* The same lanes for a result of exactly 16 (a vector register's int32
- * lanes, the commonest shape): a loop of a known count over lanes that
- * cannot overlap the result (a step's own), which the compiler turns into
- * 4 lanes per SIMD operation.  sa, sb as LANES. */
-#define LANES16_FN(NAME, FN)                                                                     \
-  static void NAME(Cell *restrict o, const Cell *restrict x, const Cell *restrict y, int64_t sa, int64_t sb) { \
+ * lanes, the commonest shape), four lanes a SIMD operation: the operands'
+ * low words (an int32 lane's value is its Cell's low word, sign-extended)
+ * combined in 32 bits, then sign-extended back into the Cells; the
+ * result's lanes are a step's own, never an operand's.  sa, sb as LANES. */
+typedef uint32_t U32x4 __attribute__((vector_size(16))); /* unsigned: arithmetic that wraps */
+typedef int32_t I32x4 __attribute__((vector_size(16)));
+
+static inline U32x4 low4(const Cell *c) { /* the low words of c[0 .. 4) */
+  U32x4 p, q;
+  memcpy(&p, c, sizeof p), memcpy(&q, c + 2, sizeof q);
+  return __builtin_shufflevector(p, q, 0, 2, 4, 6);
+}
+
+static inline void wide4(Cell *c, U32x4 r) { /* c[0 .. 4) := r's lanes sign-extended to int64 */
+  U32x4 sign = (U32x4)((I32x4)r >> 31), p = __builtin_shufflevector(r, sign, 0, 4, 1, 5), q = __builtin_shufflevector(r, sign, 2, 6, 3, 7);
+  memcpy(c, &p, sizeof p), memcpy(c + 2, &q, sizeof q);
+}
+
+#define LANES16_FN(NAME, OPER)                                                                   \
+  static void NAME(Cell *restrict o, const Cell *x, const Cell *y, int64_t sa, int64_t sb) {     \
     if (sa && sb) {                                                                              \
-      for (int j = 0; j < 16; j++) o[j].i = FN(x[j].i, y[j].i);                                  \
+      _Pragma("GCC unroll 4") for (int j = 0; j < 16; j += 4) wide4(o + j, low4(x + j) OPER low4(y + j)); \
     } else if (sa) {                                                                             \
-      int64_t c = y[0].i;                                                                        \
-      for (int j = 0; j < 16; j++) o[j].i = FN(x[j].i, c);                                       \
+      U32x4 c = {0, 0, 0, 0};                                                                    \
+      c += (uint32_t)y[0].i;                                                                      \
+      _Pragma("GCC unroll 4") for (int j = 0; j < 16; j += 4) wide4(o + j, low4(x + j) OPER c);  \
     } else {                                                                                     \
-      int64_t c = x[0].i;                                                                        \
-      for (int j = 0; j < 16; j++) o[j].i = FN(c, y[j].i);                                       \
+      U32x4 c = {0, 0, 0, 0};                                                                    \
+      c += (uint32_t)x[0].i;                                                                      \
+      _Pragma("GCC unroll 4") for (int j = 0; j < 16; j += 4) wide4(o + j, c OPER low4(y + j));  \
     }                                                                                            \
   }
-LANES16_FN(add16, f_add)
-LANES16_FN(sub16, f_sub)
-LANES16_FN(mul16, f_mul)
-LANES16_FN(and16, f_and)
-LANES16_FN(or16, f_or)
-LANES16_FN(xor16, f_xor)
+LANES16_FN(add16, +)
+LANES16_FN(sub16, -)
+LANES16_FN(mul16, *)
+LANES16_FN(and16, &)
+LANES16_FN(or16, |)
+LANES16_FN(xor16, ^)
 #undef LANES16_FN
 
 /* The 16-lane loops of op; false for one without (comparisons, divisions). */
