@@ -665,9 +665,11 @@ const Value *ref_prog_eval(RefProg *p, const RefExprHooks *h, void *ctx) { retur
 bool ref_prog_take(RefProg *p, const Value *v, Value *dst) {
   Step *last = &p->st[p->n - 1];
   if (v != &last->val || last->pure || dst == v) return false;
-  Value old = *dst;
+  Cell *v0 = dst->v; /* dst's old lanes, which last takes: every run shapes its lanes first */
+  uint8_t *d0 = dst->def;
+  int64_t c0 = dst->cap;
   *dst = last->val;
-  last->val = old; /* every run shapes its lanes first */
+  last->val.v = v0, last->val.def = d0, last->val.cap = c0;
   last->ones = 0;
   return true;
 }
