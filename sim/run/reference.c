@@ -1277,9 +1277,36 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
 /* A mask that must be defined in every lane; NULL after a fault. */
 static const Value *eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
   const Value *m = ev_top(R, s, op, e);
+  if (m && ref_flags_all(m->def, m->n)) return m; /* the usual: eight flags a test */
   for (int64_t i = 0; m && i < m->n; i++)
     if (!m->def[i]) return uninit_lane(R, s, op, "mask", m, i), NULL;
   return m;
+}
+
+/* do_expand_compress's store_compressed lanes for int32 values into a
+ * dense int32 view under a bool mask: the same writes (ref_span_write of
+ * element k) without the per-lane conversions and calls.  false, having
+ * done nothing, for any other. */
+static bool compress32(const RV *rv, const Value *m, const Value *x, const Value *mem, Value *out) {
+  int64_t base = rv->sp.base;
+  if (!rv->affine || !rv->sp.contiguous || rv->dt[rv->v->ntr] != DT_INT32 || rv->sp.esize != 4 || (base & 3) ||
+      x->dtype != DT_INT32 || m->dtype != DT_BOOL)
+    return false;
+  uint8_t *bytes = rv->reg->bytes, *defined = rv->reg->defined;
+  for (int64_t i = 0, k = 0; i < m->n; i++) {
+    if (!m->v[i].i) continue; /* alu_truthy of a bool */
+    out->v[i] = mem->v[k], out->def[i] = mem->def[k];
+    int64_t off = base + 4 * k++;
+    uint8_t bits = (uint8_t)(0xfu << (off & 7));
+    if (!x->def[i]) { /* the element becomes undefined, its bytes left (SPEC §10.1) */
+      defined[off >> 3] &= (uint8_t)~bits;
+      continue;
+    }
+    int32_t w = (int32_t)x->v[i].i;
+    defined[off >> 3] |= bits;
+    memcpy(bytes + off, &w, 4);
+  }
+  return true;
 }
 
 /* load_expanded: out[p_k] = M[k]; store_compressed: M[k] = x[p_k] with the
@@ -1294,7 +1321,8 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
   if (ok) {
     Dtype t = rv.v->ref->dtype; /* §8.3: the underlying ref's dtype */
     val_shape(&out, load ? t : mem.dtype, mem.rank, mem.shape);
-    for (int64_t i = 0, k = 0; i < m->n; i++) {
+    bool done = !load && !add && compress32(&rv, m, x, &mem, &out);
+    for (int64_t i = 0, k = 0; !done && i < m->n; i++) {
       if (!alu_truthy(m->dtype, m->v[i])) continue;
       out.v[i] = mem.v[k];
       out.def[i] = mem.def[k];
