@@ -1480,7 +1480,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
   int ni = op->nlist[FLD_INDICES];
-  const Value *idx[MAX_RANK] = {0}, *m = NULL, *x = NULL;
+  const Value *idx[MAX_RANK], *m = NULL, *x = NULL; /* idx[0 .. ni) set below before any use */
   Value *out = gather ? &R->scratch[SCR_READ] : NULL; /* a gather's lanes (a scatter has none) */
   const View *v = op->e[FLD_REF]->view;
   ViewPlan *pl;
