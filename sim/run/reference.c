@@ -1476,7 +1476,115 @@ static int64_t gs_dense(const Dense *d, Dtype t, bool gather, bool add, const Va
   return k;
 }
 
+/* do_gather_scatter's lanes from k0 on (those before done by a dense
+ * path), then a gather's event and binding: got, pl, base and dyn as
+ * plan_dense gave them (got < 0: *rv resolved), idx the indices, m the
+ * mask or NULL, x a scatter's value, out a gather's lanes, of dtype t. */
+static bool gs_lanes(Ref_ *R, Sub *s, const Op *op, int got, const ViewPlan *pl, int64_t base, const int64_t *dyn, RV *rv,
+                     const Value *const *idx, const Value *m, const Value *x, Value *out, Dtype t, int64_t n, int64_t k0) {
+  bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER, ok = true;
+  int ni = op->nlist[FLD_INDICES];
+  const View *v = op->e[FLD_REF]->view;
+  if (k0 < n && got > 0) { /* the general loop's RV, from the plan */
+    rv_head(R, op, v, rv);
+    rv->reg = pl->reg;
+    rv_from_plan(pl, base, dyn, rv);
+  }
+  for (int64_t k = k0; ok && k < n; k++) {
+    if ((op->has & F(MASK)) && !alu_truthy(m->dtype, m->v[k])) continue;
+    int64_t at[MAX_RANK], flat = 0;
+    for (int d = 0; d < ni; d++) {
+      if (!idx[d]->def[k]) {
+        ok = uninit_lane(R, s, op, "indices", idx[d], k);
+        break;
+      }
+      at[d] = idx[d]->v[k].i;
+      if (at[d] < 0 || at[d] >= rv->lvl[rv->v->ntr][d]) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "lane %lld indexes %lld in dimension %d of size %lld of %s '%s'", (long long)k, (long long)at[d], d,
+                 (long long)rv->lvl[rv->v->ntr][d], space_key(rv->v->ref->space), rv->v->ref->name);
+        ok = fault(R, s, op, FAULT_OOB, "%s%s", gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", msg);
+        break;
+      }
+      flat = flat * rv->lvl[rv->v->ntr][d] + at[d];
+    }
+    if (!ok) break;
+    Piece pc[MAX_PIECES];
+    int np = 1;
+    Cell cur;
+    uint8_t def;
+    if (rv->affine) { /* one whole element in place (flat < rv->n: in bounds per dimension): read_pieces' own shortcut */
+      pc[0] = (Piece){rv->sp.contiguous ? rv->sp.base + flat * rv->sp.esize : ref_span_offset(&rv->sp, flat), rv->sp.esize};
+      cur = ref_load(t, rv->reg->bytes + pc[0].off);
+      def = ref_bytes_defined(rv->reg, pc[0].off, pc[0].n);
+    } else {
+      if (!rv_element(rv, flat, pc, &np)) {
+        ok = view_oob(R, s, rv);
+        break;
+      }
+      read_pieces(rv->reg, t, pc, np, &cur, &def);
+    }
+    if (gather) {
+      out->v[k] = cur, out->def[k] = def;
+      continue;
+    }
+    if (!x->def[k] || (add && !def)) { /* the element becomes undefined (SPEC §10.1) */
+      undef_pieces(rv->reg, pc, np);
+      continue;
+    }
+    Cell c = x->dtype == t ? x->v[k] : alu_convert(x->dtype, t, x->v[k]); /* alu_convert's own shortcut, inline */
+    if (add) alu_binary(OP_ADD, t, t, cur, c, &c);
+    if (rv->affine) { /* write_pieces' shortcut for one whole element */
+      ref_set_defined(rv->reg, pc[0].off, pc[0].n, true);
+      ref_store(t, c, rv->reg->bytes + pc[0].off);
+    } else {
+      write_pieces(rv->reg, t, pc, np, c);
+    }
+  }
+  if (ok && gather) {
+    run_log(R->r, s->idx, op->id, EV_LOADED, out);
+    env_take(R, s, op->name[FLD_OUT], out); /* the binding's old lanes become the scratch's */
+  }
+  return ok;
+}
+
+/* do_gather_scatter of the commonest form: one index vector, no mask, not
+ * an add, into a rank-1 int32 view of 4-byte elements that its plan gives
+ * densely.  The same evaluations in the same order as do_gather_scatter's
+ * (the view's starts, the index, the value), then gather32 or scatter32
+ * straight away, and gs_lanes for whatever they leave.  -1 (nothing done)
+ * for an op of another form. */
+static int gs_plain(Ref_ *R, Sub *s, const Op *op) {
+  const View *v = op->e[FLD_REF]->view;
+  int top = v->ntr;
+  if (op->nlist[FLD_INDICES] != 1 || (op->has & F(MASK)) || op->kind == OPK_ADDUPDATE_SCATTER) return -1;
+  ViewPlan *pl = plan_at(R, v, s->core, s->subcore);
+  if (!pl->fast || pl->rank[top] != 1 || !pl->sp.contiguous || pl->dt[top] != DT_INT32 || pl->sp.esize != 4) return -1;
+  RV rv;
+  int64_t base = 0, dyn[MAX_RANK];
+  int got = plan_base(R, s, op, pl, &base, dyn); /* plan_dense's */
+  if (got == 0 || (got < 0 && !resolve_field(R, s, op, FLD_REF, &rv))) return 0;
+  bool gather = op->kind == OPK_LOAD_GATHER;
+  const Value *ix = ev_top(R, s, op, op->list[FLD_INDICES][0]), *x = NULL;
+  if (!ix || (!gather && !(x = ev_top(R, s, op, op->e[FLD_VALUE])))) return 0;
+  int64_t n = ix->n, k0 = 0;
+  Value *out = gather ? &R->scratch[SCR_READ] : NULL;
+  if (gather && n > out->cap) val_shape(out, DT_INT32, 1, &n);
+  else if (gather) out->dtype = DT_INT32, out->rank = 1, out->shape[0] = n, out->n = n; /* shape_lanes of a vector */
+  if (got > 0 && !(base & 3) && gather) k0 = gather32(pl->reg, base, pl->lvl[top][0], ix, out, n);
+  else if (got > 0 && !(base & 3) && x->dtype == DT_INT32) k0 = scatter32(pl->reg, base, pl->lvl[top][0], ix, x, n);
+  else if (got > 0) k0 = gs_dense(&(Dense){pl->reg, base, pl->n, DT_INT32, 1, pl->lvl[top], 4, true}, DT_INT32, gather, false, ix, x, out, n);
+  if (k0 < n) return gs_lanes(R, s, op, got, pl, base, dyn, &rv, &ix, NULL, x, out, DT_INT32, n, k0);
+  if (gather) { /* gs_lanes' end */
+    run_log(R->r, s->idx, op->id, EV_LOADED, out);
+    env_take(R, s, op->name[FLD_OUT], out);
+  }
+  return 1;
+}
+
 static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
+  int plain = gs_plain(R, s, op);
+  if (plain >= 0) return plain;
   RV rv;
   bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
   int ni = op->nlist[FLD_INDICES];
@@ -1498,67 +1606,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   int64_t k0 = 0;
   Dense dn = got > 0 ? dense_of_plan(pl, base) : dense_of_rv(&rv);
   if (ni == 1 && !(op->has & F(MASK)) && dn.dense && dn.rank == 1) k0 = gs_dense(&dn, t, gather, add, idx[0], x, out, n);
-  if (k0 < n && got > 0) { /* the general loop's RV, from the plan */
-    rv_head(R, op, v, &rv);
-    rv.reg = pl->reg;
-    rv_from_plan(pl, base, dyn, &rv);
-  }
-  for (int64_t k = k0; ok && k < n; k++) {
-    if ((op->has & F(MASK)) && !alu_truthy(m->dtype, m->v[k])) continue;
-    int64_t at[MAX_RANK], flat = 0;
-    for (int d = 0; d < ni; d++) {
-      if (!idx[d]->def[k]) {
-        ok = uninit_lane(R, s, op, "indices", idx[d], k);
-        break;
-      }
-      at[d] = idx[d]->v[k].i;
-      if (at[d] < 0 || at[d] >= rv.lvl[rv.v->ntr][d]) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "lane %lld indexes %lld in dimension %d of size %lld of %s '%s'", (long long)k, (long long)at[d], d,
-                 (long long)rv.lvl[rv.v->ntr][d], space_key(rv.v->ref->space), rv.v->ref->name);
-        ok = fault(R, s, op, FAULT_OOB, "%s%s", gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", msg);
-        break;
-      }
-      flat = flat * rv.lvl[rv.v->ntr][d] + at[d];
-    }
-    if (!ok) break;
-    Piece pc[MAX_PIECES];
-    int np = 1;
-    Cell cur;
-    uint8_t def;
-    if (rv.affine) { /* one whole element in place (flat < rv.n: in bounds per dimension): read_pieces' own shortcut */
-      pc[0] = (Piece){rv.sp.contiguous ? rv.sp.base + flat * rv.sp.esize : ref_span_offset(&rv.sp, flat), rv.sp.esize};
-      cur = ref_load(t, rv.reg->bytes + pc[0].off);
-      def = ref_bytes_defined(rv.reg, pc[0].off, pc[0].n);
-    } else {
-      if (!rv_element(&rv, flat, pc, &np)) {
-        ok = view_oob(R, s, &rv);
-        break;
-      }
-      read_pieces(rv.reg, t, pc, np, &cur, &def);
-    }
-    if (gather) {
-      out->v[k] = cur, out->def[k] = def;
-      continue;
-    }
-    if (!x->def[k] || (add && !def)) { /* the element becomes undefined (SPEC §10.1) */
-      undef_pieces(rv.reg, pc, np);
-      continue;
-    }
-    Cell c = x->dtype == t ? x->v[k] : alu_convert(x->dtype, t, x->v[k]); /* alu_convert's own shortcut, inline */
-    if (add) alu_binary(OP_ADD, t, t, cur, c, &c);
-    if (rv.affine) { /* write_pieces' shortcut for one whole element */
-      ref_set_defined(rv.reg, pc[0].off, pc[0].n, true);
-      ref_store(t, c, rv.reg->bytes + pc[0].off);
-    } else {
-      write_pieces(rv.reg, t, pc, np, c);
-    }
-  }
-  if (ok && gather) {
-    run_log(R->r, s->idx, op->id, EV_LOADED, out);
-    env_take(R, s, op->name[FLD_OUT], out); /* the binding's old lanes become the scratch's */
-  }
-  return ok;
+  return gs_lanes(R, s, op, got, pl, base, dyn, &rv, idx, m, x, out, t, n, k0);
 }
 
 /* ---- DMAs (SPEC §5.5, §5.6, §7.5, §7.10) -------------------------------- */
