@@ -353,35 +353,21 @@ static inline int64_t f_ge(int64_t x, int64_t y) { return x >= y; }
 
 /* The same lanes for a result of exactly 16 (a vector register's int32
  * lanes, the commonest shape), four lanes a SIMD operation: the operands'
- * low words (an int32 lane's value is its Cell's low word, sign-extended)
- * combined in 32 bits, then sign-extended back into the Cells; the
- * result's lanes are a step's own, never an operand's.  sa, sb as LANES. */
-typedef uint32_t U32x4 __attribute__((vector_size(16))); /* unsigned: arithmetic that wraps */
-typedef int32_t I32x4 __attribute__((vector_size(16)));
-
-static inline U32x4 low4(const Cell *c) { /* the low words of c[0 .. 4) */
-  U32x4 p, q;
-  memcpy(&p, c, sizeof p), memcpy(&q, c + 2, sizeof q);
-  return __builtin_shufflevector(p, q, 0, 2, 4, 6);
-}
-
-static inline void wide4(Cell *c, U32x4 r) { /* c[0 .. 4) := r's lanes sign-extended to int64 */
-  U32x4 sign = (U32x4)((I32x4)r >> 31), p = __builtin_shufflevector(r, sign, 0, 4, 1, 5), q = __builtin_shufflevector(r, sign, 2, 6, 3, 7);
-  memcpy(c, &p, sizeof p), memcpy(c + 2, &q, sizeof q);
-}
-
+ * low words combined in 32 bits, then sign-extended back into the Cells
+ * (ref_low4, ref_wide4); the result's lanes are a step's own, never an
+ * operand's.  sa, sb as LANES. */
 #define LANES16_FN(NAME, OPER)                                                                   \
   static void NAME(Cell *restrict o, const Cell *x, const Cell *y, int64_t sa, int64_t sb) {     \
     if (sa && sb) {                                                                              \
-      _Pragma("GCC unroll 4") for (int j = 0; j < 16; j += 4) wide4(o + j, low4(x + j) OPER low4(y + j)); \
+      _Pragma("GCC unroll 4") for (int j = 0; j < 16; j += 4) ref_wide4(o + j, ref_low4(x + j) OPER ref_low4(y + j)); \
     } else if (sa) {                                                                             \
-      U32x4 c = {0, 0, 0, 0};                                                                    \
+      RefU32x4 c = {0, 0, 0, 0};                                                                    \
       c += (uint32_t)y[0].i;                                                                      \
-      _Pragma("GCC unroll 4") for (int j = 0; j < 16; j += 4) wide4(o + j, low4(x + j) OPER c);  \
+      _Pragma("GCC unroll 4") for (int j = 0; j < 16; j += 4) ref_wide4(o + j, ref_low4(x + j) OPER c);  \
     } else {                                                                                     \
-      U32x4 c = {0, 0, 0, 0};                                                                    \
+      RefU32x4 c = {0, 0, 0, 0};                                                                    \
       c += (uint32_t)x[0].i;                                                                      \
-      _Pragma("GCC unroll 4") for (int j = 0; j < 16; j += 4) wide4(o + j, c OPER low4(y + j));  \
+      _Pragma("GCC unroll 4") for (int j = 0; j < 16; j += 4) ref_wide4(o + j, c OPER ref_low4(y + j));  \
     }                                                                                            \
   }
 LANES16_FN(add16, +)
