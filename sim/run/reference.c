@@ -1353,20 +1353,20 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
  * did not do, as gs_dense. */
 #define GS_LOOP __attribute__((noinline))
 
-typedef int64_t I64x2 __attribute__((vector_size(16)));
+typedef uint64_t U64x2 __attribute__((vector_size(16))); /* unsigned: arithmetic that wraps */
 
 /* Whether 16 indices are all defined and in [0, size): at | (size - 1 - at)
- * has its sign bit clear exactly then (no overflow for size >= 0), or-ed
- * over the lanes two at a time. */
+ * has its top bit clear exactly then (size >= 0; wrapping), or-ed over
+ * the lanes two at a time. */
 static inline bool lanes16_in(const Value *ix, int64_t size) {
-  I64x2 bad = {0, 0}, last = {size - 1, size - 1};
+  U64x2 bad = {0, 0}, last = {(uint64_t)size - 1, (uint64_t)size - 1};
 #pragma GCC unroll 8
   for (int j = 0; j < 16; j += 2) {
-    I64x2 at;
+    U64x2 at;
     memcpy(&at, &ix->v[j], sizeof at);
     bad |= at | (last - at);
   }
-  return (bad[0] | bad[1]) >= 0 && ref_flags_all16(ix->def);
+  return !((bad[0] | bad[1]) >> 63) && ref_flags_all16(ix->def);
 }
 
 GS_LOOP static int64_t gather32(const Region *g, int64_t base, int64_t size, const Value *ix, Value *out, int64_t n) {
