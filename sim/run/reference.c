@@ -1355,10 +1355,17 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
 
 typedef uint64_t U64x2 __attribute__((vector_size(16))); /* unsigned: arithmetic that wraps */
 
-/* Whether 16 indices are all defined and in [0, size): at | (size - 1 - at)
- * has its top bit clear exactly then (size >= 0; wrapping), or-ed over
+/* Whether 16 indices are all defined and in [0, size).  Their or, taken
+ * as unsigned, bounds each of them: below size, they all are (the usual:
+ * small indices); else the exact test, at | (size - 1 - at) with its top
+ * bit clear exactly for one in bounds (size >= 0; wrapping), or-ed over
  * the lanes two at a time. */
 static inline bool lanes16_in(const Value *ix, int64_t size) {
+  if (!ref_flags_all16(ix->def)) return false;
+  uint64_t any = 0;
+#pragma GCC unroll 16
+  for (int j = 0; j < 16; j++) any |= (uint64_t)ix->v[j].i;
+  if (any < (uint64_t)size) return true;
   U64x2 bad = {0, 0}, last = {(uint64_t)size - 1, (uint64_t)size - 1};
 #pragma GCC unroll 8
   for (int j = 0; j < 16; j += 2) {
@@ -1366,7 +1373,7 @@ static inline bool lanes16_in(const Value *ix, int64_t size) {
     memcpy(&at, &ix->v[j], sizeof at);
     bad |= at | (last - at);
   }
-  return !((bad[0] | bad[1]) >> 63) && ref_flags_all16(ix->def);
+  return !((bad[0] | bad[1]) >> 63);
 }
 
 GS_LOOP static int64_t gather32(const Region *g, int64_t base, int64_t size, const Value *ix, Value *out, int64_t n) {
