@@ -89,6 +89,7 @@ static inline bool ref_flags_all(const uint8_t *d, int64_t n) {
  * low word, sign-extended. */
 typedef uint32_t RefU32x4 __attribute__((vector_size(16))); /* unsigned: arithmetic that wraps */
 typedef int32_t RefI32x4 __attribute__((vector_size(16)));
+_Static_assert(sizeof(Cell) == 8, "two Cells a 16-byte load");
 
 static inline RefU32x4 ref_low4(const Cell *c) { /* the low words of c[0 .. 4) */
   RefU32x4 p, q;
