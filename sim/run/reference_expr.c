@@ -57,6 +57,8 @@ typedef RefProg Prog;
 typedef struct VecOp {
   Step *s;
   const Value *const *a, *const *b;
+  ExprOp op; /* s->e's, at hand */
+  Dtype ty;
 } VecOp;
 
 struct RefProgs {
@@ -471,13 +473,13 @@ static const Value *run_vec(Prog *p, const RefExprHooks *h, void *ctx) {
     const Value *a = *o->a, *b = *o->b, *big = a->n >= b->n ? a : b;
     Value *out = &s->val;
     if (big->rank == 0 && out->cap >= 1) { /* two scalars (an index's i % 256): one lane, no shape to copy */
-      out->dtype = s->e->ty, out->rank = 0, out->n = 1;
-      if (!scalar_lane(s->e->op, a->v[0].i, b->v[0].i, &out->v[0].i)) return NULL;
+      out->dtype = o->ty, out->rank = 0, out->n = 1;
+      if (!scalar_lane(o->op, a->v[0].i, b->v[0].i, &out->v[0].i)) return NULL;
       out->def[0] = 1, s->ones = 1 > s->ones ? 1 : s->ones, s->kept = s->pure;
       continue;
     }
-    if (big->n == 16 && big->rank == 1 && out->cap >= 16 && lanes16(s->e->op, out->v, a->v, b->v, a->n != 1, b->n != 1)) {
-      out->dtype = s->e->ty, out->rank = 1, out->shape[0] = 16, out->n = 16; /* shape_as of a vector register */
+    if (big->n == 16 && big->rank == 1 && out->cap >= 16 && lanes16(o->op, out->v, a->v, b->v, a->n != 1, b->n != 1)) {
+      out->dtype = o->ty, out->rank = 1, out->shape[0] = 16, out->n = 16; /* shape_as of a vector register */
       if (s->ones < 16) ref_flags_set(out->def, 16), s->ones = 16;
       s->kept = s->pure;
       continue;
@@ -515,7 +517,7 @@ static bool all_vec(Prog *p) {
     Step *s = &p->st[k];
     s->res = &s->val; /* a literal's, for good */
     if (s->kind == SK_NAME) p->vname[p->nvname++] = s;
-    if (s->kind == SK_BINARY) p->vop[p->nvop++] = (VecOp){s, &p->st[s->a].res, &p->st[s->b].res};
+    if (s->kind == SK_BINARY) p->vop[p->nvop++] = (VecOp){s, &p->st[s->a].res, &p->st[s->b].res, s->e->op, s->e->ty};
   }
   return true;
 }
