@@ -1338,9 +1338,36 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
 /* A mask that must be defined in every lane; NULL after a fault. */
 static const Value *eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
   const Value *m = ev_top(R, s, op, e);
+  if (m && ref_flags_all(m->def, m->n)) return m; /* the usual: eight flags a test */
   for (int64_t i = 0; m && i < m->n; i++)
     if (!m->def[i]) return uninit_lane(R, s, op, "mask", m, i), NULL;
   return m;
+}
+
+/* do_expand_compress's store_compressed lanes for int32 values into a
+ * dense int32 view under a bool mask: the same writes (ref_span_write of
+ * element k) without the per-lane conversions and calls.  false, having
+ * done nothing, for any other. */
+static bool compress32(const RV *rv, const Value *m, const Value *x, const Value *mem, Value *out) {
+  int64_t base = rv->sp.base;
+  if (!rv->affine || !rv->sp.contiguous || rv->dt[rv->v->ntr] != DT_INT32 || rv->sp.esize != 4 || (base & 3) ||
+      x->dtype != DT_INT32 || m->dtype != DT_BOOL)
+    return false;
+  uint8_t *bytes = rv->reg->bytes, *defined = rv->reg->defined;
+  for (int64_t i = 0, k = 0; i < m->n; i++) {
+    if (!m->v[i].i) continue; /* alu_truthy of a bool */
+    out->v[i] = mem->v[k], out->def[i] = mem->def[k];
+    int64_t off = base + 4 * k++;
+    uint8_t bits = (uint8_t)(0xfu << (off & 7));
+    if (!x->def[i]) { /* the element becomes undefined, its bytes left (SPEC §10.1) */
+      defined[off >> 3] &= (uint8_t)~bits;
+      continue;
+    }
+    int32_t w = (int32_t)x->v[i].i;
+    defined[off >> 3] |= bits;
+    memcpy(bytes + off, &w, 4);
+  }
+  return true;
 }
 
 /* load_expanded: out[p_k] = M[k]; store_compressed: M[k] = x[p_k] with the
@@ -1355,7 +1382,8 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
   if (ok) {
     Dtype t = rv.v->ref->dtype; /* §8.3: the underlying ref's dtype */
     val_shape(&out, load ? t : mem.dtype, mem.rank, mem.shape);
-    for (int64_t i = 0, k = 0; i < m->n; i++) {
+    bool done = !load && !add && compress32(&rv, m, x, &mem, &out);
+    for (int64_t i = 0, k = 0; !done && i < m->n; i++) {
       if (!alu_truthy(m->dtype, m->v[i])) continue;
       out.v[i] = mem.v[k];
       out.def[i] = mem.def[k];
@@ -1386,6 +1414,29 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
  * did not do, as gs_dense. */
 #define GS_LOOP __attribute__((noinline))
 
+typedef uint64_t U64x2 __attribute__((vector_size(16))); /* unsigned: arithmetic that wraps */
+
+/* Whether 16 indices are all defined and in [0, size).  Their or, taken
+ * as unsigned, bounds each of them: below size, they all are (the usual:
+ * small indices); else the exact test, at | (size - 1 - at) with its top
+ * bit clear exactly for one in bounds (size >= 0; wrapping), or-ed over
+ * the lanes two at a time. */
+static inline bool lanes16_in(const Value *ix, int64_t size) {
+  if (!ref_flags_all16(ix->def)) return false;
+  uint64_t any = 0;
+#pragma GCC unroll 16
+  for (int j = 0; j < 16; j++) any |= (uint64_t)ix->v[j].i;
+  if (any < (uint64_t)size) return true;
+  U64x2 bad = {0, 0}, last = {(uint64_t)size - 1, (uint64_t)size - 1};
+#pragma GCC unroll 8
+  for (int j = 0; j < 16; j += 2) {
+    U64x2 at;
+    memcpy(&at, &ix->v[j], sizeof at);
+    bad |= at | (last - at);
+  }
+  return !((bad[0] | bad[1]) >> 63);
+}
+
 GS_LOOP static int64_t gather32(const Region *g, int64_t base, int64_t size, const Value *ix, Value *out, int64_t n) {
   const uint8_t *bytes = g->bytes, *defined = g->defined, *idef = ix->def;
   const Cell *iv = ix->v;
@@ -1393,6 +1444,15 @@ GS_LOOP static int64_t gather32(const Region *g, int64_t base, int64_t size, con
   uint8_t *od = out->def;
   uint8_t all = 0xff; /* the lanes' shadow bytes and-ed: all set (the usual) gives every lane's flag at once */
   int64_t k = 0;
+  if (n == 16 && lanes16_in(ix, size)) /* a vector register's lanes, checked once: no test per lane */
+#pragma GCC unroll 16
+    for (; k < 16; k++) {
+      int64_t off = base + 4 * iv[k].i;
+      int32_t w;
+      memcpy(&w, bytes + off, 4);
+      ov[k].i = w;
+      all &= defined[off >> 3];
+    }
   for (; k < n; k++) {
     int64_t at = iv[k].i, off = base + 4 * at;
     if (!idef[k] || (uint64_t)at >= (uint64_t)size) break;
@@ -1420,6 +1480,16 @@ GS_LOOP static int64_t scatter32(Region *g, int64_t base, int64_t size, const Va
   const uint8_t *idef = ix->def, *xdef = x->def;
   const Cell *iv = ix->v, *xv = x->v;
   int64_t k = 0;
+  if (n == 16 && ref_flags_all16(xdef) && lanes16_in(ix, size)) { /* a vector register's lanes, all checked once */
+#pragma GCC unroll 16
+    for (; k < 16; k++) {
+      int64_t off = base + 4 * iv[k].i;
+      int32_t w = (int32_t)xv[k].i;
+      defined[off >> 3] |= word_bits[off & 7];
+      memcpy(bytes + off, &w, 4);
+    }
+    return k;
+  }
   if (ref_flags_all(xdef, n)) { /* every lane defined (the commonest): no test of its own per lane */
     for (; k < n; k++) {
       int64_t at = iv[k].i, off = base + 4 * at;
@@ -1474,11 +1544,119 @@ static int64_t gs_dense(const Dense *d, Dtype t, bool gather, bool add, const Va
   return k;
 }
 
+/* do_gather_scatter's lanes from k0 on (those before done by a dense
+ * path), then a gather's event and binding: got, pl, base and dyn as
+ * plan_dense gave them (got < 0: *rv resolved), idx the indices, m the
+ * mask or NULL, x a scatter's value, out a gather's lanes, of dtype t. */
+static bool gs_lanes(Ref_ *R, Sub *s, const Op *op, int got, const ViewPlan *pl, int64_t base, const int64_t *dyn, RV *rv,
+                     const Value *const *idx, const Value *m, const Value *x, Value *out, Dtype t, int64_t n, int64_t k0) {
+  bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER, ok = true;
+  int ni = op->nlist[FLD_INDICES];
+  const View *v = op->e[FLD_REF]->view;
+  if (k0 < n && got > 0) { /* the general loop's RV, from the plan */
+    rv_head(R, op, v, rv);
+    rv->reg = pl->reg;
+    rv_from_plan(pl, base, dyn, rv);
+  }
+  for (int64_t k = k0; ok && k < n; k++) {
+    if ((op->has & F(MASK)) && !alu_truthy(m->dtype, m->v[k])) continue;
+    int64_t at[MAX_RANK], flat = 0;
+    for (int d = 0; d < ni; d++) {
+      if (!idx[d]->def[k]) {
+        ok = uninit_lane(R, s, op, "indices", idx[d], k);
+        break;
+      }
+      at[d] = idx[d]->v[k].i;
+      if (at[d] < 0 || at[d] >= rv->lvl[rv->v->ntr][d]) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "lane %lld indexes %lld in dimension %d of size %lld of %s '%s'", (long long)k, (long long)at[d], d,
+                 (long long)rv->lvl[rv->v->ntr][d], space_key(rv->v->ref->space), rv->v->ref->name);
+        ok = fault(R, s, op, FAULT_OOB, "%s%s", gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", msg);
+        break;
+      }
+      flat = flat * rv->lvl[rv->v->ntr][d] + at[d];
+    }
+    if (!ok) break;
+    Piece pc[MAX_PIECES];
+    int np = 1;
+    Cell cur;
+    uint8_t def;
+    if (rv->affine) { /* one whole element in place (flat < rv->n: in bounds per dimension): read_pieces' own shortcut */
+      pc[0] = (Piece){rv->sp.contiguous ? rv->sp.base + flat * rv->sp.esize : ref_span_offset(&rv->sp, flat), rv->sp.esize};
+      cur = ref_load(t, rv->reg->bytes + pc[0].off);
+      def = ref_bytes_defined(rv->reg, pc[0].off, pc[0].n);
+    } else {
+      if (!rv_element(rv, flat, pc, &np)) {
+        ok = view_oob(R, s, rv);
+        break;
+      }
+      read_pieces(rv->reg, t, pc, np, &cur, &def);
+    }
+    if (gather) {
+      out->v[k] = cur, out->def[k] = def;
+      continue;
+    }
+    if (!x->def[k] || (add && !def)) { /* the element becomes undefined (SPEC §10.1) */
+      undef_pieces(rv->reg, pc, np);
+      continue;
+    }
+    Cell c = x->dtype == t ? x->v[k] : alu_convert(x->dtype, t, x->v[k]); /* alu_convert's own shortcut, inline */
+    if (add) alu_binary(OP_ADD, t, t, cur, c, &c);
+    if (rv->affine) { /* write_pieces' shortcut for one whole element */
+      ref_set_defined(rv->reg, pc[0].off, pc[0].n, true);
+      ref_store(t, c, rv->reg->bytes + pc[0].off);
+    } else {
+      write_pieces(rv->reg, t, pc, np, c);
+    }
+  }
+  if (ok && gather) {
+    run_log(R->r, s->idx, op->id, EV_LOADED, out);
+    env_take(R, s, op->name[FLD_OUT], out); /* the binding's old lanes become the scratch's */
+  }
+  return ok;
+}
+
+/* do_gather_scatter of the commonest form: one index vector, no mask, not
+ * an add, into a rank-1 int32 view of 4-byte elements that its plan gives
+ * densely.  The same evaluations in the same order as do_gather_scatter's
+ * (the view's starts, the index, the value), then gather32 or scatter32
+ * straight away, and gs_lanes for whatever they leave.  -1 (nothing done)
+ * for an op of another form. */
+static int gs_plain(Ref_ *R, Sub *s, const Op *op) {
+  const View *v = op->e[FLD_REF]->view;
+  int top = v->ntr;
+  if (op->nlist[FLD_INDICES] != 1 || (op->has & F(MASK)) || op->kind == OPK_ADDUPDATE_SCATTER) return -1;
+  ViewPlan *pl = plan_at(R, v, s->core, s->subcore);
+  if (!pl->fast || pl->rank[top] != 1 || !pl->sp.contiguous || pl->dt[top] != DT_INT32 || pl->sp.esize != 4) return -1;
+  RV rv;
+  int64_t base = 0, dyn[MAX_RANK];
+  int got = plan_base(R, s, op, pl, &base, dyn); /* plan_dense's */
+  if (got == 0 || (got < 0 && !resolve_field(R, s, op, FLD_REF, &rv))) return 0;
+  bool gather = op->kind == OPK_LOAD_GATHER;
+  const Value *ix = ev_top(R, s, op, op->list[FLD_INDICES][0]), *x = NULL;
+  if (!ix || (!gather && !(x = ev_top(R, s, op, op->e[FLD_VALUE])))) return 0;
+  int64_t n = ix->n, k0 = 0;
+  Value *out = gather ? &R->scratch[SCR_READ] : NULL;
+  if (gather && n > out->cap) val_shape(out, DT_INT32, 1, &n);
+  else if (gather) out->dtype = DT_INT32, out->rank = 1, out->shape[0] = n, out->n = n; /* shape_lanes of a vector */
+  if (got > 0 && !(base & 3) && gather) k0 = gather32(pl->reg, base, pl->lvl[top][0], ix, out, n);
+  else if (got > 0 && !(base & 3) && x->dtype == DT_INT32) k0 = scatter32(pl->reg, base, pl->lvl[top][0], ix, x, n);
+  else if (got > 0) k0 = gs_dense(&(Dense){pl->reg, base, pl->n, DT_INT32, 1, pl->lvl[top], 4, true}, DT_INT32, gather, false, ix, x, out, n);
+  if (k0 < n) return gs_lanes(R, s, op, got, pl, base, dyn, &rv, &ix, NULL, x, out, DT_INT32, n, k0);
+  if (gather) { /* gs_lanes' end */
+    run_log(R->r, s->idx, op->id, EV_LOADED, out);
+    env_take(R, s, op->name[FLD_OUT], out);
+  }
+  return 1;
+}
+
 static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
+  int plain = gs_plain(R, s, op);
+  if (plain >= 0) return plain;
   RV rv;
   bool gather = op->kind == OPK_LOAD_GATHER, add = op->kind == OPK_ADDUPDATE_SCATTER;
   int ni = op->nlist[FLD_INDICES];
-  const Value *idx[MAX_RANK] = {0}, *m = NULL, *x = NULL;
+  const Value *idx[MAX_RANK], *m = NULL, *x = NULL; /* idx[0 .. ni) set below before any use */
   Value *out = gather ? &R->scratch[SCR_READ] : NULL; /* a gather's lanes (a scatter has none) */
   const View *v = op->e[FLD_REF]->view;
   ViewPlan *pl;
@@ -1496,67 +1674,7 @@ static bool do_gather_scatter(Ref_ *R, Sub *s, const Op *op) {
   int64_t k0 = 0;
   Dense dn = got > 0 ? dense_of_plan(pl, base) : dense_of_rv(&rv);
   if (ni == 1 && !(op->has & F(MASK)) && dn.dense && dn.rank == 1) k0 = gs_dense(&dn, t, gather, add, idx[0], x, out, n);
-  if (k0 < n && got > 0) { /* the general loop's RV, from the plan */
-    rv_head(R, op, v, &rv);
-    rv.reg = pl->reg;
-    rv_from_plan(pl, base, dyn, &rv);
-  }
-  for (int64_t k = k0; ok && k < n; k++) {
-    if ((op->has & F(MASK)) && !alu_truthy(m->dtype, m->v[k])) continue;
-    int64_t at[MAX_RANK], flat = 0;
-    for (int d = 0; d < ni; d++) {
-      if (!idx[d]->def[k]) {
-        ok = uninit_lane(R, s, op, "indices", idx[d], k);
-        break;
-      }
-      at[d] = idx[d]->v[k].i;
-      if (at[d] < 0 || at[d] >= rv.lvl[rv.v->ntr][d]) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "lane %lld indexes %lld in dimension %d of size %lld of %s '%s'", (long long)k, (long long)at[d], d,
-                 (long long)rv.lvl[rv.v->ntr][d], space_key(rv.v->ref->space), rv.v->ref->name);
-        ok = fault(R, s, op, FAULT_OOB, "%s%s", gather ? "Trying to perform an indexed vector load from out of bounds address. " : "", msg);
-        break;
-      }
-      flat = flat * rv.lvl[rv.v->ntr][d] + at[d];
-    }
-    if (!ok) break;
-    Piece pc[MAX_PIECES];
-    int np = 1;
-    Cell cur;
-    uint8_t def;
-    if (rv.affine) { /* one whole element in place (flat < rv.n: in bounds per dimension): read_pieces' own shortcut */
-      pc[0] = (Piece){rv.sp.contiguous ? rv.sp.base + flat * rv.sp.esize : ref_span_offset(&rv.sp, flat), rv.sp.esize};
-      cur = ref_load(t, rv.reg->bytes + pc[0].off);
-      def = ref_bytes_defined(rv.reg, pc[0].off, pc[0].n);
-    } else {
-      if (!rv_element(&rv, flat, pc, &np)) {
-        ok = view_oob(R, s, &rv);
-        break;
-      }
-      read_pieces(rv.reg, t, pc, np, &cur, &def);
-    }
-    if (gather) {
-      out->v[k] = cur, out->def[k] = def;
-      continue;
-    }
-    if (!x->def[k] || (add && !def)) { /* the element becomes undefined (SPEC §10.1) */
-      undef_pieces(rv.reg, pc, np);
-      continue;
-    }
-    Cell c = x->dtype == t ? x->v[k] : alu_convert(x->dtype, t, x->v[k]); /* alu_convert's own shortcut, inline */
-    if (add) alu_binary(OP_ADD, t, t, cur, c, &c);
-    if (rv.affine) { /* write_pieces' shortcut for one whole element */
-      ref_set_defined(rv.reg, pc[0].off, pc[0].n, true);
-      ref_store(t, c, rv.reg->bytes + pc[0].off);
-    } else {
-      write_pieces(rv.reg, t, pc, np, c);
-    }
-  }
-  if (ok && gather) {
-    run_log(R->r, s->idx, op->id, EV_LOADED, out);
-    env_take(R, s, op->name[FLD_OUT], out); /* the binding's old lanes become the scratch's */
-  }
-  return ok;
+  return gs_lanes(R, s, op, got, pl, base, dyn, &rv, idx, m, x, out, t, n, k0);
 }
 
 /* ---- DMAs (SPEC §5.5, §5.6, §7.5, §7.10) -------------------------------- */

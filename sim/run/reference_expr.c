@@ -68,6 +68,8 @@ typedef RefProg Prog;
 typedef struct VecOp {
   Step *s;
   const Value *const *a, *const *b;
+  ExprOp op; /* s->e's, at hand */
+  Dtype ty;
 } VecOp;
 
 struct RefProgs {
@@ -376,6 +378,49 @@ static inline int64_t f_le(int64_t x, int64_t y) { return x <= y; }
 static inline int64_t f_gt(int64_t x, int64_t y) { return x > y; }
 static inline int64_t f_ge(int64_t x, int64_t y) { return x >= y; }
 
+/* The same lanes for a result of exactly 16 (a vector register's int32
+ * lanes, the commonest shape), four lanes a SIMD operation: the operands'
+ * low words combined in 32 bits, then sign-extended back into the Cells
+ * (ref_low4, ref_wide4); the result's lanes are a step's own, never an
+ * operand's.  sa, sb as LANES. */
+#define LANES16_FN(NAME, OPER)                                                                   \
+  static void NAME(Cell *restrict o, const Cell *x, const Cell *y, int64_t sa, int64_t sb) {     \
+    if (sa && sb) {                                                                              \
+      _Pragma("GCC unroll 4") for (int j = 0; j < 16; j += 4) ref_wide4(o + j, ref_low4(x + j) OPER ref_low4(y + j)); \
+    } else if (sa) {                                                                             \
+      RefU32x4 c = {0, 0, 0, 0};                                                                    \
+      c += (uint32_t)y[0].i;                                                                      \
+      _Pragma("GCC unroll 4") for (int j = 0; j < 16; j += 4) ref_wide4(o + j, ref_low4(x + j) OPER c);  \
+    } else {                                                                                     \
+      RefU32x4 c = {0, 0, 0, 0};                                                                    \
+      c += (uint32_t)x[0].i;                                                                      \
+      _Pragma("GCC unroll 4") for (int j = 0; j < 16; j += 4) ref_wide4(o + j, c OPER ref_low4(y + j));  \
+    }                                                                                            \
+  }
+LANES16_FN(add16, +)
+LANES16_FN(sub16, -)
+LANES16_FN(mul16, *)
+LANES16_FN(and16, &)
+LANES16_FN(or16, |)
+LANES16_FN(xor16, ^)
+#undef LANES16_FN
+
+/* The 16-lane loops of op; false for one without (comparisons, divisions). */
+static inline bool lanes16(ExprOp op, Cell *o, const Cell *x, const Cell *y, int64_t sa, int64_t sb) {
+  switch (op) {
+  case OP_ADD: return add16(o, x, y, sa, sb), true;
+  case OP_SUB: return sub16(o, x, y, sa, sb), true;
+  case OP_MUL: return mul16(o, x, y, sa, sb), true;
+  case OP_BAND: return and16(o, x, y, sa, sb), true;
+  case OP_BOR: return or16(o, x, y, sa, sb), true;
+  case OP_BXOR: return xor16(o, x, y, sa, sb), true;
+  case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_FLOORDIV: case OP_MOD:
+  case OP_OR: case OP_AND: case OP_SHL: case OP_SHR: case OP_DIV:
+  case OP_NEG: case OP_POS: case OP_INVERT: case OP_NOT: case OP_NONE: break;
+  }
+  return false;
+}
+
 /* int32_lane of two defined int32 scalars, the commonest operators first. */
 static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
   if (op == OP_ADD) return *r = (int32_t)((uint32_t)x + (uint32_t)y), true;
@@ -388,7 +433,10 @@ static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
 }
 
 /* Whether every lane of v is defined. */
-static bool all_defined(const Value *v) { return v->n == 1 ? v->def[0] != 0 : ref_flags_all(v->def, v->n); }
+static bool all_defined(const Value *v) {
+  if (v->n == 1) return v->def[0] != 0;
+  return v->n == 16 ? ref_flags_all16(v->def) : ref_flags_all(v->def, v->n);
+}
 
 /* out's lanes (shaped as the larger operand) := a op b, both int32 with
  * every lane defined; false on a division by zero (run then faults). */
@@ -421,6 +469,18 @@ static bool int32_lanes(ExprOp op, Value *out, const Value *a, const Value *b) {
 }
 #undef LANES
 
+/* run_vec's lanes of operator step s of any shape (kept apart: the loop
+ * of the commonest shapes stays small); false on a division by zero. */
+static __attribute__((noinline)) bool vec_lanes(Step *s, const Value *a, const Value *b, const Value *big) {
+  Value *out = &s->val;
+  if (big->n > out->cap) s->ones = 0; /* shape_as allocates anew */
+  shape_as(out, s->e->ty, big);
+  if (!int32_lanes(s->e->op, out, a, b)) return false;
+  if (s->ones < out->n) ref_flags_set(out->def, out->n), s->ones = out->n;
+  s->kept = s->pure;
+  return true;
+}
+
 /* run of a vec program whose names are bound to int32 values with every
  * lane defined: the same lanes, every one defined.  NULL for anything
  * else (an unbound name or another dtype, an undefined lane, a division
@@ -438,16 +498,18 @@ static const Value *run_vec(Prog *p, const RefExprHooks *h, void *ctx) {
     const Value *a = *o->a, *b = *o->b, *big = a->n >= b->n ? a : b;
     Value *out = &s->val;
     if (big->rank == 0 && out->cap >= 1) { /* two scalars (an index's i % 256): one lane, no shape to copy */
-      out->dtype = s->e->ty, out->rank = 0, out->n = 1;
-      if (!scalar_lane(s->e->op, a->v[0].i, b->v[0].i, &out->v[0].i)) return NULL;
+      out->dtype = o->ty, out->rank = 0, out->n = 1;
+      if (!scalar_lane(o->op, a->v[0].i, b->v[0].i, &out->v[0].i)) return NULL;
       out->def[0] = 1, s->ones = 1 > s->ones ? 1 : s->ones, s->kept = s->pure;
       continue;
     }
-    if (big->n > out->cap) s->ones = 0; /* shape_as allocates anew */
-    shape_as(out, s->e->ty, big);
-    if (!int32_lanes(s->e->op, out, a, b)) return NULL;
-    if (s->ones < out->n) ref_flags_set(out->def, out->n), s->ones = out->n;
-    s->kept = s->pure;
+    if (big->n == 16 && big->rank == 1 && out->cap >= 16 && lanes16(o->op, out->v, a->v, b->v, a->n != 1, b->n != 1)) {
+      out->dtype = o->ty, out->rank = 1, out->shape[0] = 16, out->n = 16; /* shape_as of a vector register */
+      if (s->ones < 16) ref_flags_set(out->def, 16), s->ones = 16;
+      s->kept = s->pure;
+      continue;
+    }
+    if (!vec_lanes(s, a, b, big)) return NULL;
   }
   return &p->st[p->n - 1].val; /* the last step an operator's */
 }
@@ -480,7 +542,7 @@ static bool all_vec(Prog *p) {
     Step *s = &p->st[k];
     s->res = &s->val; /* a literal's, for good */
     if (s->kind == SK_NAME) p->vname[p->nvname++] = s;
-    if (s->kind == SK_BINARY) p->vop[p->nvop++] = (VecOp){s, &p->st[s->a].res, &p->st[s->b].res};
+    if (s->kind == SK_BINARY) p->vop[p->nvop++] = (VecOp){s, &p->st[s->a].res, &p->st[s->b].res, s->e->op, s->e->ty};
   }
   return true;
 }
@@ -615,9 +677,11 @@ const Value *ref_prog_eval(RefProg *p, const RefExprHooks *h, void *ctx) { retur
 bool ref_prog_take(RefProg *p, const Value *v, Value *dst) {
   Step *last = &p->st[p->n - 1];
   if (v != &last->val || last->pure || dst == v) return false;
-  Value old = *dst;
+  Cell *v0 = dst->v; /* dst's old lanes, which last takes: every run shapes its lanes first */
+  uint8_t *d0 = dst->def;
+  int64_t c0 = dst->cap;
   *dst = last->val;
-  last->val = old; /* every run shapes its lanes first */
+  last->val.v = v0, last->val.def = d0, last->val.cap = c0;
   last->ones = 0;
   return true;
 }

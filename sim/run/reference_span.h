@@ -85,6 +85,33 @@ static inline bool ref_flags_all(const uint8_t *d, int64_t n) {
   return true;
 }
 
+/* Four int32 lanes at a time (SIMD): a Cell holds an int32 lane as its
+ * low word, sign-extended. */
+typedef uint32_t RefU32x4 __attribute__((vector_size(16))); /* unsigned: arithmetic that wraps */
+typedef int32_t RefI32x4 __attribute__((vector_size(16)));
+_Static_assert(sizeof(Cell) == 8, "two Cells a 16-byte load");
+
+static inline RefU32x4 ref_low4(const Cell *c) { /* the low words of c[0 .. 4) */
+  RefU32x4 p, q;
+  memcpy(&p, c, sizeof p), memcpy(&q, c + 2, sizeof q);
+  return __builtin_shufflevector(p, q, 0, 2, 4, 6);
+}
+
+static inline void ref_wide4(Cell *c, RefU32x4 r) { /* c[0 .. 4) := r's lanes sign-extended */
+  RefU32x4 sign = (RefU32x4)((RefI32x4)r >> 31);
+  RefU32x4 p = __builtin_shufflevector(r, sign, 0, 4, 1, 5), q = __builtin_shufflevector(r, sign, 2, 6, 3, 7);
+  memcpy(c, &p, sizeof p), memcpy(c + 2, &q, sizeof q);
+}
+
+/* ref_flags_all of a vector register's 16 flags: two words, one test for
+ * a zero byte in either. */
+static inline bool ref_flags_all16(const uint8_t *d) {
+  uint64_t w0, w1;
+  memcpy(&w0, d, 8), memcpy(&w1, d + 8, 8);
+  const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+  return !((((w0 - ones) & ~w0) | ((w1 - ones) & ~w1)) & highs);
+}
+
 static inline void ref_flags_set(uint8_t *d, int64_t n) {
   const uint64_t ones = 0x0101010101010101u;
   if (n == 1) return (void)(d[0] = 1); /* a scalar */
