@@ -1289,13 +1289,11 @@ static inline uint64_t bytes_max(uint64_t a, uint64_t b) {
   return (a & m) | (b & ~m);
 }
 
-/* The most lanes in one bank, from 16 byte counters. */
-static inline uint32_t bank_most16(const uint8_t *cnt) {
-  uint64_t a, b;
-  memcpy(&a, cnt, 8);
-  memcpy(&b, cnt + 8, 8);
-  if (!((a | b) & ~ENG_DEFS_ONE)) return (a | b) ? 1 : 0; /* no bank twice: the conflict-free access, no fold */
-  if ((a | b) & 0x1010101010101010ull) return 16; /* a count of 16 (bit 4 set; none is more): every lane in one bank */
+/* The most of 16 lanes in one bank, from bank_count16's counts. */
+static inline uint32_t bank_most16(uint64_t nib, int64_t bor, int64_t band) {
+  if (bor == band) return 16; /* every lane's bank has the same bits: one bank (its nibble wrapped) */
+  uint64_t a = nib & 0x0f0f0f0f0f0f0f0full, b = nib >> 4 & 0x0f0f0f0f0f0f0f0full; /* banks 0, 2, .. and 1, 3, .. as bytes */
+  if (!((a | b) & ~ENG_DEFS_ONE)) return 1; /* no bank twice: the conflict-free access, no fold */
   a = bytes_max(a, b);
   a = bytes_max(a, a >> 32);
   a = bytes_max(a, a >> 16);
@@ -1310,23 +1308,37 @@ typedef struct {
   int shift;
 } Lanes16;
 
-/* Lane k's byte offset and bank.  unit: 4-byte elements side by side
+/* One more lane in bank b (0 to 15): its count is nibble b of nib, and
+ * bor / band gather the banks' bits (all alike: one bank, whose count of
+ * 16 wrapped its nibble).  The counts live in registers: counts kept in
+ * memory make each lane's increment wait for the last one's store (every
+ * lane of one bank) and the final fold's wide read wait for the byte
+ * stores. */
+static inline void bank_count16(uint64_t *nib, int64_t *bor, int64_t *band, int64_t b) {
+  *nib += 1ull << (b << 2);
+  *bor |= b;
+  *band &= b;
+}
+
+/* Lane k's byte offset and bank (counted).  unit: 4-byte elements side by side
  * and 4-byte banks (the usual view and chip), their offset and bank from
  * the index by an add, not a multiply and a shift. */
 #define LANE16_AT(k)                                                                   \
   int64_t off = unit ? base + 4 * iv[k].i : base + iv[k].i * stride;                    \
-  uint8_t *bank_ = &cnt[(unit ? base4 + iv[k].i : off >> shift) & bmask]
+  int64_t bank_ = (unit ? base4 + iv[k].i : off >> shift) & bmask;                      \
+  bank_count16(&nib, &bor, &band, bank_)
 
 /* A gather's 16 lanes into ov/od; the most lanes in one bank. */
 static inline __attribute__((always_inline)) uint32_t gather16_form(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od, bool unit) {
   const int64_t base = L->base, base4 = L->base >> 2, stride = L->stride, bmask = L->bmask;
   const int shift = L->shift;
   const uint8_t *bytes = L->bytes, *defined = L->defined;
-  uint8_t cnt[16] = {0}, all = 0xff; /* the shadow bytes of every lane, and-ed, as plain_gather */
+  uint64_t nib = 0; /* the lanes per bank (bank_count16) */
+  int64_t bor = 0, band = -1;
+  uint8_t all = 0xff;       /* the shadow bytes of every lane, and-ed, as plain_gather */
 #pragma GCC unroll 16
   for (int k = 0; k < 16; k++) {
     LANE16_AT(k);
-    ++*bank_;
     int32_t w;
     memcpy(&w, bytes + off, 4);
     ov[k].i = w;
@@ -1338,7 +1350,7 @@ static inline __attribute__((always_inline)) uint32_t gather16_form(const Lanes1
       int64_t off = base + iv[k].i * stride;
       od[k] = ((unsigned)defined[off >> 3] >> (off & 4) & 0xf) == 0xf;
     }
-  return bank_most16(cnt);
+  return bank_most16(nib, bor, band);
 }
 static inline __attribute__((always_inline)) uint32_t gather16(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od) {
   return L->stride == 4 && L->shift == 2 ? gather16_form(L, iv, ov, od, true) : gather16_form(L, iv, ov, od, false);
@@ -1351,12 +1363,13 @@ static inline __attribute__((always_inline)) uint32_t scatter16_form(const Lanes
   const int64_t base = L->base, base4 = L->base >> 2, stride = L->stride, bmask = L->bmask;
   const int shift = L->shift;
   uint8_t *bytes = L->bytes, *defined = L->defined;
-  uint8_t cnt[16] = {0}, all = 0xff;
+  uint64_t nib = 0; /* the lanes per bank (bank_count16) */
+  int64_t bor = 0, band = -1;
+  uint8_t all = 0xff;
 #pragma GCC unroll 16
   for (int j = 0; j < 16; j++) {
     int k = rev ? 15 - j : j;
     LANE16_AT(k);
-    ++*bank_;
     int32_t w = (int32_t)xv[k].i;
     memcpy(bytes + off, &w, 4);
     all &= defined[off >> 3];
@@ -1366,7 +1379,7 @@ static inline __attribute__((always_inline)) uint32_t scatter16_form(const Lanes
       int64_t off = base + iv[j].i * stride;
       defined[off >> 3] |= (uint8_t)(0xfu << (off & 4));
     }
-  return bank_most16(cnt);
+  return bank_most16(nib, bor, band);
 }
 static inline __attribute__((always_inline)) uint32_t scatter16(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev) {
   bool unit = L->stride == 4 && L->shift == 2;
