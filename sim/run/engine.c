@@ -595,6 +595,17 @@ _Static_assert(DT_COUNT <= 32, "int_dtypes shifts a 32-bit mask by a dtype");
 #define INT_DTYPES ((1u << DT_INT32) | (1u << DT_INT64))
 static inline bool int_dtypes(Dtype a, Dtype b) { return (INT_DTYPES >> a) & (INT_DTYPES >> b) & 1; }
 
+/* int32_op's floor modulo of int32 operands (y != 0), inline.  A positive
+ * power of two (the common i % 256) is a mask, as two's complement floors
+ * it: a division takes the divider some fifteen cycles, which every
+ * instruction whose address the result makes waits for. */
+static inline int64_t mod_floor32(int64_t x, int64_t y) {
+  if (y > 0 && !(y & (y - 1))) return x & (y - 1);
+  int64_t v = x % y;
+  if (v && ((v < 0) != (y < 0))) v += y;
+  return v;
+}
+
 /* FK_BIN_I32 on two scalars: one lane written straight into the result
  * register (its operands read first: either may be it), no scratch value
  * swapped in.  An undefined result keeps whatever lane value it had, as
@@ -613,10 +624,8 @@ static inline __attribute__((always_inline)) bool fast_binary1(Eng *E, Sc *s, co
     int64_t xi = (int32_t)x, yi = (int32_t)y;
     if ((op == OP_FLOORDIV || op == OP_MOD) && !yi) return false; /* the general loop faults */
     int64_t v;
-    if (op == OP_MOD) { /* the common index arithmetic (i % n), inline: int32_op's floor modulo */
-      v = xi % yi;
-      if (v && ((v < 0) != (yi < 0))) v += yi;
-    } else v = int32_op(op, xi, yi);
+    if (op == OP_MOD) v = mod_floor32(xi, yi); /* the common index arithmetic (i % n), inline */
+    else v = int32_op(op, xi, yi);
     t->v[0].i = in->ty == DT_BOOL ? v != 0 : (int32_t)v;
   }
   t->def[0] = def;
@@ -854,7 +863,7 @@ static inline bool word_defined(const Region *g, int64_t off) { return (g->defin
 /* FK_SLOAD: fast_vload of a view engine_decode.c found to be one int32
  * element at a 4-byte aligned offset (a scalar memory access, tracing
  * off): the word read straight into the result register's one lane. */
-static bool fast_sload(Eng *E, Sc *s, const Instr *in) {
+static inline __attribute__((always_inline)) bool fast_sload(Eng *E, Sc *s, const Instr *in) {
   const CView *cv = &E->cview[in->view];
   Value *o = &s->reg[in->d];
   int64_t base;
@@ -881,7 +890,7 @@ static bool fast_sload(Eng *E, Sc *s, const Instr *in) {
 
 /* FK_SSTORE: fast_vstore of such a view: one defined int32 lane stored as
  * a word; the logged contents are the word as lanes_load reads it back. */
-static bool fast_sstore(Eng *E, Sc *s, const Instr *in) {
+static inline __attribute__((always_inline)) bool fast_sstore(Eng *E, Sc *s, const Instr *in) {
   const CView *cv = &E->cview[in->view];
   const Value *x = &s->reg[in->a];
   int64_t base;
@@ -2149,7 +2158,7 @@ static inline bool ints_now(const Sc *s, int x, int y, int z) {
 /* FK_ENDFOR: x_control's scf.yield when its counter, bound and step are
  * defined integer scalars: the next pc (pc + 1 when the loop ends, else
  * its body's first); -1 (declined) otherwise. */
-static int fast_endfor(Eng *E, Sc *s, const Instr *in, int pc) {
+static inline __attribute__((always_inline)) int fast_endfor(Eng *E, Sc *s, const Instr *in, int pc) {
   if (!ints_now(s, in->d, in->b, in->c)) return -1;
   Value *d = &s->reg[in->d];
   int64_t a = d->v[0].i, hi = s->reg[in->b].v[0].i, step = s->reg[in->c].v[0].i, next;
@@ -2319,6 +2328,7 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k, int pc) {
   case FK_VSTORE_M: ok = fast_vstore_masked(E, s, in); break;
   case FK_MOV: ok = fast_mov(E, s, in); break;
   case FK_NONE: break;
+  default: __builtin_unreachable(); /* engine_decode.c writes only FastKinds: no bounds test before the jump */
   }
   return ok ? pc + 1 : -1;
 }
@@ -2512,11 +2522,11 @@ static void issue_blocked(Sc *s, const Instr *in) {
   if (!s->waiting) s->waiting = true, s->wait_kind = s->blocked, s->wait_start = s->t;
 }
 
+#define MAX_OPS_MSG "the run executed more than %llu operations (--max-ops)"
 /* The run limits, checked after every instruction (in this order: the
  * first that fails is the fault). */
 static inline __attribute__((always_inline)) void issue_limits(Eng *E, Sc *s, const Instr *in, uint8_t f) {
-  if ((f & OPF_START) && ++E->r->ops > E->max_ops)
-    limit_fault(E, s, in, "the run executed more than %llu operations (--max-ops)", E->max_ops);
+  if ((f & OPF_START) && ++E->r->ops > E->max_ops) limit_fault(E, s, in, MAX_OPS_MSG, E->max_ops);
   if (s->t > E->cycle_cap) limit_fault(E, s, in, "the run passed %llu cycles (--max-cycles)", E->max_cycles);
   if ((f & OPF_LOGS) && E->r->log_bytes > E->max_log && !E->r->faulted) limit_fault(E, s, in, RUN_LOG_LIMIT_MSG, E->max_log >> 20);
   /* the shadow grows only in instructions that reach the detector (a DMA's landing does not) */
@@ -2568,12 +2578,13 @@ static int issue(Eng *E, Sc *s) {
   int pc = s->pc;
   const Instr *in = &E->code[pc];
   uint8_t k = E->fast[pc], f = E->op_start[pc];
+  uint64_t t = s->t; /* kept: a reload after the handler would wait for this store */
   if (f & OPF_SRCS) { /* only a load's result is ready after its instruction ends */
-    uint64_t t0 = s->t, tr = operands_ready(E, s, pc);
-    if (tr > t0) {
-      s->t = tr;
-      E->r->stats.sub[s->idx].stall_load += tr - t0;
-      if (E->prof) E->prof[pc].stall_load += tr - t0;
+    uint64_t tr = operands_ready(E, s, pc);
+    if (tr > t) {
+      E->r->stats.sub[s->idx].stall_load += tr - t;
+      if (E->prof) E->prof[pc].stall_load += tr - t;
+      s->t = t = tr;
     }
   }
   E->cur = pc;
@@ -2581,12 +2592,17 @@ static int issue(Eng *E, Sc *s) {
   if (next < 0) return issue_general(E, s, in, pc, f);
   /* A specialised handler that ran set the cost, never blocks, never
    * faults (it declines instead) and is no signal nor barrier (OPF_WAKE). */
-  uint64_t cost = s->cost, t1 = s->t + cost;
+  uint64_t cost = s->cost, t1 = t + cost;
   issue_account(E, s, in, pc, f, cost, t1);
   s->pc = next;
   /* one test for the common instruction: it meets no limit (only these
-   * flags count, log or grow the shadow) */
-  if (!(f & (OPF_START | OPF_LOGS | OPF_RACE)) && t1 <= E->cycle_cap) return ISSUE_ON;
+   * flags count, log or grow the shadow); an operation's first instruction
+   * counts it, and can meet --max-ops only */
+  if (!(f & (OPF_LOGS | OPF_RACE)) && t1 <= E->cycle_cap) {
+    if (!(f & OPF_START) || ++E->r->ops <= E->max_ops) return ISSUE_ON;
+    limit_fault(E, s, in, MAX_OPS_MSG, E->max_ops);
+    return ISSUE_STOP;
+  }
   if (f & OPF_RACE) race_done(E->rd);
   issue_limits(E, s, in, f);
   return E->r->faulted ? ISSUE_STOP : ISSUE_ON;
