@@ -2573,12 +2573,15 @@ static __attribute__((noinline)) int issue_general(Eng *E, Sc *s, const Instr *i
   return f & OPF_WAKE ? ISSUE_YIELD : ISSUE_ON;
 }
 
-/* Issues s's next instruction at its cycle. */
-static int issue(Eng *E, Sc *s) {
-  int pc = s->pc;
+/* Issues s's next instruction at its cycle.  *pcp and *tp are s->pc and
+ * s->t as engine_schedule keeps them in registers across a turn: s->pc
+ * and s->t are stored for the handlers but not reloaded (a reload waits
+ * for the store of the instruction before, a chain through memory). */
+static int issue(Eng *E, Sc *s, int *pcp, uint64_t *tp) {
+  int pc = *pcp;
   const Instr *in = &E->code[pc];
   uint8_t k = E->fast[pc], f = E->op_start[pc];
-  uint64_t t = s->t; /* kept: a reload after the handler would wait for this store */
+  uint64_t t = *tp;
   if (f & OPF_SRCS) { /* only a load's result is ready after its instruction ends */
     uint64_t tr = operands_ready(E, s, pc);
     if (tr > t) {
@@ -2589,12 +2592,17 @@ static int issue(Eng *E, Sc *s) {
   }
   E->cur = pc;
   int next = run_fast(E, s, in, k, pc); /* FK_NONE declines */
-  if (next < 0) return issue_general(E, s, in, pc, f);
+  if (next < 0) {
+    int st = issue_general(E, s, in, pc, f);
+    *pcp = s->pc, *tp = s->t;
+    return st;
+  }
   /* A specialised handler that ran set the cost, never blocks, never
    * faults (it declines instead) and is no signal nor barrier (OPF_WAKE). */
   uint64_t cost = s->cost, t1 = t + cost;
   issue_account(E, s, in, pc, f, cost, t1);
-  s->pc = next;
+  *tp = t1;
+  s->pc = *pcp = next;
   /* one test for the common instruction: it meets no limit (only these
    * flags count, log or grow the shadow); an operation's first instruction
    * counts it, and can meet --max-ops only */
@@ -2630,16 +2638,18 @@ static void engine_schedule(Eng *E) {
     /* s may run on alone while it stays strictly earliest */
     uint64_t limit = te < second ? te : second;
     bool plain = false; /* its turn ended at the limit: still runnable, nobody released */
+    int pc = s->pc, end = s->end;
+    uint64_t t = s->t;
     for (;;) {
-      if (s->pc >= s->end) {
+      if (pc >= end) {
         s->done = true;
-        E->r->stats.sub[s->idx].end = s->t;
+        E->r->stats.sub[s->idx].end = t;
         break;
       }
-      int st = issue(E, s);
+      int st = issue(E, s, &pc, &t);
       if (st == ISSUE_STOP) return;
       if (st == ISSUE_YIELD) break; /* blocked, or others released */
-      if (s->t >= limit) {
+      if (t >= limit) {
         plain = true;
         break;
       }
