@@ -709,11 +709,19 @@ static void lanes_store(Dtype t, const Cell *restrict c, int64_t n, uint8_t *res
     dtype_store_n(t, c, n, b);
     return;
   }
-  if (n == 16) { /* as lanes_load */
-    _Pragma("GCC unroll 16")
-    for (int j = 0; j < 16; j++) {
-      int32_t w = (int32_t)c[j].i;
-      memcpy(b + 4 * j, &w, 4);
+  if (n == 16) { /* the common vector: four 16-byte stores of the lanes' low words */
+    /* four words a store, not one: the lanes_load of a vector just stored
+     * (a logged store's contents, a load after a store) reads 16 bytes at a
+     * time, and a read that spans several stores waits for all of them
+     * to reach the cache (no store forwarding) */
+    typedef int32_t W4 __attribute__((vector_size(16)));
+    _Pragma("GCC unroll 4")
+    for (int j = 0; j < 16; j += 4) {
+      W4 lo, hi;
+      memcpy(&lo, c + j, 16);     /* lanes j, j + 1 as four words: the low ones are 0 and 2 */
+      memcpy(&hi, c + j + 2, 16);
+      W4 w = __builtin_shuffle(lo, hi, (W4){0, 2, 4, 6});
+      memcpy(b + 4 * j, &w, 16);
     }
     return;
   }
