@@ -1295,6 +1295,7 @@ typedef struct {
   uint8_t *bytes, *defined;
   int64_t base, stride, bmask;
   int shift;
+  int64_t ior; /* the indices or-ed (ix16_inside) */
 } Lanes16;
 
 /* One lane in bank b: nibble b of a count (a table, not a variable shift). */
@@ -1302,23 +1303,24 @@ static const uint64_t bank_one16[16] = {
     1ull << 0,  1ull << 4,  1ull << 8,  1ull << 12, 1ull << 16, 1ull << 20, 1ull << 24, 1ull << 28,
     1ull << 32, 1ull << 36, 1ull << 40, 1ull << 44, 1ull << 48, 1ull << 52, 1ull << 56, 1ull << 60};
 
-/* Lane k's byte offset and its bank before the mask (banks16 masks the
- * or and the and of them).  unit: 4-byte elements side by side and 4-byte
- * banks (the usual view and chip), their offset and bank from the index by
- * an add, not a multiply and a shift. */
+/* Lane k's byte offset, and its bank before the mask or-ed into bor and
+ * and-ed into band (banks16 masks them).  unit: 4-byte elements side by
+ * side and 4-byte banks (the usual view and chip), the offset from the
+ * index by an add, not a multiply, and the banks told from the indices'
+ * or (ix16_inside's) and and: bank (base / 4 + index) & bmask, with
+ * bmask + 1 a power of two, is alike for two lanes exactly when their
+ * indices' low bits are. */
 #define LANE16_AT(k)                                                       \
   int64_t off = unit ? base + 4 * iv[k].i : base + iv[k].i * stride;        \
-  int64_t bank_ = unit ? base4 + iv[k].i : off >> shift;                    \
-  bor |= bank_, band &= bank_
+  if (unit) band &= iv[k].i;                                                \
+  else bor |= off >> shift, band &= off >> shift
 
 /* The most of 16 lanes in one bank when they are not all in one: the
  * lanes per bank counted in the nibbles of a register (no count in memory:
  * each increment would wait for the last one's store), then folded.  A
  * second pass over the indices, so that the lane loop of the usual
  * one-bank and conflict-free accesses keeps no count. */
-static __attribute__((noinline)) uint32_t banks16_spread(const Lanes16 *L, const Cell *iv) {
-  const int64_t base = L->base, stride = L->stride, bmask = L->bmask;
-  const int shift = L->shift;
+static __attribute__((noinline)) uint32_t banks16_spread(const Cell *iv, int64_t base, int64_t stride, int shift, int64_t bmask) {
   uint64_t nib = 0; /* nibble b: the lanes in bank b (16 in one bank is not this case: no nibble wraps) */
 #pragma GCC unroll 16
   for (int k = 0; k < 16; k++) nib += bank_one16[((base + iv[k].i * stride) >> shift) & bmask];
@@ -1331,17 +1333,18 @@ static __attribute__((noinline)) uint32_t banks16_spread(const Lanes16 *L, const
 }
 
 /* The most of 16 lanes in one bank, from the or and the and of their
- * unmasked banks: all alike under the mask is one bank. */
+ * unmasked banks: all alike under the mask is one bank.  (banks16_spread
+ * takes L's fields, not L: a pointer would keep L in memory.) */
 static inline uint32_t banks16(const Lanes16 *L, const Cell *iv, int64_t bor, int64_t band) {
-  return !((bor ^ band) & L->bmask) ? 16 : banks16_spread(L, iv);
+  return !((bor ^ band) & L->bmask) ? 16 : banks16_spread(iv, L->base, L->stride, L->shift, L->bmask);
 }
 
 /* A gather's 16 lanes into ov/od; the most lanes in one bank. */
 static inline __attribute__((always_inline)) uint32_t gather16_form(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od, bool unit) {
-  const int64_t base = L->base, base4 = L->base >> 2, stride = L->stride;
+  const int64_t base = L->base, stride = L->stride;
   const int shift = L->shift;
   const uint8_t *bytes = L->bytes, *defined = L->defined;
-  int64_t bor = 0, band = -1;
+  int64_t bor = unit ? L->ior : 0, band = -1;
   uint8_t all = 0xff;       /* the shadow bytes of every lane, and-ed, as plain_gather */
 #pragma GCC unroll 16
   for (int k = 0; k < 16; k++) {
@@ -1367,10 +1370,10 @@ static inline __attribute__((always_inline)) uint32_t gather16(const Lanes16 *L,
  * one offset the right one writes last; the shadow bytes are set only
  * when some lane's are not all set already. */
 static inline __attribute__((always_inline)) uint32_t scatter16_form(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev, bool unit) {
-  const int64_t base = L->base, base4 = L->base >> 2, stride = L->stride;
+  const int64_t base = L->base, stride = L->stride;
   const int shift = L->shift;
   uint8_t *bytes = L->bytes, *defined = L->defined;
-  int64_t bor = 0, band = -1;
+  int64_t bor = unit ? L->ior : 0, band = -1;
   uint8_t all = 0xff;
 #pragma GCC unroll 16
   for (int j = 0; j < 16; j++) {
@@ -1410,11 +1413,13 @@ static inline bool ix16_rising(const Cell *iv) {
 }
 
 /* ix_inside of 16 indices: their or, in one straight run (that the
- * compiler may do two lanes at a time). */
-static inline bool ix16_inside(const Cell *iv, int64_t dim) {
+ * compiler may do two lanes at a time), kept in *ior (the banks of a unit
+ * Lanes16). */
+static inline bool ix16_inside(const Cell *iv, int64_t dim, int64_t *ior) {
   uint64_t any = 0;
 #pragma GCC unroll 16
   for (int k = 0; k < 16; k++) any |= (uint64_t)iv[k].i;
+  *ior = (int64_t)any;
   return any < (uint64_t)dim || ix_inside(iv, 16, dim);
 }
 
@@ -1454,12 +1459,13 @@ static inline __attribute__((always_inline)) bool idx16_open(Eng *E, Sc *s, cons
   if (gather ? s->tmp.cap < 16 : !s->written[in->b] || s->reg[in->b].n != 16 || s->reg[in->b].dtype != DT_INT32 || !eng_defs_all(s->reg[in->b].def, 16))
     return false;
   const EV *c = &E->cache[in->view];
-  if (!eng_defs_all(ix->def, 16) || !ix16_inside(ix->v, c->lvl[c->top][0])) return false;
+  int64_t ior;
+  if (!eng_defs_all(ix->def, 16) || !ix16_inside(ix->v, c->lvl[c->top][0], &ior)) return false;
   const VDesc *vd = &E->c->views[in->view];
   int ref = vd->ref->index;
   if (!s->rg[ref]) s->rg[ref] = mem_region(&E->r->mem, ref, s->core, s->subcore); /* as rows_resolve */
   Region *g = s->rg[ref];
-  *L = (Lanes16){g->bytes, g->defined, c->base, c->bstride[0], E->banks - 1, E->bank_shift};
+  *L = (Lanes16){g->bytes, g->defined, c->base, c->bstride[0], E->banks - 1, E->bank_shift, ior};
   *sp = vd->ref->space;
   *tag = race_open(E, s, in, !gather, false, -1, NULL);
   return !*tag || lanes_clean16(E, *tag, g, c->base, c->bstride[0], ix->v) || fast_decline(E, *tag);
