@@ -1292,8 +1292,8 @@ static bool rows_resolve(Eng *E, Sc *s, const Instr *in, EV *ev, bool *rows) {
  * kept resolution of indexed_rows' form, every index defined and inside
  * the view, at most 16 banks, a power of two, and for a scatter 16 defined
  * int32 values, not an add) runs here (idx16_gather, idx16_scatter): no
- * EV is built, the lanes are straight-line code and the banks are counted
- * in 16 bytes, the most of them found once at the end.  The reads, writes,
+ * EV is built, the lanes are straight-line code and their banks or-ed and
+ * and-ed (counted only when not all one bank: banks16).  The reads, writes,
  * bank counts, costs, statistics, race records and duplicate warnings are
  * rows_run's. */
 
@@ -1306,9 +1306,41 @@ static inline uint64_t bytes_max(uint64_t a, uint64_t b) {
   return (a & m) | (b & ~m);
 }
 
-/* The most of 16 lanes in one bank, from bank_count16's counts. */
-static inline uint32_t bank_most16(uint64_t nib, int64_t bor, int64_t band) {
-  if (bor == band) return 16; /* every lane's bank has the same bits: one bank (its nibble wrapped) */
+/* The view and banks the 16 lanes address: the region's bytes and shadow,
+ * the element at base + index x stride, its bank (offset >> shift) & bmask. */
+typedef struct {
+  uint8_t *bytes, *defined;
+  int64_t base, stride, bmask;
+  int shift;
+  int64_t ior; /* the indices or-ed (ix16_inside) */
+} Lanes16;
+
+/* One lane in bank b: nibble b of a count (a table, not a variable shift). */
+static const uint64_t bank_one16[16] = {
+    1ull << 0,  1ull << 4,  1ull << 8,  1ull << 12, 1ull << 16, 1ull << 20, 1ull << 24, 1ull << 28,
+    1ull << 32, 1ull << 36, 1ull << 40, 1ull << 44, 1ull << 48, 1ull << 52, 1ull << 56, 1ull << 60};
+
+/* Lane k's byte offset, and its bank before the mask or-ed into bor and
+ * and-ed into band (banks16 masks them).  unit: 4-byte elements side by
+ * side and 4-byte banks (the usual view and chip), the offset from the
+ * index by an add, not a multiply, and the banks told from the indices'
+ * or (ix16_inside's) and and: bank (base / 4 + index) & bmask, with
+ * bmask + 1 a power of two, is alike for two lanes exactly when their
+ * indices' low bits are. */
+#define LANE16_AT(k)                                                       \
+  int64_t off = unit ? base + 4 * iv[k].i : base + iv[k].i * stride;        \
+  if (unit) band &= iv[k].i;                                                \
+  else bor |= off >> shift, band &= off >> shift
+
+/* The most of 16 lanes in one bank when they are not all in one: the
+ * lanes per bank counted in the nibbles of a register (no count in memory:
+ * each increment would wait for the last one's store), then folded.  A
+ * second pass over the indices, so that the lane loop of the usual
+ * one-bank and conflict-free accesses keeps no count. */
+static __attribute__((noinline)) uint32_t banks16_spread(const Cell *iv, int64_t base, int64_t stride, int shift, int64_t bmask) {
+  uint64_t nib = 0; /* nibble b: the lanes in bank b (16 in one bank is not this case: no nibble wraps) */
+#pragma GCC unroll 16
+  for (int k = 0; k < 16; k++) nib += bank_one16[((base + iv[k].i * stride) >> shift) & bmask];
   uint64_t a = nib & 0x0f0f0f0f0f0f0f0full, b = nib >> 4 & 0x0f0f0f0f0f0f0f0full; /* banks 0, 2, .. and 1, 3, .. as bytes */
   if (!((a | b) & ~ENG_DEFS_ONE)) return 1; /* no bank twice: the conflict-free access, no fold */
   a = bytes_max(a, b);
@@ -1317,41 +1349,19 @@ static inline uint32_t bank_most16(uint64_t nib, int64_t bor, int64_t band) {
   return (uint32_t)(bytes_max(a, a >> 8) & 0xff);
 }
 
-/* The view and banks the 16 lanes address: the region's bytes and shadow,
- * the element at base + index x stride, its bank (offset >> shift) & bmask. */
-typedef struct {
-  uint8_t *bytes, *defined;
-  int64_t base, stride, bmask;
-  int shift;
-} Lanes16;
-
-/* One more lane in bank b (0 to 15): its count is nibble b of nib, and
- * bor / band gather the banks' bits (all alike: one bank, whose count of
- * 16 wrapped its nibble).  The counts live in registers: counts kept in
- * memory make each lane's increment wait for the last one's store (every
- * lane of one bank) and the final fold's wide read wait for the byte
- * stores. */
-static inline void bank_count16(uint64_t *nib, int64_t *bor, int64_t *band, int64_t b) {
-  *nib += 1ull << (b << 2);
-  *bor |= b;
-  *band &= b;
+/* The most of 16 lanes in one bank, from the or and the and of their
+ * unmasked banks: all alike under the mask is one bank.  (banks16_spread
+ * takes L's fields, not L: a pointer would keep L in memory.) */
+static inline uint32_t banks16(const Lanes16 *L, const Cell *iv, int64_t bor, int64_t band) {
+  return !((bor ^ band) & L->bmask) ? 16 : banks16_spread(iv, L->base, L->stride, L->shift, L->bmask);
 }
-
-/* Lane k's byte offset and bank (counted).  unit: 4-byte elements side by side
- * and 4-byte banks (the usual view and chip), their offset and bank from
- * the index by an add, not a multiply and a shift. */
-#define LANE16_AT(k)                                                                   \
-  int64_t off = unit ? base + 4 * iv[k].i : base + iv[k].i * stride;                    \
-  int64_t bank_ = (unit ? base4 + iv[k].i : off >> shift) & bmask;                      \
-  bank_count16(&nib, &bor, &band, bank_)
 
 /* A gather's 16 lanes into ov/od; the most lanes in one bank. */
 static inline __attribute__((always_inline)) uint32_t gather16_form(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od, bool unit) {
-  const int64_t base = L->base, base4 = L->base >> 2, stride = L->stride, bmask = L->bmask;
+  const int64_t base = L->base, stride = L->stride;
   const int shift = L->shift;
   const uint8_t *bytes = L->bytes, *defined = L->defined;
-  uint64_t nib = 0; /* the lanes per bank (bank_count16) */
-  int64_t bor = 0, band = -1;
+  int64_t bor = unit ? L->ior : 0, band = -1;
   uint8_t all = 0xff;       /* the shadow bytes of every lane, and-ed, as plain_gather */
 #pragma GCC unroll 16
   for (int k = 0; k < 16; k++) {
@@ -1367,7 +1377,7 @@ static inline __attribute__((always_inline)) uint32_t gather16_form(const Lanes1
       int64_t off = base + iv[k].i * stride;
       od[k] = ((unsigned)defined[off >> 3] >> (off & 4) & 0xf) == 0xf;
     }
-  return bank_most16(nib, bor, band);
+  return banks16(L, iv, bor, band);
 }
 static inline __attribute__((always_inline)) uint32_t gather16(const Lanes16 *L, const Cell *iv, Cell *ov, uint8_t *od) {
   return L->stride == 4 && L->shift == 2 ? gather16_form(L, iv, ov, od, true) : gather16_form(L, iv, ov, od, false);
@@ -1377,11 +1387,10 @@ static inline __attribute__((always_inline)) uint32_t gather16(const Lanes16 *L,
  * one offset the right one writes last; the shadow bytes are set only
  * when some lane's are not all set already. */
 static inline __attribute__((always_inline)) uint32_t scatter16_form(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev, bool unit) {
-  const int64_t base = L->base, base4 = L->base >> 2, stride = L->stride, bmask = L->bmask;
+  const int64_t base = L->base, stride = L->stride;
   const int shift = L->shift;
   uint8_t *bytes = L->bytes, *defined = L->defined;
-  uint64_t nib = 0; /* the lanes per bank (bank_count16) */
-  int64_t bor = 0, band = -1;
+  int64_t bor = unit ? L->ior : 0, band = -1;
   uint8_t all = 0xff;
 #pragma GCC unroll 16
   for (int j = 0; j < 16; j++) {
@@ -1396,7 +1405,7 @@ static inline __attribute__((always_inline)) uint32_t scatter16_form(const Lanes
       int64_t off = base + iv[j].i * stride;
       defined[off >> 3] |= (uint8_t)(0xfu << (off & 4));
     }
-  return bank_most16(nib, bor, band);
+  return banks16(L, iv, bor, band);
 }
 static inline __attribute__((always_inline)) uint32_t scatter16(const Lanes16 *L, const Cell *iv, const Cell *xv, bool rev) {
   bool unit = L->stride == 4 && L->shift == 2;
@@ -1421,11 +1430,13 @@ static inline bool ix16_rising(const Cell *iv) {
 }
 
 /* ix_inside of 16 indices: their or, in one straight run (that the
- * compiler may do two lanes at a time). */
-static inline bool ix16_inside(const Cell *iv, int64_t dim) {
+ * compiler may do two lanes at a time), kept in *ior (the banks of a unit
+ * Lanes16). */
+static inline bool ix16_inside(const Cell *iv, int64_t dim, int64_t *ior) {
   uint64_t any = 0;
 #pragma GCC unroll 16
   for (int k = 0; k < 16; k++) any |= (uint64_t)iv[k].i;
+  *ior = (int64_t)any;
   return any < (uint64_t)dim || ix_inside(iv, 16, dim);
 }
 
@@ -1465,12 +1476,13 @@ static inline __attribute__((always_inline)) bool idx16_open(Eng *E, Sc *s, cons
   if (gather ? s->tmp.cap < 16 : !s->written[in->b] || s->reg[in->b].n != 16 || s->reg[in->b].dtype != DT_INT32 || !eng_defs_all(s->reg[in->b].def, 16))
     return false;
   const EV *c = &E->cache[in->view];
-  if (!eng_defs_all(ix->def, 16) || !ix16_inside(ix->v, c->lvl[c->top][0])) return false;
+  int64_t ior;
+  if (!eng_defs_all(ix->def, 16) || !ix16_inside(ix->v, c->lvl[c->top][0], &ior)) return false;
   const VDesc *vd = &E->c->views[in->view];
   int ref = vd->ref->index;
   if (!s->rg[ref]) s->rg[ref] = mem_region(&E->r->mem, ref, s->core, s->subcore); /* as rows_resolve */
   Region *g = s->rg[ref];
-  *L = (Lanes16){g->bytes, g->defined, c->base, c->bstride[0], E->banks - 1, E->bank_shift};
+  *L = (Lanes16){g->bytes, g->defined, c->base, c->bstride[0], E->banks - 1, E->bank_shift, ior};
   *sp = vd->ref->space;
   *tag = race_open(E, s, in, !gather, false, -1, NULL);
   return !*tag || lanes_clean16(E, *tag, g, c->base, c->bstride[0], ix->v) || fast_decline(E, *tag);
