@@ -201,8 +201,7 @@ static inline __attribute__((always_inline)) void env_take(Ref_ *R, Sub *s, cons
   Cell *lanes = d->v;
   uint8_t *def = d->def;
   int64_t cap = d->cap;
-  d->dtype = v->dtype, d->rank = v->rank, d->n = v->n;
-  memcpy(d->shape, v->shape, sizeof d->shape); /* whole: a few moves, not a call */
+  ref_shape_copy(d, v);
   d->v = v->v, d->def = v->def, d->cap = v->cap;
   v->v = lanes, v->def = def, v->cap = cap, v->n = 0; /* v keeps only lanes: every user of a scratch shapes it first */
 }

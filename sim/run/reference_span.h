@@ -120,6 +120,16 @@ static inline void ref_flags_set(uint8_t *d, int64_t n) {
   memcpy(d + n - 8, &ones, 8);
 }
 
+/* A Value's header moved field by field, each load as wide as the store
+ * that wrote it (a header just written by narrow stores and read by a
+ * wider load waits for the stores to retire), and only its rank's extents:
+ * a vector's one, not a copy of the whole array. */
+static inline void ref_shape_copy(Value *d, const Value *v) {
+  d->dtype = v->dtype, d->rank = v->rank, d->n = v->n;
+  if (v->rank == 1) d->shape[0] = v->shape[0];
+  else if (v->rank) memcpy(d->shape, v->shape, sizeof *d->shape * (size_t)v->rank);
+}
+
 /* Whether view v, resolved to the per-level starts, ranks, shapes and
  * dtypes given (level 0 the ref, level k after v->tr[k - 1]), is affine
  * and wholly in bounds; fills *sp when it is. */
