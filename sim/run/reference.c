@@ -1414,6 +1414,13 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
 #define GS_LOOP __attribute__((noinline))
 
 typedef uint64_t U64x2 __attribute__((vector_size(16))); /* unsigned: arithmetic that wraps */
+typedef int64_t I64x2 __attribute__((vector_size(16)));
+
+static inline U64x2 lanes2(const Cell *c) {
+  U64x2 w;
+  memcpy(&w, c, sizeof w);
+  return w;
+}
 
 /* Whether 16 indices are all defined and in [0, size).  Their or, taken
  * as unsigned, bounds each of them: below size, they all are (the usual:
@@ -1422,10 +1429,10 @@ typedef uint64_t U64x2 __attribute__((vector_size(16))); /* unsigned: arithmetic
  * the lanes two at a time. */
 static inline bool lanes16_in(const Value *ix, int64_t size) {
   if (!ref_flags_all16(ix->def)) return false;
-  uint64_t any = 0;
-#pragma GCC unroll 16
-  for (int j = 0; j < 16; j++) any |= (uint64_t)ix->v[j].i;
-  if (any < (uint64_t)size) return true;
+  const Cell *v = ix->v; /* or-ed as a tree, two lanes a load: 4 ors deep, not 16 in a chain */
+  U64x2 or2 = ((lanes2(v) | lanes2(v + 2)) | (lanes2(v + 4) | lanes2(v + 6))) | ((lanes2(v + 8) | lanes2(v + 10)) | (lanes2(v + 12) | lanes2(v + 14)));
+  or2 |= __builtin_shufflevector(or2, or2, 1, 0);
+  if (or2[0] < (uint64_t)size) return true;
   U64x2 bad = {0, 0}, last = {(uint64_t)size - 1, (uint64_t)size - 1};
 #pragma GCC unroll 8
   for (int j = 0; j < 16; j += 2) {
@@ -1444,13 +1451,14 @@ GS_LOOP static int64_t gather32(const Region *g, int64_t base, int64_t size, con
   uint8_t all = 0xff; /* the lanes' shadow bytes and-ed: all set (the usual) gives every lane's flag at once */
   int64_t k = 0;
   if (n == 16 && lanes16_in(ix, size)) /* a vector register's lanes, checked once: no test per lane */
-#pragma GCC unroll 16
-    for (; k < 16; k++) {
-      int64_t off = base + 4 * iv[k].i;
-      int32_t w;
-      memcpy(&w, bytes + off, 4);
-      ov[k].i = w;
-      all &= defined[off >> 3];
+#pragma GCC unroll 8
+    for (; k < 16; k += 2) { /* two lanes a store: an operator reads them 16 bytes at a time (ref_low4) */
+      int64_t off0 = base + 4 * iv[k].i, off1 = base + 4 * iv[k + 1].i;
+      int32_t w0, w1;
+      memcpy(&w0, bytes + off0, 4), memcpy(&w1, bytes + off1, 4);
+      I64x2 pair = {w0, w1};
+      memcpy(ov + k, &pair, sizeof pair);
+      all &= defined[off0 >> 3] & defined[off1 >> 3];
     }
   for (; k < n; k++) {
     int64_t at = iv[k].i, off = base + 4 * at;
@@ -1480,13 +1488,23 @@ GS_LOOP static int64_t scatter32(Region *g, int64_t base, int64_t size, const Va
   const Cell *iv = ix->v, *xv = x->v;
   int64_t k = 0;
   if (n == 16 && ref_flags_all16(xdef) && lanes16_in(ix, size)) { /* a vector register's lanes, all checked once */
+    uint8_t have = 0xff; /* whether every element was defined already (the usual): then no shadow byte to write */
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; j++) {
+      int64_t off = base + 4 * iv[j].i;
+      have &= (uint8_t)(defined[off >> 3] | ~word_bits[off & 7]);
+    }
 #pragma GCC unroll 16
     for (; k < 16; k++) {
       int64_t off = base + 4 * iv[k].i;
       int32_t w = (int32_t)xv[k].i;
-      defined[off >> 3] |= word_bits[off & 7];
       memcpy(bytes + off, &w, 4);
     }
+    if (have != 0xff)
+      for (int j = 0; j < 16; j++) {
+        int64_t off = base + 4 * iv[j].i;
+        defined[off >> 3] |= word_bits[off & 7];
+      }
     return k;
   }
   if (ref_flags_all(xdef, n)) { /* every lane defined (the commonest): no test of its own per lane */
