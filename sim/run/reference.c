@@ -1345,24 +1345,38 @@ static const Value *eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
 
 /* do_expand_compress's store_compressed lanes for int32 values into a
  * dense int32 view under a bool mask: the same writes (ref_span_write of
- * element k) without the per-lane conversions and calls.  false, having
- * done nothing, for any other. */
-static bool compress32(const RV *rv, const Value *m, const Value *x, const Value *mem, Value *out) {
-  int64_t base = rv->sp.base;
+ * element k) without the per-lane conversions and calls, and *after the
+ * view as a read of it would give it then (its elements are distinct
+ * words: the old ones but the k written, each x's word, or undefined with
+ * its old bytes).  false, having done nothing, for any other. */
+static bool compress32(const RV *rv, const Value *m, const Value *x, const Value *mem, Value *out, Value *after) {
+  int64_t base = rv->sp.base, n = m->n;
   if (!rv->affine || !rv->sp.contiguous || rv->dt[rv->v->ntr] != DT_INT32 || rv->sp.esize != 4 || (base & 3) ||
       x->dtype != DT_INT32 || m->dtype != DT_BOOL)
     return false;
+  shape_lanes(after, mem->dtype, mem->rank, mem->shape);
+  memcpy(after->v, mem->v, sizeof *after->v * (size_t)mem->n);
+  memcpy(after->def, mem->def, (size_t)mem->n);
+  const Cell *mv = m->v, *xv = x->v, *old = mem->v; /* at hand, not read again through the Values */
+  const uint8_t *xd = x->def, *oldd = mem->def;
+  Cell *ov = out->v, *av = after->v;
+  uint8_t *od = out->def, *ad = after->def;
+  int64_t k = 0;
+  for (int64_t i = 0; i < n; i++) { /* the lanes expanded and compressed; the memory below */
+    if (!mv[i].i) continue; /* alu_truthy of a bool */
+    ov[i] = old[k], od[i] = oldd[k];
+    av[k].i = xd[i] ? (int32_t)xv[i].i : old[k].i, ad[k] = xd[i]; /* undefined: its bytes left (SPEC §10.1) */
+    k++;
+  }
   uint8_t *bytes = rv->reg->bytes, *defined = rv->reg->defined;
-  for (int64_t i = 0, k = 0; i < m->n; i++) {
-    if (!m->v[i].i) continue; /* alu_truthy of a bool */
-    out->v[i] = mem->v[k], out->def[i] = mem->def[k];
-    int64_t off = base + 4 * k++;
+  for (int64_t j = 0; j < k; j++) { /* elements 0 .. k: distinct words, in any order */
+    int64_t off = base + 4 * j;
     uint8_t bits = (uint8_t)(0xfu << (off & 7));
-    if (!x->def[i]) { /* the element becomes undefined, its bytes left (SPEC §10.1) */
+    if (!ad[j]) {
       defined[off >> 3] &= (uint8_t)~bits;
       continue;
     }
-    int32_t w = (int32_t)x->v[i].i;
+    int32_t w = (int32_t)av[j].i;
     defined[off >> 3] |= bits;
     memcpy(bytes + off, &w, 4);
   }
@@ -1374,34 +1388,34 @@ static bool compress32(const RV *rv, const Value *m, const Value *x, const Value
 static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   const Value *m = NULL, *x = NULL;
-  Value mem = tmp_take(R), out = tmp_take(R); /* pooled lanes: no allocation per access */
+  Value *mem = &R->scratch[SCR_READ], *out = &R->scratch[SCR_OLD]; /* an access's own lanes, no pool's Values to copy */
+  Value *after = &R->scratch[SCR_NEW];
+  after->n = 0; /* log_stored: read the view again, unless compress32 gives it */
   bool load = op->kind == OPK_LOAD_EXPANDED, add = op->kind == OPK_ADDUPDATE_COMPRESSED;
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (m = eval_mask(R, s, op, op->e[FLD_MASK])) &&
-            (load || (x = ev_top(R, s, op, op->e[FLD_VALUE]))) && view_read(R, s, &rv, &mem);
+            (load || (x = ev_top(R, s, op, op->e[FLD_VALUE]))) && view_read(R, s, &rv, mem);
   if (ok) {
     Dtype t = rv.v->ref->dtype; /* §8.3: the underlying ref's dtype */
-    val_shape(&out, load ? t : mem.dtype, mem.rank, mem.shape);
-    bool done = !load && !add && compress32(&rv, m, x, &mem, &out);
+    val_shape(out, load ? t : mem->dtype, mem->rank, mem->shape);
+    bool done = !load && !add && compress32(&rv, m, x, mem, out, after);
     for (int64_t i = 0, k = 0; !done && i < m->n; i++) {
       if (!alu_truthy(m->dtype, m->v[i])) continue;
-      out.v[i] = mem.v[k];
-      out.def[i] = mem.def[k];
+      out->v[i] = mem->v[k];
+      out->def[i] = mem->def[k];
       if (!load) {
-        bool def = x->def[i] && (!add || mem.def[k]);
-        Cell c = alu_convert(x->dtype, mem.dtype, x->v[i]);
-        if (add && def) alu_binary(OP_ADD, mem.dtype, mem.dtype, mem.v[k], c, &c);
+        bool def = x->def[i] && (!add || mem->def[k]);
+        Cell c = alu_convert(x->dtype, mem->dtype, x->v[i]);
+        if (add && def) alu_binary(OP_ADD, mem->dtype, mem->dtype, mem->v[k], c, &c);
         if (!(ok = view_write_lane(R, s, &rv, k, c, def))) break;
       }
       k++;
     }
   }
   if (ok) {
-    run_log(R->r, s->idx, op->id, load ? EV_LOADED : EV_OLD, &out);
-    if (load) env_set(R, s, op->name[FLD_OUT], &out);
-    else ok = log_new(R, s, op, &rv);
+    run_log(R->r, s->idx, op->id, load ? EV_LOADED : EV_OLD, out);
+    if (load) env_take(R, s, op->name[FLD_OUT], out); /* the binding's old lanes become the scratch's */
+    else ok = log_stored(R, s, op, &rv, after);
   }
-  tmp_give(R, &mem);
-  tmp_give(R, &out);
   return ok;
 }
 
