@@ -523,11 +523,10 @@ static inline RefProg *prog_of(Ref_ *R, const Expr *e) {
 /* The value of e as ev gives it, owned by the compiled form (valid until e
  * is evaluated again); NULL after a fault. */
 static const Value *ev_top(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
-  RefProg *p = prog_of(R, e);
-  const Value *b = e->kind == EX_NAME ? env_at(s, ref_prog_name_id(p)) : NULL; /* an index or value by name: its binding, as eval gives it */
+  const Value *b = e->kind == EX_NAME ? env_at(s, name_id(R, e->name)) : NULL; /* an index or value by name: its binding, as eval gives it (the id its step has) */
   if (b) return b;
   EvCtx c = {R, s, op};
-  return ref_prog_eval(p, &HOOKS, &c);
+  return ref_prog_eval(prog_of(R, e), &HOOKS, &c);
 }
 
 /* ev_int_prog through the compiled steps (kept apart: the integer path
