@@ -656,6 +656,8 @@ RefProg *ref_progs_get(RefProgs *t, const Expr *e) {
  * value as run_binary's two-scalar path leaves it in the last step. */
 
 static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
+  const Value *v = p->vec_first ? run_vec(p, h, ctx) : NULL; /* the same value as ref_prog_int's where both give one */
+  if (v) return v; /* first: vec_first is only ever set for a vec program, whose last step is an operator */
   int64_t x;
   Step *last = &p->st[p->n - 1];
   Value *out = &last->val;
@@ -664,8 +666,6 @@ static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
     return b ? b : run(p, h, ctx);
   }
   if (last->kind != SK_BINARY) return run(p, h, ctx);
-  const Value *v = p->vec_first ? run_vec(p, h, ctx) : NULL; /* the same value as ref_prog_int's where both give one */
-  if (v) return v;
   bool tried = p->scalar && out->cap >= 1;
   bool got = tried && (p->chain ? ref_prog_chain(p, h->bound(ctx, p->ss[0].id), &x) : ref_prog_int(p, h, ctx, &x)); /* a chain: ref_prog_int's own way, here */
   if (got) { /* a first run gives out its lane */
