@@ -143,15 +143,20 @@ static void tmp_give(Ref_ *R, Value *v) {
 }
 
 /* ---- environment ----------------------------------------------------- */
-/* The id of name, through a cache on the name's address (the same
- * address is always the same name). */
-static int name_id(Ref_ *R, const char *name) {
-  unsigned h = (unsigned)((uintptr_t)name >> 3) % NAME_CACHE;
-  if (R->nc_key[h] == name) return R->nc_id[h];
+/* name_id of a name its cache does not hold (kept apart: the look-up
+ * stays inline). */
+static __attribute__((noinline)) int name_id_slow(Ref_ *R, const char *name, unsigned h) {
   int id = names_get(&R->names, name);
   if (id < 0) names_put(&R->names, name, id = R->nnames++);
   R->nc_key[h] = name, R->nc_id[h] = id;
   return id;
+}
+
+/* The id of name, through a cache on the name's address (the same
+ * address is always the same name). */
+static inline int name_id(Ref_ *R, const char *name) {
+  unsigned h = (unsigned)((uintptr_t)name >> 3) % NAME_CACHE;
+  return R->nc_key[h] == name ? R->nc_id[h] : name_id_slow(R, name, h);
 }
 
 static Value *env_at(Sub *s, int id) { return id >= 0 && id < s->capenv && s->env[id] ? &s->env[id]->v : NULL; }
@@ -1395,7 +1400,8 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
             (load || (x = ev_top(R, s, op, op->e[FLD_VALUE]))) && view_read(R, s, &rv, mem);
   if (ok) {
     Dtype t = rv.v->ref->dtype; /* §8.3: the underlying ref's dtype */
-    val_shape(out, load ? t : mem->dtype, mem->rank, mem->shape);
+    shape_lanes(out, load ? t : mem->dtype, mem->rank, mem->shape); /* val_shape's, */
+    ref_flags_clear(out->def, out->n); /* every lane undefined but those the mask selects */
     bool done = !load && !add && compress32(&rv, m, x, mem, out, after);
     for (int64_t i = 0, k = 0; !done && i < m->n; i++) {
       if (!alu_truthy(m->dtype, m->v[i])) continue;

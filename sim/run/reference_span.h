@@ -120,6 +120,14 @@ static inline void ref_flags_set(uint8_t *d, int64_t n) {
   memcpy(d + n - 8, &ones, 8);
 }
 
+/* memset(d, 0, n), as ref_flags_set: a vector's flags without a call. */
+static inline void ref_flags_clear(uint8_t *d, int64_t n) {
+  const uint64_t zero = 0;
+  if (n > 16 || n < 8) return (void)memset(d, 0, (size_t)n);
+  memcpy(d, &zero, 8);
+  memcpy(d + n - 8, &zero, 8);
+}
+
 /* A Value's header moved field by field, each load as wide as the store
  * that wrote it (a header just written by narrow stores and read by a
  * wider load waits for the stores to retire), and only its rank's extents:
