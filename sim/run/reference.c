@@ -143,15 +143,20 @@ static void tmp_give(Ref_ *R, Value *v) {
 }
 
 /* ---- environment ----------------------------------------------------- */
-/* The id of name, through a cache on the name's address (the same
- * address is always the same name). */
-static int name_id(Ref_ *R, const char *name) {
-  unsigned h = (unsigned)((uintptr_t)name >> 3) % NAME_CACHE;
-  if (R->nc_key[h] == name) return R->nc_id[h];
+/* name_id of a name its cache does not hold (kept apart: the look-up
+ * stays inline). */
+static __attribute__((noinline)) int name_id_slow(Ref_ *R, const char *name, unsigned h) {
   int id = names_get(&R->names, name);
   if (id < 0) names_put(&R->names, name, id = R->nnames++);
   R->nc_key[h] = name, R->nc_id[h] = id;
   return id;
+}
+
+/* The id of name, through a cache on the name's address (the same
+ * address is always the same name). */
+static inline int name_id(Ref_ *R, const char *name) {
+  unsigned h = (unsigned)((uintptr_t)name >> 3) % NAME_CACHE;
+  return R->nc_key[h] == name ? R->nc_id[h] : name_id_slow(R, name, h);
 }
 
 static Value *env_at(Sub *s, int id) { return id >= 0 && id < s->capenv && s->env[id] ? &s->env[id]->v : NULL; }
@@ -201,8 +206,7 @@ static inline __attribute__((always_inline)) void env_take(Ref_ *R, Sub *s, cons
   Cell *lanes = d->v;
   uint8_t *def = d->def;
   int64_t cap = d->cap;
-  d->dtype = v->dtype, d->rank = v->rank, d->n = v->n;
-  memcpy(d->shape, v->shape, sizeof d->shape); /* whole: a few moves, not a call */
+  ref_shape_copy(d, v);
   d->v = v->v, d->def = v->def, d->cap = v->cap;
   v->v = lanes, v->def = def, v->cap = cap, v->n = 0; /* v keeps only lanes: every user of a scratch shapes it first */
 }
@@ -524,11 +528,10 @@ static inline RefProg *prog_of(Ref_ *R, const Expr *e) {
 /* The value of e as ev gives it, owned by the compiled form (valid until e
  * is evaluated again); NULL after a fault. */
 static const Value *ev_top(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
-  RefProg *p = prog_of(R, e);
-  const Value *b = e->kind == EX_NAME ? env_at(s, ref_prog_name_id(p)) : NULL; /* an index or value by name: its binding, as eval gives it */
+  const Value *b = e->kind == EX_NAME ? env_at(s, name_id(R, e->name)) : NULL; /* an index or value by name: its binding, as eval gives it (the id its step has) */
   if (b) return b;
   EvCtx c = {R, s, op};
-  return ref_prog_eval(p, &HOOKS, &c);
+  return ref_prog_eval(prog_of(R, e), &HOOKS, &c);
 }
 
 /* ev_int_prog through the compiled steps (kept apart: the integer path
@@ -1346,24 +1349,38 @@ static const Value *eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
 
 /* do_expand_compress's store_compressed lanes for int32 values into a
  * dense int32 view under a bool mask: the same writes (ref_span_write of
- * element k) without the per-lane conversions and calls.  false, having
- * done nothing, for any other. */
-static bool compress32(const RV *rv, const Value *m, const Value *x, const Value *mem, Value *out) {
-  int64_t base = rv->sp.base;
+ * element k) without the per-lane conversions and calls, and *after the
+ * view as a read of it would give it then (its elements are distinct
+ * words: the old ones but the k written, each x's word, or undefined with
+ * its old bytes).  false, having done nothing, for any other. */
+static bool compress32(const RV *rv, const Value *m, const Value *x, const Value *mem, Value *out, Value *after) {
+  int64_t base = rv->sp.base, n = m->n;
   if (!rv->affine || !rv->sp.contiguous || rv->dt[rv->v->ntr] != DT_INT32 || rv->sp.esize != 4 || (base & 3) ||
       x->dtype != DT_INT32 || m->dtype != DT_BOOL)
     return false;
+  shape_lanes(after, mem->dtype, mem->rank, mem->shape);
+  memcpy(after->v, mem->v, sizeof *after->v * (size_t)mem->n);
+  memcpy(after->def, mem->def, (size_t)mem->n);
+  const Cell *mv = m->v, *xv = x->v, *old = mem->v; /* at hand, not read again through the Values */
+  const uint8_t *xd = x->def, *oldd = mem->def;
+  Cell *ov = out->v, *av = after->v;
+  uint8_t *od = out->def, *ad = after->def;
+  int64_t k = 0;
+  for (int64_t i = 0; i < n; i++) { /* the lanes expanded and compressed; the memory below */
+    if (!mv[i].i) continue; /* alu_truthy of a bool */
+    ov[i] = old[k], od[i] = oldd[k];
+    av[k].i = xd[i] ? (int32_t)xv[i].i : old[k].i, ad[k] = xd[i]; /* undefined: its bytes left (SPEC §10.1) */
+    k++;
+  }
   uint8_t *bytes = rv->reg->bytes, *defined = rv->reg->defined;
-  for (int64_t i = 0, k = 0; i < m->n; i++) {
-    if (!m->v[i].i) continue; /* alu_truthy of a bool */
-    out->v[i] = mem->v[k], out->def[i] = mem->def[k];
-    int64_t off = base + 4 * k++;
+  for (int64_t j = 0; j < k; j++) { /* elements 0 .. k: distinct words, in any order */
+    int64_t off = base + 4 * j;
     uint8_t bits = (uint8_t)(0xfu << (off & 7));
-    if (!x->def[i]) { /* the element becomes undefined, its bytes left (SPEC §10.1) */
+    if (!ad[j]) {
       defined[off >> 3] &= (uint8_t)~bits;
       continue;
     }
-    int32_t w = (int32_t)x->v[i].i;
+    int32_t w = (int32_t)av[j].i;
     defined[off >> 3] |= bits;
     memcpy(bytes + off, &w, 4);
   }
@@ -1375,34 +1392,35 @@ static bool compress32(const RV *rv, const Value *m, const Value *x, const Value
 static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
   RV rv;
   const Value *m = NULL, *x = NULL;
-  Value mem = tmp_take(R), out = tmp_take(R); /* pooled lanes: no allocation per access */
+  Value *mem = &R->scratch[SCR_READ], *out = &R->scratch[SCR_OLD]; /* an access's own lanes, no pool's Values to copy */
+  Value *after = &R->scratch[SCR_NEW];
+  after->n = 0; /* log_stored: read the view again, unless compress32 gives it */
   bool load = op->kind == OPK_LOAD_EXPANDED, add = op->kind == OPK_ADDUPDATE_COMPRESSED;
   bool ok = resolve_field(R, s, op, FLD_REF, &rv) && (m = eval_mask(R, s, op, op->e[FLD_MASK])) &&
-            (load || (x = ev_top(R, s, op, op->e[FLD_VALUE]))) && view_read(R, s, &rv, &mem);
+            (load || (x = ev_top(R, s, op, op->e[FLD_VALUE]))) && view_read(R, s, &rv, mem);
   if (ok) {
     Dtype t = rv.v->ref->dtype; /* §8.3: the underlying ref's dtype */
-    val_shape(&out, load ? t : mem.dtype, mem.rank, mem.shape);
-    bool done = !load && !add && compress32(&rv, m, x, &mem, &out);
+    shape_lanes(out, load ? t : mem->dtype, mem->rank, mem->shape); /* val_shape's, */
+    ref_flags_clear(out->def, out->n); /* every lane undefined but those the mask selects */
+    bool done = !load && !add && compress32(&rv, m, x, mem, out, after);
     for (int64_t i = 0, k = 0; !done && i < m->n; i++) {
       if (!alu_truthy(m->dtype, m->v[i])) continue;
-      out.v[i] = mem.v[k];
-      out.def[i] = mem.def[k];
+      out->v[i] = mem->v[k];
+      out->def[i] = mem->def[k];
       if (!load) {
-        bool def = x->def[i] && (!add || mem.def[k]);
-        Cell c = alu_convert(x->dtype, mem.dtype, x->v[i]);
-        if (add && def) alu_binary(OP_ADD, mem.dtype, mem.dtype, mem.v[k], c, &c);
+        bool def = x->def[i] && (!add || mem->def[k]);
+        Cell c = alu_convert(x->dtype, mem->dtype, x->v[i]);
+        if (add && def) alu_binary(OP_ADD, mem->dtype, mem->dtype, mem->v[k], c, &c);
         if (!(ok = view_write_lane(R, s, &rv, k, c, def))) break;
       }
       k++;
     }
   }
   if (ok) {
-    run_log(R->r, s->idx, op->id, load ? EV_LOADED : EV_OLD, &out);
-    if (load) env_set(R, s, op->name[FLD_OUT], &out);
-    else ok = log_new(R, s, op, &rv);
+    run_log(R->r, s->idx, op->id, load ? EV_LOADED : EV_OLD, out);
+    if (load) env_take(R, s, op->name[FLD_OUT], out); /* the binding's old lanes become the scratch's */
+    else ok = log_stored(R, s, op, &rv, after);
   }
-  tmp_give(R, &mem);
-  tmp_give(R, &out);
   return ok;
 }
 
@@ -1415,6 +1433,13 @@ static bool do_expand_compress(Ref_ *R, Sub *s, const Op *op) {
 #define GS_LOOP __attribute__((noinline))
 
 typedef uint64_t U64x2 __attribute__((vector_size(16))); /* unsigned: arithmetic that wraps */
+typedef int64_t I64x2 __attribute__((vector_size(16)));
+
+static inline U64x2 lanes2(const Cell *c) {
+  U64x2 w;
+  memcpy(&w, c, sizeof w);
+  return w;
+}
 
 /* Whether 16 indices are all defined and in [0, size).  Their or, taken
  * as unsigned, bounds each of them: below size, they all are (the usual:
@@ -1423,10 +1448,10 @@ typedef uint64_t U64x2 __attribute__((vector_size(16))); /* unsigned: arithmetic
  * the lanes two at a time. */
 static inline bool lanes16_in(const Value *ix, int64_t size) {
   if (!ref_flags_all16(ix->def)) return false;
-  uint64_t any = 0;
-#pragma GCC unroll 16
-  for (int j = 0; j < 16; j++) any |= (uint64_t)ix->v[j].i;
-  if (any < (uint64_t)size) return true;
+  const Cell *v = ix->v; /* or-ed as a tree, two lanes a load: 4 ors deep, not 16 in a chain */
+  U64x2 or2 = ((lanes2(v) | lanes2(v + 2)) | (lanes2(v + 4) | lanes2(v + 6))) | ((lanes2(v + 8) | lanes2(v + 10)) | (lanes2(v + 12) | lanes2(v + 14)));
+  or2 |= __builtin_shufflevector(or2, or2, 1, 0);
+  if (or2[0] < (uint64_t)size) return true;
   U64x2 bad = {0, 0}, last = {(uint64_t)size - 1, (uint64_t)size - 1};
 #pragma GCC unroll 8
   for (int j = 0; j < 16; j += 2) {
@@ -1445,13 +1470,14 @@ GS_LOOP static int64_t gather32(const Region *g, int64_t base, int64_t size, con
   uint8_t all = 0xff; /* the lanes' shadow bytes and-ed: all set (the usual) gives every lane's flag at once */
   int64_t k = 0;
   if (n == 16 && lanes16_in(ix, size)) /* a vector register's lanes, checked once: no test per lane */
-#pragma GCC unroll 16
-    for (; k < 16; k++) {
-      int64_t off = base + 4 * iv[k].i;
-      int32_t w;
-      memcpy(&w, bytes + off, 4);
-      ov[k].i = w;
-      all &= defined[off >> 3];
+#pragma GCC unroll 8
+    for (; k < 16; k += 2) { /* two lanes a store: an operator reads them 16 bytes at a time (ref_low4) */
+      int64_t off0 = base + 4 * iv[k].i, off1 = base + 4 * iv[k + 1].i;
+      int32_t w0, w1;
+      memcpy(&w0, bytes + off0, 4), memcpy(&w1, bytes + off1, 4);
+      I64x2 pair = {w0, w1};
+      memcpy(ov + k, &pair, sizeof pair);
+      all &= defined[off0 >> 3] & defined[off1 >> 3];
     }
   for (; k < n; k++) {
     int64_t at = iv[k].i, off = base + 4 * at;
@@ -1481,13 +1507,23 @@ GS_LOOP static int64_t scatter32(Region *g, int64_t base, int64_t size, const Va
   const Cell *iv = ix->v, *xv = x->v;
   int64_t k = 0;
   if (n == 16 && ref_flags_all16(xdef) && lanes16_in(ix, size)) { /* a vector register's lanes, all checked once */
+    uint8_t have = 0xff; /* whether every element was defined already (the usual): then no shadow byte to write */
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; j++) {
+      int64_t off = base + 4 * iv[j].i;
+      have &= (uint8_t)(defined[off >> 3] | ~word_bits[off & 7]);
+    }
 #pragma GCC unroll 16
     for (; k < 16; k++) {
       int64_t off = base + 4 * iv[k].i;
       int32_t w = (int32_t)xv[k].i;
-      defined[off >> 3] |= word_bits[off & 7];
       memcpy(bytes + off, &w, 4);
     }
+    if (have != 0xff)
+      for (int j = 0; j < 16; j++) {
+        int64_t off = base + 4 * iv[j].i;
+        defined[off >> 3] |= word_bits[off & 7];
+      }
     return k;
   }
   if (ref_flags_all(xdef, n)) { /* every lane defined (the commonest): no test of its own per lane */

@@ -70,6 +70,7 @@ typedef struct VecOp {
   const Value *const *a, *const *b;
   ExprOp op; /* s->e's, at hand */
   Dtype ty;
+  int64_t mask; /* >= 0: op is % by a literal power of two, mask + 1 (of scalars: the low bits, no division) */
 } VecOp;
 
 struct RefProgs {
@@ -426,7 +427,7 @@ static inline bool scalar_lane(ExprOp op, int64_t x, int64_t y, int64_t *r) {
   if (op == OP_ADD) return *r = (int32_t)((uint32_t)x + (uint32_t)y), true;
   if (op == OP_MUL) return *r = (int32_t)((uint32_t)x * (uint32_t)y), true;
   if (op == OP_MOD && (int32_t)y > 0) { /* an index's wrap: a positive divisor, the remainder in [0, y) */
-    int64_t m = (int64_t)(int32_t)x % (int32_t)y;
+    int32_t m = (int32_t)x % (int32_t)y; /* a 32-bit division: y > 0, no overflow */
     return *r = m < 0 ? m + (int32_t)y : m, true;
   }
   return int32_lane(op, x, y, r);
@@ -499,7 +500,8 @@ static const Value *run_vec(Prog *p, const RefExprHooks *h, void *ctx) {
     Value *out = &s->val;
     if (big->rank == 0 && out->cap >= 1) { /* two scalars (an index's i % 256): one lane, no shape to copy */
       out->dtype = o->ty, out->rank = 0, out->n = 1;
-      if (!scalar_lane(o->op, a->v[0].i, b->v[0].i, &out->v[0].i)) return NULL;
+      if (o->mask >= 0) out->v[0].i = (int32_t)a->v[0].i & o->mask; /* scalar_lane's floored remainder, in two's complement */
+      else if (!scalar_lane(o->op, a->v[0].i, b->v[0].i, &out->v[0].i)) return NULL;
       out->def[0] = 1, s->ones = 1 > s->ones ? 1 : s->ones, s->kept = s->pure;
       continue;
     }
@@ -530,6 +532,15 @@ static bool vec_step(const Prog *p, int k) {
   return false;
 }
 
+/* VecOp.mask of operator step s: the divisor less one when s is % by an
+ * int32 scalar literal that is a positive power of two, else -1. */
+static int64_t pow2_mod(const Prog *p, const Step *s) {
+  const Step *b = &p->st[s->b];
+  if (s->e->op != OP_MOD || b->kind != SK_CONST || b->val.n != 1 || b->val.rank != 0 || b->val.dtype != DT_INT32) return -1;
+  int64_t d = (int32_t)b->val.v[0].i;
+  return d > 0 && !(d & (d - 1)) ? d - 1 : -1;
+}
+
 /* Whether run_vec may compute p (all vec steps, the last an operator);
  * if so, its lists of operators and names (the steps no longer move). */
 static bool all_vec(Prog *p) {
@@ -542,7 +553,7 @@ static bool all_vec(Prog *p) {
     Step *s = &p->st[k];
     s->res = &s->val; /* a literal's, for good */
     if (s->kind == SK_NAME) p->vname[p->nvname++] = s;
-    if (s->kind == SK_BINARY) p->vop[p->nvop++] = (VecOp){s, &p->st[s->a].res, &p->st[s->b].res, s->e->op, s->e->ty};
+    if (s->kind == SK_BINARY) p->vop[p->nvop++] = (VecOp){s, &p->st[s->a].res, &p->st[s->b].res, s->e->op, s->e->ty, pow2_mod(p, s)};
   }
   return true;
 }
@@ -645,6 +656,8 @@ RefProg *ref_progs_get(RefProgs *t, const Expr *e) {
  * value as run_binary's two-scalar path leaves it in the last step. */
 
 static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
+  const Value *v = p->vec_first ? run_vec(p, h, ctx) : NULL; /* the same value as ref_prog_int's where both give one */
+  if (v) return v; /* first: vec_first is only ever set for a vec program, whose last step is an operator */
   int64_t x;
   Step *last = &p->st[p->n - 1];
   Value *out = &last->val;
@@ -653,8 +666,6 @@ static const Value *eval(Prog *p, const RefExprHooks *h, void *ctx) {
     return b ? b : run(p, h, ctx);
   }
   if (last->kind != SK_BINARY) return run(p, h, ctx);
-  const Value *v = p->vec_first ? run_vec(p, h, ctx) : NULL; /* the same value as ref_prog_int's where both give one */
-  if (v) return v;
   bool tried = p->scalar && out->cap >= 1;
   bool got = tried && (p->chain ? ref_prog_chain(p, h->bound(ctx, p->ss[0].id), &x) : ref_prog_int(p, h, ctx, &x)); /* a chain: ref_prog_int's own way, here */
   if (got) { /* a first run gives out its lane */
@@ -680,7 +691,8 @@ bool ref_prog_take(RefProg *p, const Value *v, Value *dst) {
   Cell *v0 = dst->v; /* dst's old lanes, which last takes: every run shapes its lanes first */
   uint8_t *d0 = dst->def;
   int64_t c0 = dst->cap;
-  *dst = last->val;
+  ref_shape_copy(dst, &last->val); /* not *dst = last->val: its header was just written narrow */
+  dst->v = last->val.v, dst->def = last->val.def, dst->cap = last->val.cap;
   last->val.v = v0, last->val.def = d0, last->val.cap = c0;
   last->ones = 0;
   return true;

@@ -120,6 +120,24 @@ static inline void ref_flags_set(uint8_t *d, int64_t n) {
   memcpy(d + n - 8, &ones, 8);
 }
 
+/* memset(d, 0, n), as ref_flags_set: a vector's flags without a call. */
+static inline void ref_flags_clear(uint8_t *d, int64_t n) {
+  const uint64_t zero = 0;
+  if (n > 16 || n < 8) return (void)memset(d, 0, (size_t)n);
+  memcpy(d, &zero, 8);
+  memcpy(d + n - 8, &zero, 8);
+}
+
+/* A Value's header moved field by field, each load as wide as the store
+ * that wrote it (a header just written by narrow stores and read by a
+ * wider load waits for the stores to retire), and only its rank's extents:
+ * a vector's one, not a copy of the whole array. */
+static inline void ref_shape_copy(Value *d, const Value *v) {
+  d->dtype = v->dtype, d->rank = v->rank, d->n = v->n;
+  if (v->rank == 1) d->shape[0] = v->shape[0];
+  else if (v->rank) memcpy(d->shape, v->shape, sizeof *d->shape * (size_t)v->rank);
+}
+
 /* Whether view v, resolved to the per-level starts, ranks, shapes and
  * dtypes given (level 0 the ref, level k after v->tr[k - 1]), is affine
  * and wholly in bounds; fills *sp when it is. */
