@@ -90,6 +90,16 @@ typedef struct {
 } PieceCache;
 #define NCACHE 8
 
+/* A compiled expression as prog_of keeps it, with its chain's name id
+ * (ref_prog_chain_id) and its affine form when it has one, at hand. */
+typedef struct ProgSlot {
+  const Expr *key;
+  RefProg *p;
+  int chain;
+  bool affine;
+  RefAffine aff;
+} ProgSlot;
+
 /* The scratch values of the accesses (do_get, do_swap, a gather and what they call):
  * an access runs no other access, so each is used by one at a time. */
 enum { SCR_READ, SCR_OLD, SCR_AFTER, SCR_NEW, SCR_STORE, SCR_COUNT };
@@ -124,11 +134,12 @@ typedef struct {
   const Sub *sc_sub[NAME_CACHE];
   Value *sc_val[NAME_CACHE];
   RefProgs *progs; /* compiled expressions (reference_expr.h) */
-  const Expr *prog_key[64]; /* prog_of's answers of late, direct-mapped on the node's address */
-  RefProg *prog_val[64];
+  ProgSlot prog_slot[64]; /* prog_of's answers of late, direct-mapped on the node's address */
   struct ViewPlan **plans; /* by view, open addressing (plan_of) */
   int nplans, capplans;
   struct ViewPlan *recent[16]; /* plan_of's answers of late, direct-mapped on the view's address */
+  struct ViewPlan **op_plan;   /* by operation id: its ref's plan (op_plan_of), NULL until asked */
+  int nop_plan;
 } Ref_;
 
 typedef struct ViewPlan ViewPlan;
@@ -515,11 +526,17 @@ static RefProgs *progs(Ref_ *R) {
 
 /* e's compiled form (ref_progs_get), without a call when e was asked for
  * of late. */
-static inline RefProg *prog_of(Ref_ *R, const Expr *e) {
-  unsigned h = (unsigned)((uintptr_t)e >> 4) & 63u;
-  if (R->prog_key[h] != e) R->prog_key[h] = e, R->prog_val[h] = ref_progs_get(progs(R), e);
-  return R->prog_val[h];
+static __attribute__((noinline)) void prog_fill(Ref_ *R, ProgSlot *sl, const Expr *e) {
+  sl->key = e, sl->p = ref_progs_get(progs(R), e), sl->chain = ref_prog_chain_id(sl->p), sl->affine = ref_prog_affine(sl->p, &sl->aff);
 }
+
+static inline ProgSlot *prog_slot(Ref_ *R, const Expr *e) {
+  ProgSlot *sl = &R->prog_slot[((uintptr_t)e >> 4) & 63u];
+  if (sl->key != e) prog_fill(R, sl, e);
+  return sl;
+}
+
+static inline RefProg *prog_of(Ref_ *R, const Expr *e) { return prog_slot(R, e)->p; }
 
 /* The value of e as ev gives it, owned by the compiled form (valid until e
  * is evaluated again); NULL after a fault. */
@@ -599,6 +616,8 @@ struct ViewPlan {
   const Expr *e[MAX_RANK]; /* its start, */
   RefProg *prog[MAX_RANK]; /* its compiled form, */
   int chain[MAX_RANK];     /* the name id of a chain (ref_prog_chain_id) or -1, */
+  bool affine[MAX_RANK];   /* whether it has an affine form (ref_prog_affine), which is */
+  RefAffine aff[MAX_RANK];
   int64_t hi[MAX_RANK];  /* the largest start that keeps the entry in bounds (the least is 0), */
   int64_t rs[MAX_RANK];  /* and the byte stride of its dimension of the ref */
   int core, subcore;     /* the instance last resolved (core -1: none) and its region */
@@ -679,10 +698,17 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
       pl->start0[d] = rv->start[0][d];
       if (!e->start_e) continue;
       int j = pl->ndyn++; /* in bounds from start 0: ext does not overflow and is not negative */
-      pl->dyn[j] = d, pl->e[j] = e->start_e, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->chain[j] = ref_prog_chain_id(pl->prog[j]), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
+      pl->dyn[j] = d, pl->e[j] = e->start_e, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->chain[j] = ref_prog_chain_id(pl->prog[j]), pl->affine[j] = ref_prog_affine(pl->prog[j], &pl->aff[j]), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
     }
   }
   free(rv);
+}
+
+/* The plan's dynamic start j into *dyn, other than by its affine form (a
+ * chain, or the compiled steps): false after a fault.  Kept apart, so
+ * that plan_base stays small. */
+static __attribute__((noinline)) bool plan_start(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, int j, int64_t *dyn) {
+  return (pl->chain[j] >= 0 && ref_prog_chain(pl->prog[j], env_at(s, pl->chain[j]), dyn)) || ev_int_prog(R, s, op, pl->e[j], pl->prog[j], dyn);
 }
 
 /* The plan's dynamic starts evaluated in order (dyn[j] := the j-th):
@@ -693,8 +719,8 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
 static inline int plan_base(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, int64_t *base, int64_t *dyn) {
   int64_t b = pl->sp.base;
   for (int j = 0; j < pl->ndyn; j++) {
-    bool got = pl->chain[j] >= 0 && ref_prog_chain(pl->prog[j], env_at(s, pl->chain[j]), &dyn[j]); /* the binding without a hook */
-    if (!got && !ev_int_prog(R, s, op, pl->e[j], pl->prog[j], &dyn[j])) return 0;
+    bool got = pl->affine[j] && ref_affine_run(&pl->aff[j], env_at(s, pl->aff[j].id), &dyn[j]); /* the binding, without a hook or a call */
+    if (!got && !plan_start(R, s, op, pl, j, &dyn[j])) return 0;
     if ((uint64_t)dyn[j] > (uint64_t)pl->hi[j]) return -1; /* below 0 or past hi */
     b += dyn[j] * pl->rs[j]; /* in bounds: no overflow */
   }
@@ -752,6 +778,22 @@ static inline ViewPlan *plan_of(Ref_ *R, const View *v) {
   return *front = plan_find(R, v);
 }
 
+/* op's ref's plan, kept by op's id (ids past the program's count take plan_of). */
+static __attribute__((noinline)) ViewPlan *op_plan_fill(Ref_ *R, const Op *op) {
+  if (!R->op_plan && R->p->nops > 0) {
+    if (!(R->op_plan = calloc((size_t)R->p->nops, sizeof *R->op_plan))) abort();
+    R->nop_plan = R->p->nops;
+  }
+  ViewPlan *pl = plan_of(R, op->e[FLD_REF]->view);
+  if (op->id >= 0 && op->id < R->nop_plan) R->op_plan[op->id] = pl;
+  return pl;
+}
+
+static inline ViewPlan *op_plan_of(Ref_ *R, const Op *op) {
+  ViewPlan *pl = (unsigned)op->id < (unsigned)R->nop_plan ? R->op_plan[op->id] : NULL;
+  return pl ? pl : op_plan_fill(R, op);
+}
+
 /* rv_resolve level by level (kept apart: the plan's path stays small). */
 static __attribute__((noinline)) bool rv_walked(Ref_ *R, Sub *s, const Op *op, const View *v, RV *rv) {
   if (!rv_levels(R, s, op, v, rv, true)) return false; /* the starts again: expressions have no effects but faults */
@@ -760,12 +802,13 @@ static __attribute__((noinline)) bool rv_walked(Ref_ *R, Sub *s, const Op *op, c
 }
 
 /* v's plan, its region that of instance core.subcore. */
-static inline ViewPlan *plan_at(Ref_ *R, const View *v, int core, int subcore) {
-  ViewPlan *pl = plan_of(R, v);
+static inline ViewPlan *plan_here(Ref_ *R, ViewPlan *pl, const View *v, int core, int subcore) {
   if (pl->core != core || pl->subcore != subcore) /* regions stay where run_mem_init put them */
     pl->reg = run_region(R->r, v->ref, core, subcore), pl->core = core, pl->subcore = subcore;
   return pl;
 }
+
+static inline ViewPlan *plan_at(Ref_ *R, const View *v, int core, int subcore) { return plan_here(R, plan_of(R, v), v, core, subcore); }
 
 static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
   rv_head(R, op, v, rv);
@@ -1107,6 +1150,14 @@ static inline int plan_dense(Ref_ *R, Sub *s, const Op *op, const View *v, bool 
   return plan_base(R, s, op, *pl, base, dyn);
 }
 
+/* plan_dense of op's ref, its plan kept by op (op_plan_of). */
+static inline int op_dense(Ref_ *R, Sub *s, const Op *op, bool one, ViewPlan **pl, int64_t *base, int64_t *dyn) {
+  *pl = op_plan_of(R, op);
+  *pl = plan_here(R, *pl, (*pl)->v, s->core, s->subcore);
+  if (!(*pl)->fast || (one && (*pl)->n != 1)) return -1;
+  return plan_base(R, s, op, *pl, base, dyn);
+}
+
 /* resolve_field and view_read into v (kept apart: do_get's frame holds no RV). */
 static __attribute__((noinline)) bool get_walked(Ref_ *R, Sub *s, const Op *op, Value *v) {
   RV rv;
@@ -1117,7 +1168,7 @@ static bool do_get(Ref_ *R, Sub *s, const Op *op) {
   Value *v = &R->scratch[SCR_READ];
   ViewPlan *pl;
   int64_t base, dyn[MAX_RANK];
-  int got = plan_dense(R, s, op, op->e[FLD_REF]->view, true, &pl, &base, dyn);
+  int got = op_dense(R, s, op, true, &pl, &base, dyn);
   if (!got) return false;
   if (got > 0) { /* view_read's one element, without an RV, into the binding when it has a lane (as env_set writes one) */
     Value *d = op->name[FLD_OUT] ? env_slot(R, s, op->name[FLD_OUT]) : v;
@@ -1191,11 +1242,12 @@ static bool swap_word(const Dense *d, const Value *x, Value *old, Value *after) 
   shape_view(old, d);
   after->dtype = old->dtype, after->rank = old->rank, after->n = 1;
   for (int k = 0; k < old->rank; k++) after->shape[k] = old->shape[k];
-  old->def[0] = ref_bytes_defined(g, d->base, 4); /* before the store */
+  bool was_def = ref_bytes_defined(g, d->base, 4);
+  old->def[0] = was_def; /* before the store */
   memcpy(&was, b, 4);
   memcpy(b, &w, 4);
   old->v[0].i = was, after->v[0].i = w;
-  ref_set_defined(g, d->base, 4, true);
+  if (!was_def) ref_set_defined(g, d->base, 4, true); /* as swap_int */
   after->def[0] = 1;
   return true;
 }
@@ -1261,9 +1313,9 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
  * caller then takes ev_top, which gives the value or the fault). */
 static inline bool value_word(Ref_ *R, Sub *s, const Expr *e, int64_t *w) {
   if (e->kind != EX_NAME && e->ty != DT_INT32) return false; /* a comparison's chain gives a bool */
-  RefProg *p = prog_of(R, e);
-  int id = ref_prog_chain_id(p);
-  return id >= 0 && ref_prog_chain(p, env_at(s, id), w);
+  ProgSlot *sl = prog_slot(R, e);
+  if (sl->affine) return ref_affine_run(&sl->aff, env_at(s, sl->aff.id), w);
+  return sl->chain >= 0 && ref_prog_chain(sl->p, env_at(s, sl->chain), w);
 }
 
 /* swap_word of the int32 w into a word plan's element at base (old and
@@ -1276,11 +1328,12 @@ static void swap_int(const ViewPlan *pl, int64_t base, int64_t w, Value *old, Va
   int rank = old->rank = after->rank = pl->rank[top];
   old->dtype = after->dtype = DT_INT32, old->n = after->n = 1;
   for (int k = 0; k < rank; k++) old->shape[k] = after->shape[k] = pl->lvl[top][k]; /* a scalar's: none */
-  old->def[0] = ref_bytes_defined(g, base, 4); /* before the store */
+  bool was_def = ref_bytes_defined(g, base, 4);
+  old->def[0] = was_def; /* before the store */
   memcpy(&was, b, 4);
   memcpy(b, &x, 4);
   old->v[0].i = was, after->v[0].i = x;
-  ref_set_defined(g, base, 4, true);
+  if (!was_def) ref_set_defined(g, base, 4, true); /* a defined word's flags left alone: no store for the next load of them to wait on */
   after->def[0] = 1;
 }
 
@@ -1322,7 +1375,7 @@ static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   bool add = op->kind == OPK_ADDUPDATE;
   ViewPlan *pl;
   int64_t base = 0, dyn[MAX_RANK]; /* read by swap_walked only when got is 1 */
-  int got = plan_dense(R, s, op, op->e[FLD_REF]->view, false, &pl, &base, dyn);
+  int got = op_dense(R, s, op, false, &pl, &base, dyn);
   if (!got) return false;
   if (got > 0) { /* the plan's span: an RV only when swap_words declines */
     int64_t w;
@@ -2450,6 +2503,7 @@ bool reference_close(struct RefRun *run) {
   ref_progs_free(R->progs);
   for (int i = 0; i < R->capplans; i++) free(R->plans[i]);
   free(R->plans);
+  free(R->op_plan);
   names_free(&R->names);
   free(R);
   return !out->faulted;
