@@ -618,6 +618,8 @@ struct ViewPlan {
   int chain[MAX_RANK];     /* the name id of a chain (ref_prog_chain_id) or -1, */
   bool affine[MAX_RANK];   /* whether it has an affine form (ref_prog_affine), which is */
   RefAffine aff[MAX_RANK];
+  const Value *bind[MAX_RANK]; /* the affine ones' bindings in subcore bsub (bindings never move), */
+  const void *bsub;        /* NULL: none kept */
   int64_t hi[MAX_RANK];  /* the largest start that keeps the entry in bounds (the least is 0), */
   int64_t rs[MAX_RANK];  /* and the byte stride of its dimension of the ref */
   int core, subcore;     /* the instance last resolved (core -1: none) and its region */
@@ -711,15 +713,31 @@ static __attribute__((noinline)) bool plan_start(Ref_ *R, Sub *s, const Op *op, 
   return (pl->chain[j] >= 0 && ref_prog_chain(pl->prog[j], env_at(s, pl->chain[j]), dyn)) || ev_int_prog(R, s, op, pl->e[j], pl->prog[j], dyn);
 }
 
+/* The bindings of pl's affine starts in s (pl->bind), kept when every
+ * one is bound; the j-th. */
+static __attribute__((noinline)) const Value *plan_bind(ViewPlan *pl, Sub *s, int j) {
+  bool all = true;
+  for (int k = 0; k < pl->ndyn; k++) {
+    pl->bind[k] = pl->affine[k] ? env_at(s, pl->aff[k].id) : NULL;
+    all &= !pl->affine[k] || pl->bind[k];
+  }
+  pl->bsub = all ? s : NULL;
+  return pl->bind[j];
+}
+
 /* The plan's dynamic starts evaluated in order (dyn[j] := the j-th):
  * 1 and the span's *base, or 0 after a fault, or -1 when a start is out of
  * bounds (rv_levels then finds the view not affine, for the walk).
  * span_one_level's bounds: a start in [0, hi] keeps the first and the
  * last index of its entry in bounds. */
-static inline int plan_base(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, int64_t *base, int64_t *dyn) {
+static inline __attribute__((always_inline)) int plan_base(Ref_ *R, Sub *s, const Op *op, ViewPlan *pl, int64_t *base, int64_t *dyn) {
   int64_t b = pl->sp.base;
+  if (pl->ndyn == 1 && pl->affine[0] && pl->bsub == s && ref_affine_run(&pl->aff[0], pl->bind[0], dyn)) { /* the commonest, without the loop's registers */
+    if ((uint64_t)dyn[0] > (uint64_t)pl->hi[0]) return -1;
+    return *base = b + dyn[0] * pl->rs[0], 1;
+  }
   for (int j = 0; j < pl->ndyn; j++) {
-    bool got = pl->affine[j] && ref_affine_run(&pl->aff[j], env_at(s, pl->aff[j].id), &dyn[j]); /* the binding, without a hook or a call */
+    bool got = pl->affine[j] && ref_affine_run(&pl->aff[j], pl->bsub == s ? pl->bind[j] : plan_bind(pl, s, j), &dyn[j]); /* the binding, without a hook or a call */
     if (!got && !plan_start(R, s, op, pl, j, &dyn[j])) return 0;
     if ((uint64_t)dyn[j] > (uint64_t)pl->hi[j]) return -1; /* below 0 or past hi */
     b += dyn[j] * pl->rs[j]; /* in bounds: no overflow */
@@ -740,7 +758,7 @@ static void rv_from_plan(const ViewPlan *pl, int64_t base, const int64_t *dyn, R
 }
 
 /* rv from the plan: plan_base, then rv_from_plan. */
-static int plan_span(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, RV *rv) {
+static int plan_span(Ref_ *R, Sub *s, const Op *op, ViewPlan *pl, RV *rv) {
   int64_t base, dyn[MAX_RANK];
   int got = plan_base(R, s, op, pl, &base, dyn);
   if (got == 1) rv_from_plan(pl, base, dyn, rv);
@@ -1151,7 +1169,7 @@ static inline int plan_dense(Ref_ *R, Sub *s, const Op *op, const View *v, bool 
 }
 
 /* plan_dense of op's ref, its plan kept by op (op_plan_of). */
-static inline int op_dense(Ref_ *R, Sub *s, const Op *op, bool one, ViewPlan **pl, int64_t *base, int64_t *dyn) {
+static inline __attribute__((always_inline)) int op_dense(Ref_ *R, Sub *s, const Op *op, bool one, ViewPlan **pl, int64_t *base, int64_t *dyn) {
   *pl = op_plan_of(R, op);
   *pl = plan_here(R, *pl, (*pl)->v, s->core, s->subcore);
   if (!(*pl)->fast || (one && (*pl)->n != 1)) return -1;
@@ -1164,7 +1182,7 @@ static __attribute__((noinline)) bool get_walked(Ref_ *R, Sub *s, const Op *op, 
   return resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, v);
 }
 
-static bool do_get(Ref_ *R, Sub *s, const Op *op) {
+static inline __attribute__((always_inline)) bool do_get(Ref_ *R, Sub *s, const Op *op) {
   Value *v = &R->scratch[SCR_READ];
   ViewPlan *pl;
   int64_t base, dyn[MAX_RANK];
@@ -1311,7 +1329,7 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
  * to one, or int32 operators of it and literals: v + 1): the lane ev_top's
  * value would hold, without the Value.  False for anything else (the
  * caller then takes ev_top, which gives the value or the fault). */
-static inline bool value_word(Ref_ *R, Sub *s, const Expr *e, int64_t *w) {
+static inline __attribute__((always_inline)) bool value_word(Ref_ *R, Sub *s, const Expr *e, int64_t *w) {
   if (e->kind != EX_NAME && e->ty != DT_INT32) return false; /* a comparison's chain gives a bool */
   ProgSlot *sl = prog_slot(R, e);
   if (sl->affine) return ref_affine_run(&sl->aff, env_at(s, sl->aff.id), w);
@@ -1320,7 +1338,7 @@ static inline bool value_word(Ref_ *R, Sub *s, const Expr *e, int64_t *w) {
 
 /* swap_word of the int32 w into a word plan's element at base (old and
  * after have lanes). */
-static void swap_int(const ViewPlan *pl, int64_t base, int64_t w, Value *old, Value *after) {
+static inline __attribute__((always_inline)) void swap_int(const ViewPlan *pl, int64_t base, int64_t w, Value *old, Value *after) {
   Region *g = pl->reg;
   int top = pl->v->ntr;
   uint8_t *b = g->bytes + base;
@@ -1369,7 +1387,7 @@ static __attribute__((noinline)) bool swap_walked(Ref_ *R, Sub *s, const Op *op,
   return ok;
 }
 
-static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
+static inline __attribute__((always_inline)) bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
   const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
@@ -2260,7 +2278,9 @@ static int do_let(Ref_ *R, Sub *s, const Op *op) {
   return ST_OK;
 }
 
-static int exec_op(Ref_ *R, Sub *s, const Op *op) {
+/* Any operation (exec_op's, kept apart so that the get and set paths
+ * stay in the scheduler's loop). */
+static __attribute__((noinline)) int exec_any(Ref_ *R, Sub *s, const Op *op) {
   switch (op->kind) {
   case OPK_GET: return do_get(R, s, op) ? ST_OK : ST_FAULT;
   case OPK_SET:
@@ -2291,6 +2311,15 @@ static int exec_op(Ref_ *R, Sub *s, const Op *op) {
   case OPK_COUNT: break;
   }
   return ST_FAULT;
+}
+
+/* The commonest operations as tests ahead of exec_any's switch, whose
+ * jump waits for its table's load. */
+static inline int exec_op(Ref_ *R, Sub *s, const Op *op) {
+  OpKind k = op->kind;
+  if (k == OPK_GET) return do_get(R, s, op) ? ST_OK : ST_FAULT;
+  if (k == OPK_SET) return do_swap(R, s, op) ? ST_OK : ST_FAULT;
+  return exec_any(R, s, op);
 }
 
 /* Whether op is decided when the kernel is traced, so that the kernel does

@@ -193,6 +193,7 @@ static bool chain_affine(const ChainStep *c, int n, RefAffine *a) {
   }
   if (!masked) a->m1 = m, a->a1 = k, a->mask = -1, m = 1, k = 0;
   a->m2 = m, a->a2 = k;
+  a->mul = a->m1 != 1 || a->m2 != 1;
   return true;
 }
 
