@@ -40,8 +40,11 @@ typedef struct {
 
 typedef struct {
   const Body *body;
+  Op *const *ops; /* body's, and its length: the next operation one load nearer */
+  int n;
   int pc;
   const Op *loop; /* a loop frame: the loop op */
+  bool carried;   /* a while, or a loop with carries: its iterations end in next_iteration */
   int64_t i, hi, step;
   Value *var;     /* a loop's variable's binding (bindings never move), NULL when it has none */
 } Frame;
@@ -2136,6 +2139,7 @@ static int push(Ref_ *R, Sub *s, const Op *op, const Body *b) {
   Frame *f = &s->fr[s->depth++];
   memset(f, 0, sizeof *f);
   f->body = b;
+  f->ops = b->ops, f->n = b->n;
   return ST_OK;
 }
 
@@ -2184,6 +2188,7 @@ static int do_loop(Ref_ *R, Sub *s, const Op *op) {
   if (push(R, s, op, &op->body) != ST_OK) return ST_FAULT;
   Frame *f = &s->fr[s->depth - 1];
   f->loop = op;
+  f->carried = op->ncarry > 0;
   f->i = lo;
   f->hi = hi;
   f->step = step;
@@ -2199,6 +2204,7 @@ static int do_while(Ref_ *R, Sub *s, const Op *op) {
   if (!go) return ST_OK;
   if (push(R, s, op, &op->body) != ST_OK) return ST_FAULT;
   s->fr[s->depth - 1].loop = op;
+  s->fr[s->depth - 1].carried = true;
   return ST_OK;
 }
 
@@ -2334,8 +2340,8 @@ static bool traced_only(const Op *op) {
 static int step(Ref_ *R, Sub *s) {
   while (s->depth) {
     Frame *f = &s->fr[s->depth - 1];
-    if (f->pc < f->body->n) break;
-    if (f->loop && (f->loop->kind == OPK_WHILE || f->loop->ncarry)) return next_iteration(R, s, f);
+    if (f->pc < f->n) break;
+    if (f->carried) return next_iteration(R, s, f);
     int64_t next;
     if (f->loop && !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi)) {
       f->i = next;
@@ -2350,7 +2356,7 @@ static int step(Ref_ *R, Sub *s) {
     return ST_OK;
   }
   Frame *f = &s->fr[s->depth - 1];
-  const Op *op = f->body->ops[f->pc];
+  const Op *op = f->ops[f->pc];
   int st = exec_op(R, s, op);
   if (st == ST_OK) {
     f->pc++; /* f stays valid: pushes only add frames above it */
