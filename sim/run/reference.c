@@ -141,8 +141,8 @@ typedef struct {
   struct ViewPlan **plans; /* by view, open addressing (plan_of) */
   int nplans, capplans;
   struct ViewPlan *recent[16]; /* plan_of's answers of late, direct-mapped on the view's address */
-  struct ViewPlan **op_plan;   /* by operation id: its ref's plan (op_plan_of), NULL until asked */
-  int nop_plan;
+  const Op *op_key[128];       /* op_plan_of's answers of late, direct-mapped on the operation's address */
+  struct ViewPlan *op_plan[128];
 } Ref_;
 
 typedef struct ViewPlan ViewPlan;
@@ -799,20 +799,16 @@ static inline ViewPlan *plan_of(Ref_ *R, const View *v) {
   return *front = plan_find(R, v);
 }
 
-/* op's ref's plan, kept by op's id (ids past the program's count take plan_of). */
-static __attribute__((noinline)) ViewPlan *op_plan_fill(Ref_ *R, const Op *op) {
-  if (!R->op_plan && R->p->nops > 0) {
-    if (!(R->op_plan = calloc((size_t)R->p->nops, sizeof *R->op_plan))) abort();
-    R->nop_plan = R->p->nops;
-  }
-  ViewPlan *pl = plan_of(R, op->e[FLD_REF]->view);
-  if (op->id >= 0 && op->id < R->nop_plan) R->op_plan[op->id] = pl;
-  return pl;
+/* op's ref's plan, kept on op's address: its slot is found without a
+ * load (an id would be one more load between the operation and its plan). */
+static __attribute__((noinline)) ViewPlan *op_plan_fill(Ref_ *R, const Op *op, unsigned h) {
+  R->op_key[h] = op;
+  return R->op_plan[h] = plan_of(R, op->e[FLD_REF]->view);
 }
 
 static inline ViewPlan *op_plan_of(Ref_ *R, const Op *op) {
-  ViewPlan *pl = (unsigned)op->id < (unsigned)R->nop_plan ? R->op_plan[op->id] : NULL;
-  return pl ? pl : op_plan_fill(R, op);
+  unsigned h = (unsigned)((uintptr_t)op >> 5) & 127u;
+  return R->op_key[h] == op ? R->op_plan[h] : op_plan_fill(R, op, h);
 }
 
 /* rv_resolve level by level (kept apart: the plan's path stays small). */
@@ -2538,7 +2534,6 @@ bool reference_close(struct RefRun *run) {
   ref_progs_free(R->progs);
   for (int i = 0; i < R->capplans; i++) free(R->plans[i]);
   free(R->plans);
-  free(R->op_plan);
   names_free(&R->names);
   free(R);
   return !out->faulted;
