@@ -2280,14 +2280,14 @@ static int do_let(Ref_ *R, Sub *s, const Op *op) {
   return ST_OK;
 }
 
-/* Any operation (exec_op's, kept apart so that the get and set paths
- * stay in the scheduler's loop). */
+/* Any operation but the accesses exec_op runs itself (kept apart, so
+ * that their paths stay in the scheduler's loop). */
 static __attribute__((noinline)) int exec_any(Ref_ *R, Sub *s, const Op *op) {
   switch (op->kind) {
-  case OPK_GET: return do_get(R, s, op) ? ST_OK : ST_FAULT;
+  case OPK_GET:
   case OPK_SET:
   case OPK_SWAP:
-  case OPK_ADDUPDATE: return do_swap(R, s, op) ? ST_OK : ST_FAULT;
+  case OPK_ADDUPDATE: break; /* exec_op's */
   case OPK_LOAD_EXPANDED:
   case OPK_STORE_COMPRESSED:
   case OPK_ADDUPDATE_COMPRESSED: return do_expand_compress(R, s, op) ? ST_OK : ST_FAULT;
@@ -2320,7 +2320,7 @@ static __attribute__((noinline)) int exec_any(Ref_ *R, Sub *s, const Op *op) {
 static inline int exec_op(Ref_ *R, Sub *s, const Op *op) {
   OpKind k = op->kind;
   if (k == OPK_GET) return do_get(R, s, op) ? ST_OK : ST_FAULT;
-  if (k == OPK_SET) return do_swap(R, s, op) ? ST_OK : ST_FAULT;
+  if (k == OPK_SET || k == OPK_SWAP || k == OPK_ADDUPDATE) return do_swap(R, s, op) ? ST_OK : ST_FAULT;
   return exec_any(R, s, op);
 }
 
