@@ -2280,9 +2280,8 @@ static int do_let(Ref_ *R, Sub *s, const Op *op) {
   return ST_OK;
 }
 
-/* Any operation but the accesses exec_op runs itself (kept apart, so
- * that their paths stay in the scheduler's loop). */
-static __attribute__((noinline)) int exec_any(Ref_ *R, Sub *s, const Op *op) {
+/* Any operation but the accesses exec_op runs itself. */
+static inline int exec_any(Ref_ *R, Sub *s, const Op *op) {
   switch (op->kind) {
   case OPK_GET:
   case OPK_SET:
