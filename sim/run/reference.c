@@ -40,8 +40,11 @@ typedef struct {
 
 typedef struct {
   const Body *body;
+  Op *const *ops; /* body's, and its length: the next operation one load nearer */
+  int n;
   int pc;
   const Op *loop; /* a loop frame: the loop op */
+  bool carried;   /* a while, or a loop with carries: its iterations end in next_iteration */
   int64_t i, hi, step;
   Value *var;     /* a loop's variable's binding (bindings never move), NULL when it has none */
 } Frame;
@@ -90,6 +93,16 @@ typedef struct {
 } PieceCache;
 #define NCACHE 8
 
+/* A compiled expression as prog_of keeps it, with its chain's name id
+ * (ref_prog_chain_id) and its affine form when it has one, at hand. */
+typedef struct ProgSlot {
+  const Expr *key;
+  RefProg *p;
+  int chain;
+  bool affine;
+  RefAffine aff;
+} ProgSlot;
+
 /* The scratch values of the accesses (do_get, do_swap, a gather and what they call):
  * an access runs no other access, so each is used by one at a time. */
 enum { SCR_READ, SCR_OLD, SCR_AFTER, SCR_NEW, SCR_STORE, SCR_COUNT };
@@ -124,11 +137,12 @@ typedef struct {
   const Sub *sc_sub[NAME_CACHE];
   Value *sc_val[NAME_CACHE];
   RefProgs *progs; /* compiled expressions (reference_expr.h) */
-  const Expr *prog_key[64]; /* prog_of's answers of late, direct-mapped on the node's address */
-  RefProg *prog_val[64];
+  ProgSlot prog_slot[64]; /* prog_of's answers of late, direct-mapped on the node's address */
   struct ViewPlan **plans; /* by view, open addressing (plan_of) */
   int nplans, capplans;
   struct ViewPlan *recent[16]; /* plan_of's answers of late, direct-mapped on the view's address */
+  const Op *op_key[128];       /* op_plan_of's answers of late, direct-mapped on the operation's address */
+  struct ViewPlan *op_plan[128];
 } Ref_;
 
 typedef struct ViewPlan ViewPlan;
@@ -519,11 +533,17 @@ static RefProgs *progs(Ref_ *R) {
 
 /* e's compiled form (ref_progs_get), without a call when e was asked for
  * of late. */
-static inline RefProg *prog_of(Ref_ *R, const Expr *e) {
-  unsigned h = (unsigned)((uintptr_t)e >> 4) & 63u;
-  if (R->prog_key[h] != e) R->prog_key[h] = e, R->prog_val[h] = ref_progs_get(progs(R), e);
-  return R->prog_val[h];
+static __attribute__((noinline)) void prog_fill(Ref_ *R, ProgSlot *sl, const Expr *e) {
+  sl->key = e, sl->p = ref_progs_get(progs(R), e), sl->chain = ref_prog_chain_id(sl->p), sl->affine = ref_prog_affine(sl->p, &sl->aff);
 }
+
+static inline ProgSlot *prog_slot(Ref_ *R, const Expr *e) {
+  ProgSlot *sl = &R->prog_slot[((uintptr_t)e >> 4) & 63u];
+  if (sl->key != e) prog_fill(R, sl, e);
+  return sl;
+}
+
+static inline RefProg *prog_of(Ref_ *R, const Expr *e) { return prog_slot(R, e)->p; }
 
 /* The value of e as ev gives it, owned by the compiled form (valid until e
  * is evaluated again); NULL after a fault. */
@@ -602,6 +622,10 @@ struct ViewPlan {
   const Expr *e[MAX_RANK]; /* its start, */
   RefProg *prog[MAX_RANK]; /* its compiled form, */
   int chain[MAX_RANK];     /* the name id of a chain (ref_prog_chain_id) or -1, */
+  bool affine[MAX_RANK];   /* whether it has an affine form (ref_prog_affine), which is */
+  RefAffine aff[MAX_RANK];
+  const Value *bind[MAX_RANK]; /* the affine ones' bindings in subcore bsub (bindings never move), */
+  const void *bsub;        /* NULL: none kept */
   int64_t hi[MAX_RANK];  /* the largest start that keeps the entry in bounds (the least is 0), */
   int64_t rs[MAX_RANK];  /* and the byte stride of its dimension of the ref */
   int core, subcore;     /* the instance last resolved (core -1: none) and its region */
@@ -682,10 +706,29 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
       pl->start0[d] = rv->start[0][d];
       if (!e->start_e) continue;
       int j = pl->ndyn++; /* in bounds from start 0: ext does not overflow and is not negative */
-      pl->dyn[j] = d, pl->e[j] = e->start_e, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->chain[j] = ref_prog_chain_id(pl->prog[j]), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
+      pl->dyn[j] = d, pl->e[j] = e->start_e, pl->prog[j] = ref_progs_get(progs(R), e->start_e), pl->chain[j] = ref_prog_chain_id(pl->prog[j]), pl->affine[j] = ref_prog_affine(pl->prog[j], &pl->aff[j]), pl->hi[j] = pl->lvl[0][d] - 1 - ext, pl->rs[j] = rs[d];
     }
   }
   free(rv);
+}
+
+/* The plan's dynamic start j into *dyn, other than by its affine form (a
+ * chain, or the compiled steps): false after a fault.  Kept apart, so
+ * that plan_base stays small. */
+static __attribute__((noinline)) bool plan_start(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, int j, int64_t *dyn) {
+  return (pl->chain[j] >= 0 && ref_prog_chain(pl->prog[j], env_at(s, pl->chain[j]), dyn)) || ev_int_prog(R, s, op, pl->e[j], pl->prog[j], dyn);
+}
+
+/* The bindings of pl's affine starts in s (pl->bind), kept when every
+ * one is bound; the j-th. */
+static __attribute__((noinline)) const Value *plan_bind(ViewPlan *pl, Sub *s, int j) {
+  bool all = true;
+  for (int k = 0; k < pl->ndyn; k++) {
+    pl->bind[k] = pl->affine[k] ? env_at(s, pl->aff[k].id) : NULL;
+    all &= !pl->affine[k] || pl->bind[k];
+  }
+  pl->bsub = all ? s : NULL;
+  return pl->bind[j];
 }
 
 /* The plan's dynamic starts evaluated in order (dyn[j] := the j-th):
@@ -693,11 +736,15 @@ static void plan_build(Ref_ *R, const View *v, ViewPlan *pl) {
  * bounds (rv_levels then finds the view not affine, for the walk).
  * span_one_level's bounds: a start in [0, hi] keeps the first and the
  * last index of its entry in bounds. */
-static inline int plan_base(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, int64_t *base, int64_t *dyn) {
+static inline __attribute__((always_inline)) int plan_base(Ref_ *R, Sub *s, const Op *op, ViewPlan *pl, int64_t *base, int64_t *dyn) {
   int64_t b = pl->sp.base;
+  if (pl->ndyn == 1 && pl->affine[0] && pl->bsub == s && ref_affine_run(&pl->aff[0], pl->bind[0], dyn)) { /* the commonest, without the loop's registers */
+    if ((uint64_t)dyn[0] > (uint64_t)pl->hi[0]) return -1;
+    return *base = b + dyn[0] * pl->rs[0], 1;
+  }
   for (int j = 0; j < pl->ndyn; j++) {
-    bool got = pl->chain[j] >= 0 && ref_prog_chain(pl->prog[j], env_at(s, pl->chain[j]), &dyn[j]); /* the binding without a hook */
-    if (!got && !ev_int_prog(R, s, op, pl->e[j], pl->prog[j], &dyn[j])) return 0;
+    bool got = pl->affine[j] && ref_affine_run(&pl->aff[j], pl->bsub == s ? pl->bind[j] : plan_bind(pl, s, j), &dyn[j]); /* the binding, without a hook or a call */
+    if (!got && !plan_start(R, s, op, pl, j, &dyn[j])) return 0;
     if ((uint64_t)dyn[j] > (uint64_t)pl->hi[j]) return -1; /* below 0 or past hi */
     b += dyn[j] * pl->rs[j]; /* in bounds: no overflow */
   }
@@ -717,7 +764,7 @@ static void rv_from_plan(const ViewPlan *pl, int64_t base, const int64_t *dyn, R
 }
 
 /* rv from the plan: plan_base, then rv_from_plan. */
-static int plan_span(Ref_ *R, Sub *s, const Op *op, const ViewPlan *pl, RV *rv) {
+static int plan_span(Ref_ *R, Sub *s, const Op *op, ViewPlan *pl, RV *rv) {
   int64_t base, dyn[MAX_RANK];
   int got = plan_base(R, s, op, pl, &base, dyn);
   if (got == 1) rv_from_plan(pl, base, dyn, rv);
@@ -755,6 +802,18 @@ static inline ViewPlan *plan_of(Ref_ *R, const View *v) {
   return *front = plan_find(R, v);
 }
 
+/* op's ref's plan, kept on op's address: its slot is found without a
+ * load (an id would be one more load between the operation and its plan). */
+static __attribute__((noinline)) ViewPlan *op_plan_fill(Ref_ *R, const Op *op, unsigned h) {
+  R->op_key[h] = op;
+  return R->op_plan[h] = plan_of(R, op->e[FLD_REF]->view);
+}
+
+static inline ViewPlan *op_plan_of(Ref_ *R, const Op *op) {
+  unsigned h = (unsigned)((uintptr_t)op >> 5) & 127u;
+  return R->op_key[h] == op ? R->op_plan[h] : op_plan_fill(R, op, h);
+}
+
 /* rv_resolve level by level (kept apart: the plan's path stays small). */
 static __attribute__((noinline)) bool rv_walked(Ref_ *R, Sub *s, const Op *op, const View *v, RV *rv) {
   if (!rv_levels(R, s, op, v, rv, true)) return false; /* the starts again: expressions have no effects but faults */
@@ -763,12 +822,13 @@ static __attribute__((noinline)) bool rv_walked(Ref_ *R, Sub *s, const Op *op, c
 }
 
 /* v's plan, its region that of instance core.subcore. */
-static inline ViewPlan *plan_at(Ref_ *R, const View *v, int core, int subcore) {
-  ViewPlan *pl = plan_of(R, v);
+static inline ViewPlan *plan_here(Ref_ *R, ViewPlan *pl, const View *v, int core, int subcore) {
   if (pl->core != core || pl->subcore != subcore) /* regions stay where run_mem_init put them */
     pl->reg = run_region(R->r, v->ref, core, subcore), pl->core = core, pl->subcore = subcore;
   return pl;
 }
+
+static inline ViewPlan *plan_at(Ref_ *R, const View *v, int core, int subcore) { return plan_here(R, plan_of(R, v), v, core, subcore); }
 
 static bool rv_resolve(Ref_ *R, Sub *s, const Op *op, const View *v, int core, int subcore, RV *rv) {
   rv_head(R, op, v, rv);
@@ -1110,17 +1170,25 @@ static inline int plan_dense(Ref_ *R, Sub *s, const Op *op, const View *v, bool 
   return plan_base(R, s, op, *pl, base, dyn);
 }
 
+/* plan_dense of op's ref, its plan kept by op (op_plan_of). */
+static inline __attribute__((always_inline)) int op_dense(Ref_ *R, Sub *s, const Op *op, bool one, ViewPlan **pl, int64_t *base, int64_t *dyn) {
+  *pl = op_plan_of(R, op);
+  *pl = plan_here(R, *pl, (*pl)->v, s->core, s->subcore);
+  if (!(*pl)->fast || (one && (*pl)->n != 1)) return -1;
+  return plan_base(R, s, op, *pl, base, dyn);
+}
+
 /* resolve_field and view_read into v (kept apart: do_get's frame holds no RV). */
 static __attribute__((noinline)) bool get_walked(Ref_ *R, Sub *s, const Op *op, Value *v) {
   RV rv;
   return resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, v);
 }
 
-static bool do_get(Ref_ *R, Sub *s, const Op *op) {
+static inline __attribute__((always_inline)) bool do_get(Ref_ *R, Sub *s, const Op *op) {
   Value *v = &R->scratch[SCR_READ];
   ViewPlan *pl;
   int64_t base, dyn[MAX_RANK];
-  int got = plan_dense(R, s, op, op->e[FLD_REF]->view, true, &pl, &base, dyn);
+  int got = op_dense(R, s, op, true, &pl, &base, dyn);
   if (!got) return false;
   if (got > 0) { /* view_read's one element, without an RV, into the binding when it has a lane (as env_set writes one) */
     Value *d = op->name[FLD_OUT] ? env_slot(R, s, op->name[FLD_OUT]) : v;
@@ -1194,11 +1262,12 @@ static bool swap_word(const Dense *d, const Value *x, Value *old, Value *after) 
   shape_view(old, d);
   after->dtype = old->dtype, after->rank = old->rank, after->n = 1;
   for (int k = 0; k < old->rank; k++) after->shape[k] = old->shape[k];
-  old->def[0] = ref_bytes_defined(g, d->base, 4); /* before the store */
+  bool was_def = ref_bytes_defined(g, d->base, 4);
+  old->def[0] = was_def; /* before the store */
   memcpy(&was, b, 4);
   memcpy(b, &w, 4);
   old->v[0].i = was, after->v[0].i = w;
-  ref_set_defined(g, d->base, 4, true);
+  if (!was_def) ref_set_defined(g, d->base, 4, true); /* as swap_int */
   after->def[0] = 1;
   return true;
 }
@@ -1262,16 +1331,16 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
  * to one, or int32 operators of it and literals: v + 1): the lane ev_top's
  * value would hold, without the Value.  False for anything else (the
  * caller then takes ev_top, which gives the value or the fault). */
-static inline bool value_word(Ref_ *R, Sub *s, const Expr *e, int64_t *w) {
+static inline __attribute__((always_inline)) bool value_word(Ref_ *R, Sub *s, const Expr *e, int64_t *w) {
   if (e->kind != EX_NAME && e->ty != DT_INT32) return false; /* a comparison's chain gives a bool */
-  RefProg *p = prog_of(R, e);
-  int id = ref_prog_chain_id(p);
-  return id >= 0 && ref_prog_chain(p, env_at(s, id), w);
+  ProgSlot *sl = prog_slot(R, e);
+  if (sl->affine) return ref_affine_run(&sl->aff, env_at(s, sl->aff.id), w);
+  return sl->chain >= 0 && ref_prog_chain(sl->p, env_at(s, sl->chain), w);
 }
 
 /* swap_word of the int32 w into a word plan's element at base (old and
  * after have lanes). */
-static void swap_int(const ViewPlan *pl, int64_t base, int64_t w, Value *old, Value *after) {
+static inline __attribute__((always_inline)) void swap_int(const ViewPlan *pl, int64_t base, int64_t w, Value *old, Value *after) {
   Region *g = pl->reg;
   int top = pl->v->ntr;
   uint8_t *b = g->bytes + base;
@@ -1279,11 +1348,12 @@ static void swap_int(const ViewPlan *pl, int64_t base, int64_t w, Value *old, Va
   int rank = old->rank = after->rank = pl->rank[top];
   old->dtype = after->dtype = DT_INT32, old->n = after->n = 1;
   for (int k = 0; k < rank; k++) old->shape[k] = after->shape[k] = pl->lvl[top][k]; /* a scalar's: none */
-  old->def[0] = ref_bytes_defined(g, base, 4); /* before the store */
+  bool was_def = ref_bytes_defined(g, base, 4);
+  old->def[0] = was_def; /* before the store */
   memcpy(&was, b, 4);
   memcpy(b, &x, 4);
   old->v[0].i = was, after->v[0].i = x;
-  ref_set_defined(g, base, 4, true);
+  if (!was_def) ref_set_defined(g, base, 4, true); /* a defined word's flags left alone: no store for the next load of them to wait on */
   after->def[0] = 1;
 }
 
@@ -1319,13 +1389,13 @@ static __attribute__((noinline)) bool swap_walked(Ref_ *R, Sub *s, const Op *op,
   return ok;
 }
 
-static bool do_swap(Ref_ *R, Sub *s, const Op *op) {
+static inline __attribute__((always_inline)) bool do_swap(Ref_ *R, Sub *s, const Op *op) {
   Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
   const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
   ViewPlan *pl;
   int64_t base = 0, dyn[MAX_RANK]; /* read by swap_walked only when got is 1 */
-  int got = plan_dense(R, s, op, op->e[FLD_REF]->view, false, &pl, &base, dyn);
+  int got = op_dense(R, s, op, false, &pl, &base, dyn);
   if (!got) return false;
   if (got > 0) { /* the plan's span: an RV only when swap_words declines */
     int64_t w;
@@ -2101,6 +2171,7 @@ static int push(Ref_ *R, Sub *s, const Op *op, const Body *b) {
   Frame *f = &s->fr[s->depth++];
   memset(f, 0, sizeof *f);
   f->body = b;
+  f->ops = b->ops, f->n = b->n;
   return ST_OK;
 }
 
@@ -2149,6 +2220,7 @@ static int do_loop(Ref_ *R, Sub *s, const Op *op) {
   if (push(R, s, op, &op->body) != ST_OK) return ST_FAULT;
   Frame *f = &s->fr[s->depth - 1];
   f->loop = op;
+  f->carried = op->ncarry > 0;
   f->i = lo;
   f->hi = hi;
   f->step = step;
@@ -2164,6 +2236,7 @@ static int do_while(Ref_ *R, Sub *s, const Op *op) {
   if (!go) return ST_OK;
   if (push(R, s, op, &op->body) != ST_OK) return ST_FAULT;
   s->fr[s->depth - 1].loop = op;
+  s->fr[s->depth - 1].carried = true;
   return ST_OK;
 }
 
@@ -2243,12 +2316,13 @@ static int do_let(Ref_ *R, Sub *s, const Op *op) {
   return ST_OK;
 }
 
-static int exec_op(Ref_ *R, Sub *s, const Op *op) {
+/* Any operation but the accesses exec_op runs itself. */
+static inline int exec_any(Ref_ *R, Sub *s, const Op *op) {
   switch (op->kind) {
-  case OPK_GET: return do_get(R, s, op) ? ST_OK : ST_FAULT;
+  case OPK_GET:
   case OPK_SET:
   case OPK_SWAP:
-  case OPK_ADDUPDATE: return do_swap(R, s, op) ? ST_OK : ST_FAULT;
+  case OPK_ADDUPDATE: break; /* exec_op's */
   case OPK_LOAD_EXPANDED:
   case OPK_STORE_COMPRESSED:
   case OPK_ADDUPDATE_COMPRESSED: return do_expand_compress(R, s, op) ? ST_OK : ST_FAULT;
@@ -2276,6 +2350,15 @@ static int exec_op(Ref_ *R, Sub *s, const Op *op) {
   return ST_FAULT;
 }
 
+/* The commonest operations as tests ahead of exec_any's switch, whose
+ * jump waits for its table's load. */
+static inline int exec_op(Ref_ *R, Sub *s, const Op *op) {
+  OpKind k = op->kind;
+  if (k == OPK_GET) return do_get(R, s, op) ? ST_OK : ST_FAULT;
+  if (k == OPK_SET || k == OPK_SWAP || k == OPK_ADDUPDATE) return do_swap(R, s, op) ? ST_OK : ST_FAULT;
+  return exec_any(R, s, op);
+}
+
 /* Whether op is decided when the kernel is traced, so that the kernel does
  * not execute it: a `when` on a literal (a Python `if`) and a `let` that
  * names a view.  --max-ops counts the operations the kernel executes, as the
@@ -2288,8 +2371,8 @@ static bool traced_only(const Op *op) {
 static int step(Ref_ *R, Sub *s) {
   while (s->depth) {
     Frame *f = &s->fr[s->depth - 1];
-    if (f->pc < f->body->n) break;
-    if (f->loop && (f->loop->kind == OPK_WHILE || f->loop->ncarry)) return next_iteration(R, s, f);
+    if (f->pc < f->n) break;
+    if (f->carried) return next_iteration(R, s, f);
     int64_t next;
     if (f->loop && !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi)) {
       f->i = next;
@@ -2304,7 +2387,7 @@ static int step(Ref_ *R, Sub *s) {
     return ST_OK;
   }
   Frame *f = &s->fr[s->depth - 1];
-  const Op *op = f->body->ops[f->pc];
+  const Op *op = f->ops[f->pc];
   int st = exec_op(R, s, op);
   if (st == ST_OK) {
     f->pc++; /* f stays valid: pushes only add frames above it */

@@ -55,6 +55,8 @@ struct RefProg {
   int nss;
   bool chain; /* scalar: ss[0] a name, each later step an operator of the one before and a literal */
   ChainStep cs[SCALAR_STEPS]; /* chain: ss[1 ..] as ref_prog_chain runs them */
+  bool affine; /* chain, and of ref_prog_affine's form: */
+  RefAffine aff;
   bool vec;   /* all_vec: run_vec may compute it */
   struct VecOp *vop; /* vec: its operators in order, */
   int nvop;
@@ -179,6 +181,23 @@ static void chain_step(const ScalarStep *t, ChainStep *c) {
   else if (t->op == OP_MOD && !t->ca && d > 0) c->kind = (d & (d - 1)) ? CH_MOD : CH_MASK, c->lit = (d & (d - 1)) ? d : d - 1;
 }
 
+/* The chain's steps composed (ref_prog_affine's form): false at a step
+ * other than an addition, a multiplication or one mask. */
+static bool chain_affine(const ChainStep *c, int n, RefAffine *a) {
+  uint32_t m = 1, k = 0; /* the steps since the mask (or the start): x * m + k */
+  bool masked = false;
+  for (int j = 0; j < n; j++) {
+    if (c[j].kind == CH_ADD) k += (uint32_t)c[j].lit;
+    else if (c[j].kind == CH_MUL) m *= (uint32_t)c[j].lit, k *= (uint32_t)c[j].lit;
+    else if (c[j].kind == CH_MASK && !masked) masked = true, a->m1 = m, a->a1 = k, a->mask = c[j].lit, m = 1, k = 0;
+    else return false;
+  }
+  if (!masked) a->m1 = m, a->a1 = k, a->mask = -1, m = 1, k = 0;
+  a->m2 = m, a->a2 = k;
+  a->mul = a->m1 != 1 || a->m2 != 1;
+  return true;
+}
+
 /* Whether p is all scalar steps; if so, p->ss: the steps but the
  * literals, which their users take as operands, and whether it is a chain. */
 static bool all_scalar(Prog *p) {
@@ -203,6 +222,8 @@ static bool all_scalar(Prog *p) {
   for (int k = 1; k < p->nss; k++)
     p->chain &= !p->ss[k].name && (p->ss[k].ca ? !p->ss[k].cb && p->ss[k].b == k - 1 : p->ss[k].cb && p->ss[k].a == k - 1);
   for (int k = 1; p->chain && k < p->nss; k++) chain_step(&p->ss[k], &p->cs[k - 1]);
+  p->affine = p->chain && chain_affine(p->cs, p->nss - 1, &p->aff);
+  if (p->affine) p->aff.id = p->ss[0].id;
   return p->nss > 0; /* a lone literal is not int32 (ev: int64) */
 }
 
@@ -737,9 +758,15 @@ static inline __attribute__((always_inline)) bool chain_from(const ChainStep *c,
 }
 
 bool ref_prog_chain(const Prog *p, const Value *b, int64_t *out) {
+  if (p->affine) return ref_affine_run(&p->aff, b, out); /* no step to dispatch */
   int64_t x;
   if (!int32_scalar(b, &x)) return false;
   return chain_from(p->cs, p->cs + p->nss - 1, x, out);
+}
+
+bool ref_prog_affine(const RefProg *p, RefAffine *a) {
+  if (!p->affine) return false;
+  return *a = p->aff, true;
 }
 
 /* run's int32 lane loops on one lane of defined scalars, in registers:

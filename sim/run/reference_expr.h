@@ -73,6 +73,37 @@ bool ref_prog_int(const RefProg *p, const RefExprHooks *h, void *ctx, int64_t *v
 int ref_prog_chain_id(const RefProg *p);
 bool ref_prog_chain(const RefProg *p, const Value *b, int64_t *v);
 
+/* A chain whose operators are additions and multiplications by literals
+ * and at most one remainder by a power of two, as three branch-free
+ * steps on the int32 x of its name: ((x * m1 + a1) & mask) * m2 + a2,
+ * each product and sum wrapped to int32 (a chain's wrapped sums and
+ * products compose as those of integers modulo 2^32; the remainder of an
+ * int32 by a positive power of two is its low bits).  mask is -1 without
+ * a remainder.  ref_prog_affine: p's form (true), or false when p is no
+ * such chain. */
+typedef struct {
+  int id; /* the name's id */
+  bool mul; /* m1 or m2 is not 1 */
+  uint32_t m1, a1, m2, a2;
+  int64_t mask;
+} RefAffine;
+bool ref_prog_affine(const RefProg *p, RefAffine *a);
+
+/* ref_prog_chain of an affine chain a whose name is bound to b.  The
+ * multiplications (none in the commonest chains) are skipped by a test,
+ * which the branch predictor answers, rather than waited on. */
+static inline bool ref_affine_run(const RefAffine *a, const Value *b, int64_t *v) {
+  if (!b || b->n != 1) return false;
+  int rank = b->rank;
+  __asm__("" : "+r"(rank)); /* rank and dtype as two loads: one wide load of both waits for a writer's two stores (do_get's) to retire */
+  if (rank != 0 || b->dtype != DT_INT32 || !b->def[0]) return false;
+  uint32_t x = (uint32_t)b->v[0].i;
+  if (!a->mul) return *v = (int32_t)((uint32_t)((int32_t)(x + a->a1) & a->mask) + a->a2), true;
+  x = (uint32_t)((int32_t)(x * a->m1 + a->a1) & a->mask);
+  *v = (int32_t)(x * a->m2 + a->a2);
+  return true;
+}
+
 /* When p is a lone name: its id (ref_prog_eval then gives the name's
  * binding, when it has one), else -1. */
 int ref_prog_name_id(const RefProg *p);
