@@ -599,7 +599,7 @@ static inline bool int_dtypes(Dtype a, Dtype b) { return (INT_DTYPES >> a) & (IN
  * power of two (the common i % 256) is a mask, as two's complement floors
  * it: a division takes the divider some fifteen cycles, which every
  * instruction whose address the result makes waits for. */
-static inline int64_t mod_floor32(int64_t x, int64_t y) {
+static inline __attribute__((always_inline)) int64_t mod_floor32(int64_t x, int64_t y) {
   if (y > 0 && !(y & (y - 1))) return x & (y - 1);
   int64_t v = x % y;
   if (v && ((v < 0) != (y < 0))) v += y;
@@ -628,12 +628,14 @@ static inline __attribute__((always_inline)) bool fast_binary1(Eng *E, Sc *s, co
     else v = int32_op(op, xi, yi);
     t->v[0].i = in->ty == DT_BOOL ? v != 0 : (int32_t)v;
   }
-  t->def[0] = def;
+  /* value_cost of one lane: one issue slot; it and the result's place
+   * read before the byte stores, which may alias anything (no reloads) */
+  s->cost = rank ? (uint64_t)cp(E)->vector_issue_cycles : (uint64_t)cp(E)->scalar_issue_cycles;
+  uint8_t *tdef = t->def, *wr = &s->written[in->d];
   t->dtype = in->ty, t->rank = rank, t->n = 1;
   for (int k = 0; k < rank; k++) t->shape[k] = 1;
-  s->written[in->d] = 1;
-  /* value_cost of one lane: one issue slot */
-  s->cost = rank ? (uint64_t)cp(E)->vector_issue_cycles : (uint64_t)cp(E)->scalar_issue_cycles;
+  *tdef = def;
+  *wr = 1;
   return true;
 }
 
@@ -2175,17 +2177,30 @@ static inline bool ints_now(const Sc *s, int x, int y, int z) {
   return (a->def[0] & b->def[0] & c->def[0]) && ((INT_DTYPES >> a->dtype) & (INT_DTYPES >> b->dtype) & (INT_DTYPES >> c->dtype) & 1);
 }
 
-/* FK_ENDFOR: x_control's scf.yield when its counter, bound and step are
- * defined integer scalars: the next pc (pc + 1 when the loop ends, else
- * its body's first); -1 (declined) otherwise. */
-static inline __attribute__((always_inline)) int fast_endfor(Eng *E, Sc *s, const Instr *in, int pc) {
-  if (!ints_now(s, in->d, in->b, in->c)) return -1;
+/* x_control's scf.yield of a defined integer scalar counter, bound and
+ * step: the next pc (pc + 1 when the loop ends, else its body's first). */
+static inline __attribute__((always_inline)) int endfor_step(Eng *E, Sc *s, const Instr *in, int pc) {
   Value *d = &s->reg[in->d];
   int64_t a = d->v[0].i, hi = s->reg[in->b].v[0].i, step = s->reg[in->c].v[0].i, next;
   if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return s->cost = value_cost(E, d), pc + 1;
   d->dtype = DT_INT64, d->rank = 0, d->v[0].i = next; /* eng_scalar of a one-lane register, full width */
   s->cost = (uint64_t)cp(E)->scalar_issue_cycles; /* value_cost of the scalar counter */
   return in->target;
+}
+
+/* FK_ENDFOR: endfor_step when its counter, bound and step are defined
+ * integer scalars; -1 (declined) otherwise. */
+static inline __attribute__((always_inline)) int fast_endfor(Eng *E, Sc *s, const Instr *in, int pc) {
+  return ints_now(s, in->d, in->b, in->c) ? endfor_step(E, s, in, pc) : -1;
+}
+
+/* FK_ENDFOR_S: fast_endfor of registers engine_decode.c proved to hold
+ * int scalars whenever bound: only their binding and defined lane are
+ * tested. */
+static inline __attribute__((always_inline)) int fast_endfor_s(Eng *E, Sc *s, const Instr *in, int pc) {
+  const Value *d = &s->reg[in->d], *b = &s->reg[in->b], *c = &s->reg[in->c];
+  if (!(s->written[in->d] & s->written[in->b] & s->written[in->c]) || !(d->def[0] & b->def[0] & c->def[0])) return -1;
+  return endfor_step(E, s, in, pc);
 }
 
 /* The defined flags of the n elements of t from byte base of g (as
@@ -2344,6 +2359,7 @@ static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k, int pc) {
   case FK_SLOAD: ok = fast_sload(E, s, in); break;
   case FK_SSTORE: ok = fast_sstore(E, s, in); break;
   case FK_ENDFOR: return fast_endfor(E, s, in, pc);
+  case FK_ENDFOR_S: return fast_endfor_s(E, s, in, pc);
   case FK_VLOAD_M: ok = fast_vload_masked(E, s, in); break;
   case FK_VSTORE_M: ok = fast_vstore_masked(E, s, in); break;
   case FK_MOV: ok = fast_mov(E, s, in); break;
@@ -2563,7 +2579,7 @@ enum { ISSUE_STOP, ISSUE_ON, ISSUE_YIELD };
  * ready cycle, the subcore's cycle and statistics. */
 static inline __attribute__((always_inline)) void issue_account(Eng *E, Sc *s, const Instr *in, int pc, uint8_t f, uint64_t cost, uint64_t t1) {
   if (E->watch) { /* the profile (a stats file asks for it too) and --track-origins */
-    if (E->prof) E->prof[pc].instructions++, E->prof[pc].issue += cost;
+    E->acct[pc].instructions++, E->acct[pc].issue += cost;
     if (E->origin) eng_origin_note(E, s, in);
   }
   if (f & OPF_READY) s->ready[in->d] = t1;
@@ -2798,6 +2814,8 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
   if (E->track_origins && !eng_origin_init(E)) return false;
   E->watch = E->prof || E->origin;
+  E->acct = E->prof;
+  if (E->watch && !E->acct && !(E->acct = calloc((size_t)(c->n ? c->n : 1), sizeof *E->acct))) return false;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
   E->rows_form = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
   E->idx_form = calloc((size_t)(c->n ? c->n : 1), 1);
@@ -2849,7 +2867,7 @@ static void engine_stats(Eng *E) {
     o->setup_cycles = d->setup_cycles, o->queue_cycles = d->queue_cycles, o->transfer_cycles = d->transfer_cycles;
     out->stats.sub[i].finished = out->cycles - out->stats.sub[i].end;
   }
-  if (E->prof) prof_lines(E);
+  if (E->prof) prof_lines(E), E->acct = NULL; /* handed over to Stats.prof */
   out->stats.cycles = out->cycles;
   out->stats.nsub = E->nsub;
 }
@@ -2917,6 +2935,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
     val_free(&E.sc[i].tmp2);
   }
   free(E.sc);
+  if (E.acct != E.prof) free(E.acct);
   free(E.dmas);
   free(E.dq);
   free(E.semslots);

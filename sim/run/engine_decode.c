@@ -13,7 +13,8 @@
  *     affine form (CView, engine_priv.h);
  *   - per instruction, its specialised handler (FastKind, engine_priv.h),
  *     and per register whether it only ever holds an int scalar (an int32
- *     binary of two such registers is FK_BIN_S). */
+ *     binary of two such registers is FK_BIN_S, a scf.yield of three
+ *     FK_ENDFOR_S). */
 #include "engine_priv.h"
 
 #include <stdlib.h>
@@ -208,6 +209,8 @@ static uint8_t *int_scalars(const Eng *E) {
   return isc;
 }
 
+static bool is_isc(const Code *c, const uint8_t *isc, int r) { return r >= 0 && r < c->nregs && isc[r]; }
+
 bool eng_decode(Eng *E) {
   const Code *c = E->c;
   IntList l = {0};
@@ -244,6 +247,7 @@ bool eng_decode(Eng *E) {
   for (int i = 0; isc && i < c->n; i++) {
     const Instr *in = &c->code[i];
     if (E->fast[i] == FK_BIN_I32 && in->a >= 0 && in->a < c->nregs && in->b >= 0 && in->b < c->nregs && isc[in->a] && isc[in->b]) E->fast[i] = FK_BIN_S;
+    if (E->fast[i] == FK_ENDFOR && is_isc(c, isc, in->d) && is_isc(c, isc, in->b) && is_isc(c, isc, in->c)) E->fast[i] = FK_ENDFOR_S;
   }
   for (int v = 0; isc && v < c->nviews; v++) {
     CView *cv = &E->cview[v];

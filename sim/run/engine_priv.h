@@ -130,6 +130,7 @@ typedef struct {
   struct Hit *hits;  /* the scatter being run: element and lane of each write */
   int64_t caphits;
   ProfLine *prof;    /* per instruction, summed into Stats.prof at the end; NULL unless profiled */
+  ProfLine *acct;    /* when watch: prof, or (origins only) a scratch array, so that issue counts without a test of which */
   int cur;           /* the instruction being executed (its index in the code) */
   uint32_t pretag;   /* the race access a declining specialised handler opened, for the general one (pretag_set) */
   bool pretag_set;
@@ -241,6 +242,7 @@ typedef enum {
   FK_SLOAD,    /* FK_VLOAD of one int32 element at an aligned offset, tracing off */
   FK_SSTORE,   /* FK_VSTORE of one int32 element at an aligned offset, tracing off */
   FK_BIN_S,    /* FK_BIN_I32 of two registers that only ever hold int32/int64 scalars */
+  FK_ENDFOR_S, /* FK_ENDFOR whose counter, bound and step registers only ever hold int32/int64 scalars */
 } FastKind;
 
 /* ---- engine_decode.c ---- */
