@@ -611,10 +611,9 @@ static inline __attribute__((always_inline)) int64_t mod_floor32(int64_t x, int6
  * swapped in.  An undefined result keeps whatever lane value it had, as
  * the general loop leaves its scratch lane.  big is one lane, so each of
  * its dimensions (the result's) is 1. */
-static inline __attribute__((always_inline)) bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b, const Value *big) {
+static inline __attribute__((always_inline)) bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b, const Value *big, ExprOp op) {
   Value *t = &s->reg[in->d];
   if (t->cap < 1) return false;
-  ExprOp op = in->sub;
   uint8_t def = a->def[0] & b->def[0];
   uint64_t x = (uint64_t)a->v[0].i, y = (uint64_t)b->v[0].i;
   int rank = big->rank;
@@ -626,7 +625,7 @@ static inline __attribute__((always_inline)) bool fast_binary1(Eng *E, Sc *s, co
     int64_t v;
     if (op == OP_MOD) v = mod_floor32(xi, yi); /* the common index arithmetic (i % n), inline */
     else v = int32_op(op, xi, yi);
-    t->v[0].i = in->ty == DT_BOOL ? v != 0 : (int32_t)v;
+    t->v[0].i = is_cmp(op) && in->ty == DT_BOOL ? v != 0 : (int32_t)v; /* only a comparison is into bool (bin_i32) */
   }
   /* value_cost of one lane: one issue slot; it and the result's place
    * read before the byte stores, which may alias anything (no reloads) */
@@ -663,16 +662,16 @@ static inline __attribute__((always_inline)) bool fast_binary(Eng *E, Sc *s, con
   if (!(s->written[in->a] & s->written[in->b])) return false; /* 0 or 1 each: one test */
   const Value *a = &s->reg[in->a], *b = &s->reg[in->b];
   if (!int_dtypes(a->dtype, b->dtype)) return false;
-  if (a->n == 1 && b->n == 1) return fast_binary1(E, s, in, a, b, a); /* x_binary's big: a when the lanes tie */
+  if (a->n == 1 && b->n == 1) return fast_binary1(E, s, in, a, b, a, in->sub); /* x_binary's big: a when the lanes tie */
   return fast_binary_n(E, s, in, a, b);
 }
 
 /* FK_BIN_S: fast_binary's scalars, whose dtypes and lanes engine_decode.c
  * proved: only their binding is tested. */
-static inline __attribute__((always_inline)) bool fast_binary_s(Eng *E, Sc *s, const Instr *in) {
+static inline __attribute__((always_inline)) bool fast_binary_s(Eng *E, Sc *s, const Instr *in, ExprOp op) {
   if (!(s->written[in->a] & s->written[in->b])) return false;
   const Value *a = &s->reg[in->a];
-  return fast_binary1(E, s, in, a, &s->reg[in->b], a);
+  return fast_binary1(E, s, in, a, &s->reg[in->b], a, op);
 }
 
 /* dtype_load_n / dtype_store_n for the fast handlers: int32 in blocks of 8
@@ -893,7 +892,7 @@ static inline __attribute__((always_inline)) bool fast_sload(Eng *E, Sc *s, cons
   bool scalar = in->op == I_LOAD;
   s->cost = (uint64_t)(scalar ? cp(E)->scalar_issue_cycles : cp(E)->vector_issue_cycles); /* one element: one issue slot */
   s->ready[in->d] = s->t + (uint64_t)(scalar ? cp(E)->smem_latency_cycles : cp(E)->vmem_latency_cycles);
-  count_access(E, sh->vd->ref->space, 4, false);
+  count_access(E, cv->space, 4, false);
   prof_bytes(E, 4);
   return true;
 }
@@ -921,7 +920,7 @@ static inline __attribute__((always_inline)) bool fast_sstore(Eng *E, Sc *s, con
     log_value(E, s, in, in->log, after);
   }
   s->cost = (uint64_t)(in->op == I_STORE ? cp(E)->scalar_issue_cycles : cp(E)->vector_issue_cycles);
-  count_access(E, sh->vd->ref->space, 4, true);
+  count_access(E, cv->space, 4, true);
   prof_bytes(E, 4);
   return true;
 }
@@ -2348,12 +2347,15 @@ static bool fast_mov(Eng *E, Sc *s, const Instr *in) {
 }
 
 /* The instruction's specialised handler: the pc its subcore goes on to,
- * or -1 when it declined. */
-static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k, int pc) {
+ * or -1 when it declined.  Pinned inline: the compiler's own choice put it
+ * out of line once it had more cases (a call and a frame per instruction). */
+static inline __attribute__((always_inline)) int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k, int pc) {
   bool ok = false;
   switch ((FastKind)k) {
   case FK_BIN_I32: ok = fast_binary(E, s, in); break;
-  case FK_BIN_S: ok = fast_binary_s(E, s, in); break;
+  case FK_BIN_S: ok = fast_binary_s(E, s, in, in->sub); break;
+  case FK_ADD_S: ok = fast_binary_s(E, s, in, OP_ADD); break; /* the operator a constant: its tests fold away */
+  case FK_MOD_S: ok = fast_binary_s(E, s, in, OP_MOD); break;
   case FK_VLOAD: ok = fast_vload(E, s, in); break;
   case FK_VSTORE: ok = fast_vstore(E, s, in); break;
   case FK_SLOAD: ok = fast_sload(E, s, in); break;
@@ -2584,9 +2586,8 @@ static inline __attribute__((always_inline)) void issue_account(Eng *E, Sc *s, c
   }
   if (f & OPF_READY) s->ready[in->d] = t1;
   s->t = t1;
-  SubStats *ss = s->stats;
-  ss->busy += cost;
-  ss->instructions++;
+  s->busy += cost;
+  s->ninstr++;
 }
 
 /* issue's general handler (its specialised one declined or there is none)
@@ -2641,7 +2642,8 @@ static int issue(Eng *E, Sc *s, int *pcp, uint64_t *tp) {
   s->pc = *pcp = next;
   /* one test for the common instruction: it meets no limit (only these
    * flags count, log or grow the shadow); an operation's first instruction
-   * counts it, and can meet --max-ops only */
+   * that neither logs nor races counts it, and can meet --max-ops only */
+  if (!(f & (OPF_START | OPF_LOGS | OPF_RACE)) && t1 <= E->cycle_cap) return ISSUE_ON;
   if (!(f & (OPF_LOGS | OPF_RACE)) && t1 <= E->cycle_cap) {
     if (!(f & OPF_START) || ++E->r->ops <= E->max_ops) return ISSUE_ON;
     limit_fault(E, s, in, MAX_OPS_MSG, E->max_ops);
@@ -2707,6 +2709,7 @@ static void engine_stop(Eng *E) {
   }
   for (int i = 0; i < E->nsub; i++) {
     Sc *s = &E->sc[i];
+    s->stats->busy += s->busy, s->stats->instructions += s->ninstr;
     if (s->done) continue;
     if (s->blocked) charge_stall(E, s, stop - s->t), s->t = stop, s->blocked = BLOCK_NONE;
     if (s->waiting) wait_done(E, s, s->t);

@@ -136,6 +136,7 @@ static void compile_view(const VDesc *vd, CView *cv) {
   }
   cv->dense = cv->quick && ev->n > 0 && ev->dense >= ev->n;
   cv->ref = vd->ref->index;
+  cv->space = vd->ref->space;
   cv->one = cv->nd == 1 && cv->start[0].reg >= 0 ? CV_ONE : 0;
 }
 
@@ -247,6 +248,8 @@ bool eng_decode(Eng *E) {
   for (int i = 0; isc && i < c->n; i++) {
     const Instr *in = &c->code[i];
     if (E->fast[i] == FK_BIN_I32 && in->a >= 0 && in->a < c->nregs && in->b >= 0 && in->b < c->nregs && isc[in->a] && isc[in->b]) E->fast[i] = FK_BIN_S;
+    if (E->fast[i] == FK_BIN_S && in->sub == OP_ADD) E->fast[i] = FK_ADD_S;
+    if (E->fast[i] == FK_BIN_S && in->sub == OP_MOD) E->fast[i] = FK_MOD_S;
     if (E->fast[i] == FK_ENDFOR && is_isc(c, isc, in->d) && is_isc(c, isc, in->b) && is_isc(c, isc, in->c)) E->fast[i] = FK_ENDFOR_S;
   }
   for (int v = 0; isc && v < c->nviews; v++) {

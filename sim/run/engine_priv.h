@@ -46,6 +46,7 @@ typedef struct {
   bool at_barrier;
   uint64_t t;          /* the cycle its next instruction issues */
   uint64_t cost;       /* issue cycles of the instruction just executed */
+  uint64_t busy, ninstr; /* its SubStats busy and instructions, counted here (no load of stats per instruction) and added at the end */
   BlockKind blocked;
   uint64_t block_start;
   int sync_tag;        /* a sync_copy waiting for its transfer, or -1 */
@@ -187,6 +188,7 @@ typedef struct CView {
   int64_t maxstart[MAX_RANK];
   bool dense;               /* the fast handlers' form: quick, and its elements (at least one) dense from the base */
   int ref;                  /* its ref's index */
+  Space space;              /* its ref's memory space (for the statistics: no chain of loads through the VDesc) */
   uint8_t one;              /* CV_ONE: one entry, its start a register; CV_ONE_INT: one whose register only ever holds an int scalar (engine_decode.c) */
 } CView;
 enum { CV_ONE = 1, CV_ONE_INT = 2 };
@@ -243,6 +245,8 @@ typedef enum {
   FK_SSTORE,   /* FK_VSTORE of one int32 element at an aligned offset, tracing off */
   FK_BIN_S,    /* FK_BIN_I32 of two registers that only ever hold int32/int64 scalars */
   FK_ENDFOR_S, /* FK_ENDFOR whose counter, bound and step registers only ever hold int32/int64 scalars */
+  FK_ADD_S,    /* FK_BIN_S of + (the index arithmetic's common operators, each its own copy) */
+  FK_MOD_S,    /* FK_BIN_S of % */
 } FastKind;
 
 /* ---- engine_decode.c ---- */
