@@ -78,12 +78,14 @@ static inline uint64_t value_cost(const Eng *E, const Value *v) {
   return groups(E, v->n, v->dtype) * (uint64_t)cp(E)->vector_issue_cycles;
 }
 
-static void count_access(Eng *E, Space sp, int64_t bytes, bool write) {
-  SpaceStats *st = &E->r->stats.space[sp];
+/* count_access of a space's statistics found already (CView.space). */
+static inline void count_in(SpaceStats *st, int64_t bytes, bool write) {
   st->accesses++;
   if (write) st->bytes_written += (uint64_t)bytes;
   else st->bytes_read += (uint64_t)bytes;
 }
+
+static void count_access(Eng *E, Space sp, int64_t bytes, bool write) { count_in(&E->r->stats.space[sp], bytes, write); }
 
 /* The bytes an instruction loaded, stored or moved, for the profile. */
 static void prof_bytes(Eng *E, int64_t bytes) {
@@ -892,7 +894,7 @@ static inline __attribute__((always_inline)) bool fast_sload(Eng *E, Sc *s, cons
   bool scalar = in->op == I_LOAD;
   s->cost = (uint64_t)(scalar ? cp(E)->scalar_issue_cycles : cp(E)->vector_issue_cycles); /* one element: one issue slot */
   s->ready[in->d] = s->t + (uint64_t)(scalar ? cp(E)->smem_latency_cycles : cp(E)->vmem_latency_cycles);
-  count_access(E, cv->space, 4, false);
+  count_in(cv->space, 4, false);
   prof_bytes(E, 4);
   return true;
 }
@@ -920,7 +922,7 @@ static inline __attribute__((always_inline)) bool fast_sstore(Eng *E, Sc *s, con
     log_value(E, s, in, in->log, after);
   }
   s->cost = (uint64_t)(in->op == I_STORE ? cp(E)->scalar_issue_cycles : cp(E)->vector_issue_cycles);
-  count_access(E, cv->space, 4, true);
+  count_in(cv->space, 4, true);
   prof_bytes(E, 4);
   return true;
 }

@@ -136,7 +136,6 @@ static void compile_view(const VDesc *vd, CView *cv) {
   }
   cv->dense = cv->quick && ev->n > 0 && ev->dense >= ev->n;
   cv->ref = vd->ref->index;
-  cv->space = vd->ref->space;
   cv->one = cv->nd == 1 && cv->start[0].reg >= 0 ? CV_ONE : 0;
 }
 
@@ -241,7 +240,10 @@ bool eng_decode(Eng *E) {
   if (ok) E->vkey_at[c->nviews] = nk;
   E->vkey = calloc((size_t)(nk ? nk : 1), sizeof *E->vkey);
   E->cview = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cview);
-  for (int v = 0; E->cview && v < c->nviews; v++) compile_view(&c->views[v], &E->cview[v]);
+  for (int v = 0; E->cview && v < c->nviews; v++) {
+    compile_view(&c->views[v], &E->cview[v]);
+    E->cview[v].space = &E->r->stats.space[c->views[v].ref->space];
+  }
   E->fast = calloc((size_t)(c->n ? c->n : 1), 1);
   for (int i = 0; E->fast && E->cview && i < c->n; i++) E->fast[i] = fast_kind(E, &c->code[i]);
   uint8_t *isc = E->fast && E->cview ? int_scalars(E) : NULL;

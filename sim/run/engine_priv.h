@@ -188,7 +188,7 @@ typedef struct CView {
   int64_t maxstart[MAX_RANK];
   bool dense;               /* the fast handlers' form: quick, and its elements (at least one) dense from the base */
   int ref;                  /* its ref's index */
-  Space space;              /* its ref's memory space (for the statistics: no chain of loads through the VDesc) */
+  SpaceStats *space;        /* its ref's memory space's statistics (engine_decode.c: no chain of loads through the VDesc and the run) */
   uint8_t one;              /* CV_ONE: one entry, its start a register; CV_ONE_INT: one whose register only ever holds an int scalar (engine_decode.c) */
 } CView;
 enum { CV_ONE = 1, CV_ONE_INT = 2 };
