@@ -2624,7 +2624,7 @@ static int issue(Eng *E, Sc *s, int *pcp, uint64_t *tp) {
   if (f & OPF_SRCS) { /* only a load's result is ready after its instruction ends */
     uint64_t tr = operands_ready(E, s, pc);
     if (tr > t) {
-      E->r->stats.sub[s->idx].stall_load += tr - t;
+      s->stall_load += tr - t;
       if (E->prof) E->prof[pc].stall_load += tr - t;
       s->t = t = tr;
     }
@@ -2711,7 +2711,7 @@ static void engine_stop(Eng *E) {
   }
   for (int i = 0; i < E->nsub; i++) {
     Sc *s = &E->sc[i];
-    s->stats->busy += s->busy, s->stats->instructions += s->ninstr;
+    s->stats->busy += s->busy, s->stats->instructions += s->ninstr, s->stats->stall_load += s->stall_load;
     if (s->done) continue;
     if (s->blocked) charge_stall(E, s, stop - s->t), s->t = stop, s->blocked = BLOCK_NONE;
     if (s->waiting) wait_done(E, s, s->t);

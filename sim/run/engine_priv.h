@@ -46,7 +46,7 @@ typedef struct {
   bool at_barrier;
   uint64_t t;          /* the cycle its next instruction issues */
   uint64_t cost;       /* issue cycles of the instruction just executed */
-  uint64_t busy, ninstr; /* its SubStats busy and instructions, counted here (no load of stats per instruction) and added at the end */
+  uint64_t busy, ninstr, stall_load; /* its SubStats busy, instructions and stall_load, counted here (no load of stats per instruction) and added at the end */
   BlockKind blocked;
   uint64_t block_start;
   int sync_tag;        /* a sync_copy waiting for its transfer, or -1 */
