@@ -78,12 +78,14 @@ static inline uint64_t value_cost(const Eng *E, const Value *v) {
   return groups(E, v->n, v->dtype) * (uint64_t)cp(E)->vector_issue_cycles;
 }
 
-static void count_access(Eng *E, Space sp, int64_t bytes, bool write) {
-  SpaceStats *st = &E->r->stats.space[sp];
+/* count_access of a space's statistics found already (CView.space). */
+static inline void count_in(SpaceStats *st, int64_t bytes, bool write) {
   st->accesses++;
   if (write) st->bytes_written += (uint64_t)bytes;
   else st->bytes_read += (uint64_t)bytes;
 }
+
+static void count_access(Eng *E, Space sp, int64_t bytes, bool write) { count_in(&E->r->stats.space[sp], bytes, write); }
 
 /* The bytes an instruction loaded, stored or moved, for the profile. */
 static void prof_bytes(Eng *E, int64_t bytes) {
@@ -599,7 +601,7 @@ static inline bool int_dtypes(Dtype a, Dtype b) { return (INT_DTYPES >> a) & (IN
  * power of two (the common i % 256) is a mask, as two's complement floors
  * it: a division takes the divider some fifteen cycles, which every
  * instruction whose address the result makes waits for. */
-static inline int64_t mod_floor32(int64_t x, int64_t y) {
+static inline __attribute__((always_inline)) int64_t mod_floor32(int64_t x, int64_t y) {
   if (y > 0 && !(y & (y - 1))) return x & (y - 1);
   int64_t v = x % y;
   if (v && ((v < 0) != (y < 0))) v += y;
@@ -611,10 +613,9 @@ static inline int64_t mod_floor32(int64_t x, int64_t y) {
  * swapped in.  An undefined result keeps whatever lane value it had, as
  * the general loop leaves its scratch lane.  big is one lane, so each of
  * its dimensions (the result's) is 1. */
-static inline __attribute__((always_inline)) bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b, const Value *big) {
+static inline __attribute__((always_inline)) bool fast_binary1(Eng *E, Sc *s, const Instr *in, const Value *a, const Value *b, const Value *big, ExprOp op) {
   Value *t = &s->reg[in->d];
   if (t->cap < 1) return false;
-  ExprOp op = in->sub;
   uint8_t def = a->def[0] & b->def[0];
   uint64_t x = (uint64_t)a->v[0].i, y = (uint64_t)b->v[0].i;
   int rank = big->rank;
@@ -626,14 +627,16 @@ static inline __attribute__((always_inline)) bool fast_binary1(Eng *E, Sc *s, co
     int64_t v;
     if (op == OP_MOD) v = mod_floor32(xi, yi); /* the common index arithmetic (i % n), inline */
     else v = int32_op(op, xi, yi);
-    t->v[0].i = in->ty == DT_BOOL ? v != 0 : (int32_t)v;
+    t->v[0].i = is_cmp(op) && in->ty == DT_BOOL ? v != 0 : (int32_t)v; /* only a comparison is into bool (bin_i32) */
   }
-  t->def[0] = def;
+  /* value_cost of one lane: one issue slot; it and the result's place
+   * read before the byte stores, which may alias anything (no reloads) */
+  s->cost = rank ? (uint64_t)cp(E)->vector_issue_cycles : (uint64_t)cp(E)->scalar_issue_cycles;
+  uint8_t *tdef = t->def, *wr = &s->written[in->d];
   t->dtype = in->ty, t->rank = rank, t->n = 1;
   for (int k = 0; k < rank; k++) t->shape[k] = 1;
-  s->written[in->d] = 1;
-  /* value_cost of one lane: one issue slot */
-  s->cost = rank ? (uint64_t)cp(E)->vector_issue_cycles : (uint64_t)cp(E)->scalar_issue_cycles;
+  *tdef = def;
+  *wr = 1;
   return true;
 }
 
@@ -661,16 +664,16 @@ static inline __attribute__((always_inline)) bool fast_binary(Eng *E, Sc *s, con
   if (!(s->written[in->a] & s->written[in->b])) return false; /* 0 or 1 each: one test */
   const Value *a = &s->reg[in->a], *b = &s->reg[in->b];
   if (!int_dtypes(a->dtype, b->dtype)) return false;
-  if (a->n == 1 && b->n == 1) return fast_binary1(E, s, in, a, b, a); /* x_binary's big: a when the lanes tie */
+  if (a->n == 1 && b->n == 1) return fast_binary1(E, s, in, a, b, a, in->sub); /* x_binary's big: a when the lanes tie */
   return fast_binary_n(E, s, in, a, b);
 }
 
 /* FK_BIN_S: fast_binary's scalars, whose dtypes and lanes engine_decode.c
  * proved: only their binding is tested. */
-static inline __attribute__((always_inline)) bool fast_binary_s(Eng *E, Sc *s, const Instr *in) {
+static inline __attribute__((always_inline)) bool fast_binary_s(Eng *E, Sc *s, const Instr *in, ExprOp op) {
   if (!(s->written[in->a] & s->written[in->b])) return false;
   const Value *a = &s->reg[in->a];
-  return fast_binary1(E, s, in, a, &s->reg[in->b], a);
+  return fast_binary1(E, s, in, a, &s->reg[in->b], a, op);
 }
 
 /* dtype_load_n / dtype_store_n for the fast handlers: int32 in blocks of 8
@@ -891,7 +894,7 @@ static inline __attribute__((always_inline)) bool fast_sload(Eng *E, Sc *s, cons
   bool scalar = in->op == I_LOAD;
   s->cost = (uint64_t)(scalar ? cp(E)->scalar_issue_cycles : cp(E)->vector_issue_cycles); /* one element: one issue slot */
   s->ready[in->d] = s->t + (uint64_t)(scalar ? cp(E)->smem_latency_cycles : cp(E)->vmem_latency_cycles);
-  count_access(E, sh->vd->ref->space, 4, false);
+  count_in(cv->space, 4, false);
   prof_bytes(E, 4);
   return true;
 }
@@ -919,7 +922,7 @@ static inline __attribute__((always_inline)) bool fast_sstore(Eng *E, Sc *s, con
     log_value(E, s, in, in->log, after);
   }
   s->cost = (uint64_t)(in->op == I_STORE ? cp(E)->scalar_issue_cycles : cp(E)->vector_issue_cycles);
-  count_access(E, sh->vd->ref->space, 4, true);
+  count_in(cv->space, 4, true);
   prof_bytes(E, 4);
   return true;
 }
@@ -2175,17 +2178,30 @@ static inline bool ints_now(const Sc *s, int x, int y, int z) {
   return (a->def[0] & b->def[0] & c->def[0]) && ((INT_DTYPES >> a->dtype) & (INT_DTYPES >> b->dtype) & (INT_DTYPES >> c->dtype) & 1);
 }
 
-/* FK_ENDFOR: x_control's scf.yield when its counter, bound and step are
- * defined integer scalars: the next pc (pc + 1 when the loop ends, else
- * its body's first); -1 (declined) otherwise. */
-static inline __attribute__((always_inline)) int fast_endfor(Eng *E, Sc *s, const Instr *in, int pc) {
-  if (!ints_now(s, in->d, in->b, in->c)) return -1;
+/* x_control's scf.yield of a defined integer scalar counter, bound and
+ * step: the next pc (pc + 1 when the loop ends, else its body's first). */
+static inline __attribute__((always_inline)) int endfor_step(Eng *E, Sc *s, const Instr *in, int pc) {
   Value *d = &s->reg[in->d];
   int64_t a = d->v[0].i, hi = s->reg[in->b].v[0].i, step = s->reg[in->c].v[0].i, next;
   if (__builtin_add_overflow(a, step, &next) || !loop_continues(next, hi, step)) return s->cost = value_cost(E, d), pc + 1;
   d->dtype = DT_INT64, d->rank = 0, d->v[0].i = next; /* eng_scalar of a one-lane register, full width */
   s->cost = (uint64_t)cp(E)->scalar_issue_cycles; /* value_cost of the scalar counter */
   return in->target;
+}
+
+/* FK_ENDFOR: endfor_step when its counter, bound and step are defined
+ * integer scalars; -1 (declined) otherwise. */
+static inline __attribute__((always_inline)) int fast_endfor(Eng *E, Sc *s, const Instr *in, int pc) {
+  return ints_now(s, in->d, in->b, in->c) ? endfor_step(E, s, in, pc) : -1;
+}
+
+/* FK_ENDFOR_S: fast_endfor of registers engine_decode.c proved to hold
+ * int scalars whenever bound: only their binding and defined lane are
+ * tested. */
+static inline __attribute__((always_inline)) int fast_endfor_s(Eng *E, Sc *s, const Instr *in, int pc) {
+  const Value *d = &s->reg[in->d], *b = &s->reg[in->b], *c = &s->reg[in->c];
+  if (!(s->written[in->d] & s->written[in->b] & s->written[in->c]) || !(d->def[0] & b->def[0] & c->def[0])) return -1;
+  return endfor_step(E, s, in, pc);
 }
 
 /* The defined flags of the n elements of t from byte base of g (as
@@ -2333,17 +2349,21 @@ static bool fast_mov(Eng *E, Sc *s, const Instr *in) {
 }
 
 /* The instruction's specialised handler: the pc its subcore goes on to,
- * or -1 when it declined. */
-static int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k, int pc) {
+ * or -1 when it declined.  Pinned inline: the compiler's own choice put it
+ * out of line once it had more cases (a call and a frame per instruction). */
+static inline __attribute__((always_inline)) int run_fast(Eng *E, Sc *s, const Instr *in, uint8_t k, int pc) {
   bool ok = false;
   switch ((FastKind)k) {
   case FK_BIN_I32: ok = fast_binary(E, s, in); break;
-  case FK_BIN_S: ok = fast_binary_s(E, s, in); break;
+  case FK_BIN_S: ok = fast_binary_s(E, s, in, in->sub); break;
+  case FK_ADD_S: ok = fast_binary_s(E, s, in, OP_ADD); break; /* the operator a constant: its tests fold away */
+  case FK_MOD_S: ok = fast_binary_s(E, s, in, OP_MOD); break;
   case FK_VLOAD: ok = fast_vload(E, s, in); break;
   case FK_VSTORE: ok = fast_vstore(E, s, in); break;
   case FK_SLOAD: ok = fast_sload(E, s, in); break;
   case FK_SSTORE: ok = fast_sstore(E, s, in); break;
   case FK_ENDFOR: return fast_endfor(E, s, in, pc);
+  case FK_ENDFOR_S: return fast_endfor_s(E, s, in, pc);
   case FK_VLOAD_M: ok = fast_vload_masked(E, s, in); break;
   case FK_VSTORE_M: ok = fast_vstore_masked(E, s, in); break;
   case FK_MOV: ok = fast_mov(E, s, in); break;
@@ -2563,14 +2583,13 @@ enum { ISSUE_STOP, ISSUE_ON, ISSUE_YIELD };
  * ready cycle, the subcore's cycle and statistics. */
 static inline __attribute__((always_inline)) void issue_account(Eng *E, Sc *s, const Instr *in, int pc, uint8_t f, uint64_t cost, uint64_t t1) {
   if (E->watch) { /* the profile (a stats file asks for it too) and --track-origins */
-    if (E->prof) E->prof[pc].instructions++, E->prof[pc].issue += cost;
+    E->acct[pc].instructions++, E->acct[pc].issue += cost;
     if (E->origin) eng_origin_note(E, s, in);
   }
   if (f & OPF_READY) s->ready[in->d] = t1;
   s->t = t1;
-  SubStats *ss = s->stats;
-  ss->busy += cost;
-  ss->instructions++;
+  s->busy += cost;
+  s->ninstr++;
 }
 
 /* issue's general handler (its specialised one declined or there is none)
@@ -2605,7 +2624,7 @@ static int issue(Eng *E, Sc *s, int *pcp, uint64_t *tp) {
   if (f & OPF_SRCS) { /* only a load's result is ready after its instruction ends */
     uint64_t tr = operands_ready(E, s, pc);
     if (tr > t) {
-      E->r->stats.sub[s->idx].stall_load += tr - t;
+      s->stall_load += tr - t;
       if (E->prof) E->prof[pc].stall_load += tr - t;
       s->t = t = tr;
     }
@@ -2625,7 +2644,8 @@ static int issue(Eng *E, Sc *s, int *pcp, uint64_t *tp) {
   s->pc = *pcp = next;
   /* one test for the common instruction: it meets no limit (only these
    * flags count, log or grow the shadow); an operation's first instruction
-   * counts it, and can meet --max-ops only */
+   * that neither logs nor races counts it, and can meet --max-ops only */
+  if (!(f & (OPF_START | OPF_LOGS | OPF_RACE)) && t1 <= E->cycle_cap) return ISSUE_ON;
   if (!(f & (OPF_LOGS | OPF_RACE)) && t1 <= E->cycle_cap) {
     if (!(f & OPF_START) || ++E->r->ops <= E->max_ops) return ISSUE_ON;
     limit_fault(E, s, in, MAX_OPS_MSG, E->max_ops);
@@ -2691,6 +2711,7 @@ static void engine_stop(Eng *E) {
   }
   for (int i = 0; i < E->nsub; i++) {
     Sc *s = &E->sc[i];
+    s->stats->busy += s->busy, s->stats->instructions += s->ninstr, s->stats->stall_load += s->stall_load;
     if (s->done) continue;
     if (s->blocked) charge_stall(E, s, stop - s->t), s->t = stop, s->blocked = BLOCK_NONE;
     if (s->waiting) wait_done(E, s, s->t);
@@ -2798,6 +2819,8 @@ static bool engine_init(Eng *E, const Program *p, const Code *c) {
   if (E->profile && !(E->prof = calloc((size_t)(c->n ? c->n : 1), sizeof *E->prof))) return false;
   if (E->track_origins && !eng_origin_init(E)) return false;
   E->watch = E->prof || E->origin;
+  E->acct = E->prof;
+  if (E->watch && !E->acct && !(E->acct = calloc((size_t)(c->n ? c->n : 1), sizeof *E->acct))) return false;
   E->cache_state = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
   E->rows_form = calloc((size_t)(c->nviews ? c->nviews : 1), 1);
   E->idx_form = calloc((size_t)(c->n ? c->n : 1), 1);
@@ -2849,7 +2872,7 @@ static void engine_stats(Eng *E) {
     o->setup_cycles = d->setup_cycles, o->queue_cycles = d->queue_cycles, o->transfer_cycles = d->transfer_cycles;
     out->stats.sub[i].finished = out->cycles - out->stats.sub[i].end;
   }
-  if (E->prof) prof_lines(E);
+  if (E->prof) prof_lines(E), E->acct = NULL; /* handed over to Stats.prof */
   out->stats.cycles = out->cycles;
   out->stats.nsub = E->nsub;
 }
@@ -2917,6 +2940,7 @@ bool engine_run(const Program *p, const Code *c, const RunLimits *lim, RunResult
     val_free(&E.sc[i].tmp2);
   }
   free(E.sc);
+  if (E.acct != E.prof) free(E.acct);
   free(E.dmas);
   free(E.dq);
   free(E.semslots);

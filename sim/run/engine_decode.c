@@ -13,7 +13,8 @@
  *     affine form (CView, engine_priv.h);
  *   - per instruction, its specialised handler (FastKind, engine_priv.h),
  *     and per register whether it only ever holds an int scalar (an int32
- *     binary of two such registers is FK_BIN_S). */
+ *     binary of two such registers is FK_BIN_S, a scf.yield of three
+ *     FK_ENDFOR_S). */
 #include "engine_priv.h"
 
 #include <stdlib.h>
@@ -208,6 +209,8 @@ static uint8_t *int_scalars(const Eng *E) {
   return isc;
 }
 
+static bool is_isc(const Code *c, const uint8_t *isc, int r) { return r >= 0 && r < c->nregs && isc[r]; }
+
 bool eng_decode(Eng *E) {
   const Code *c = E->c;
   IntList l = {0};
@@ -237,13 +240,19 @@ bool eng_decode(Eng *E) {
   if (ok) E->vkey_at[c->nviews] = nk;
   E->vkey = calloc((size_t)(nk ? nk : 1), sizeof *E->vkey);
   E->cview = calloc((size_t)(c->nviews ? c->nviews : 1), sizeof *E->cview);
-  for (int v = 0; E->cview && v < c->nviews; v++) compile_view(&c->views[v], &E->cview[v]);
+  for (int v = 0; E->cview && v < c->nviews; v++) {
+    compile_view(&c->views[v], &E->cview[v]);
+    E->cview[v].space = &E->r->stats.space[c->views[v].ref->space];
+  }
   E->fast = calloc((size_t)(c->n ? c->n : 1), 1);
   for (int i = 0; E->fast && E->cview && i < c->n; i++) E->fast[i] = fast_kind(E, &c->code[i]);
   uint8_t *isc = E->fast && E->cview ? int_scalars(E) : NULL;
   for (int i = 0; isc && i < c->n; i++) {
     const Instr *in = &c->code[i];
     if (E->fast[i] == FK_BIN_I32 && in->a >= 0 && in->a < c->nregs && in->b >= 0 && in->b < c->nregs && isc[in->a] && isc[in->b]) E->fast[i] = FK_BIN_S;
+    if (E->fast[i] == FK_BIN_S && in->sub == OP_ADD) E->fast[i] = FK_ADD_S;
+    if (E->fast[i] == FK_BIN_S && in->sub == OP_MOD) E->fast[i] = FK_MOD_S;
+    if (E->fast[i] == FK_ENDFOR && is_isc(c, isc, in->d) && is_isc(c, isc, in->b) && is_isc(c, isc, in->c)) E->fast[i] = FK_ENDFOR_S;
   }
   for (int v = 0; isc && v < c->nviews; v++) {
     CView *cv = &E->cview[v];

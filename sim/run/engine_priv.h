@@ -46,6 +46,7 @@ typedef struct {
   bool at_barrier;
   uint64_t t;          /* the cycle its next instruction issues */
   uint64_t cost;       /* issue cycles of the instruction just executed */
+  uint64_t busy, ninstr, stall_load; /* its SubStats busy, instructions and stall_load, counted here (no load of stats per instruction) and added at the end */
   BlockKind blocked;
   uint64_t block_start;
   int sync_tag;        /* a sync_copy waiting for its transfer, or -1 */
@@ -130,6 +131,7 @@ typedef struct {
   struct Hit *hits;  /* the scatter being run: element and lane of each write */
   int64_t caphits;
   ProfLine *prof;    /* per instruction, summed into Stats.prof at the end; NULL unless profiled */
+  ProfLine *acct;    /* when watch: prof, or (origins only) a scratch array, so that issue counts without a test of which */
   int cur;           /* the instruction being executed (its index in the code) */
   uint32_t pretag;   /* the race access a declining specialised handler opened, for the general one (pretag_set) */
   bool pretag_set;
@@ -186,6 +188,7 @@ typedef struct CView {
   int64_t maxstart[MAX_RANK];
   bool dense;               /* the fast handlers' form: quick, and its elements (at least one) dense from the base */
   int ref;                  /* its ref's index */
+  SpaceStats *space;        /* its ref's memory space's statistics (engine_decode.c: no chain of loads through the VDesc and the run) */
   uint8_t one;              /* CV_ONE: one entry, its start a register; CV_ONE_INT: one whose register only ever holds an int scalar (engine_decode.c) */
 } CView;
 enum { CV_ONE = 1, CV_ONE_INT = 2 };
@@ -241,6 +244,9 @@ typedef enum {
   FK_SLOAD,    /* FK_VLOAD of one int32 element at an aligned offset, tracing off */
   FK_SSTORE,   /* FK_VSTORE of one int32 element at an aligned offset, tracing off */
   FK_BIN_S,    /* FK_BIN_I32 of two registers that only ever hold int32/int64 scalars */
+  FK_ENDFOR_S, /* FK_ENDFOR whose counter, bound and step registers only ever hold int32/int64 scalars */
+  FK_ADD_S,    /* FK_BIN_S of + (the index arithmetic's common operators, each its own copy) */
+  FK_MOD_S,    /* FK_BIN_S of % */
 } FastKind;
 
 /* ---- engine_decode.c ---- */
