@@ -2396,6 +2396,52 @@ static int step(Ref_ *R, Sub *s) {
   return st;
 }
 
+/* A loop frame without carries whose body ended: its next iteration
+ * (true), or false when the loop ends (step pops it). */
+static inline bool loop_next(Frame *f) {
+  int64_t next;
+  if (!f->loop || f->carried || __builtin_add_overflow(f->i, f->step, &next) || !(f->step > 0 ? next < f->hi : next > f->hi))
+    return false;
+  f->i = next;
+  set_int32(f->var, next);
+  return true;
+}
+
+/* step, then more operations of the same frame while none of schedule's
+ * checks between operations is due (a fault, a run limit, the stream's
+ * test, a frame pushed or popped): the frame's pc and operations stay in
+ * registers, and a loop's next iteration is taken in place.  Returns the
+ * last operation's status, as step's, for schedule's checks after it. */
+static int run_ops(Ref_ *R, Sub *s, uint64_t asked, uint64_t slack) {
+  int st = step(R, s);
+  if (st != ST_OK || s->done) return st;
+  int depth = s->depth;
+  Frame *f = &s->fr[depth - 1];
+  Op *const *ops = f->ops;
+  int pc = f->pc, n = f->n;
+  RunResult *r = R->r;
+  for (;;) {
+    if (r->faulted || r->ops > R->max_ops || r->log_bytes > R->max_log || s->depth != depth ||
+        (R->st && r->log_bytes - asked >= slack))
+      break;
+    if (pc >= n) {
+      if (!loop_next(f)) break;
+      pc = 0;
+      continue;
+    }
+    const Op *op = ops[pc];
+    st = exec_op(R, s, op);
+    if (st != ST_OK) {
+      R->progress |= st == ST_BLOCKED; /* step's operation went on: schedule's break skips its own */
+      break;
+    }
+    pc++;
+    r->ops += !traced_only(op);
+  }
+  f->pc = pc; /* f stays valid: pushes only add frames above it */
+  return st;
+}
+
 static void deadlock(Ref_ *R) {
   char buf[700] = "";
   size_t len = 0;
@@ -2486,7 +2532,7 @@ static void schedule(Ref_ *R, int target) {
           }
           asked = R->r->log_bytes, slack = stream_slack(R->st, STREAM_REF, s->idx);
         }
-        int st = step(R, s);
+        int st = run_ops(R, s, asked, slack);
         if (st == ST_BLOCKED) break;
         R->progress = true;
         if (R->r->ops > R->max_ops) limit(R, s, "the run executed more than %llu operations (--max-ops)", R->max_ops);
