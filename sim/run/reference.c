@@ -101,6 +101,8 @@ typedef struct ProgSlot {
   int chain;
   bool affine;
   RefAffine aff;
+  const Value *bind; /* the affine form's name's binding in subcore bsub (bindings never move) */
+  const void *bsub;  /* NULL: none kept */
 } ProgSlot;
 
 /* The scratch values of the accesses (do_get, do_swap, a gather and what they call):
@@ -535,6 +537,7 @@ static RefProgs *progs(Ref_ *R) {
  * of late. */
 static __attribute__((noinline)) void prog_fill(Ref_ *R, ProgSlot *sl, const Expr *e) {
   sl->key = e, sl->p = ref_progs_get(progs(R), e), sl->chain = ref_prog_chain_id(sl->p), sl->affine = ref_prog_affine(sl->p, &sl->aff);
+  sl->bsub = NULL;
 }
 
 static inline ProgSlot *prog_slot(Ref_ *R, const Expr *e) {
@@ -1327,6 +1330,14 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
   return true;
 }
 
+/* The binding of sl's affine form's name in s, kept when it is bound
+ * (kept apart: value_word stays small). */
+static __attribute__((noinline)) const Value *slot_bind(ProgSlot *sl, Sub *s) {
+  const Value *b = env_at(s, sl->aff.id);
+  if (b) sl->bind = b, sl->bsub = s;
+  return b;
+}
+
 /* e's value when a chain of int32 scalars gives it defined (a name bound
  * to one, or int32 operators of it and literals: v + 1): the lane ev_top's
  * value would hold, without the Value.  False for anything else (the
@@ -1334,7 +1345,7 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
 static inline __attribute__((always_inline)) bool value_word(Ref_ *R, Sub *s, const Expr *e, int64_t *w) {
   if (e->kind != EX_NAME && e->ty != DT_INT32) return false; /* a comparison's chain gives a bool */
   ProgSlot *sl = prog_slot(R, e);
-  if (sl->affine) return ref_affine_run(&sl->aff, env_at(s, sl->aff.id), w);
+  if (sl->affine) return ref_affine_run(&sl->aff, sl->bsub == s ? sl->bind : slot_bind(sl, s), w);
   return sl->chain >= 0 && ref_prog_chain(sl->p, env_at(s, sl->chain), w);
 }
 
@@ -2367,37 +2378,8 @@ static bool traced_only(const Op *op) {
   return (op->kind == OPK_WHEN && op->e[FLD_COND]->kind == EX_BOOL) || (op->kind == OPK_LET && op->e[FLD_VALUE]->is_ref);
 }
 
-/* Runs one operation of s (or finishes a loop iteration / a body). */
-static int step(Ref_ *R, Sub *s) {
-  while (s->depth) {
-    Frame *f = &s->fr[s->depth - 1];
-    if (f->pc < f->n) break;
-    if (f->carried) return next_iteration(R, s, f);
-    int64_t next;
-    if (f->loop && !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi)) {
-      f->i = next;
-      f->pc = 0;
-      set_int32(f->var, f->i);
-      continue;
-    }
-    s->depth--;
-  }
-  if (!s->depth) {
-    s->done = true;
-    return ST_OK;
-  }
-  Frame *f = &s->fr[s->depth - 1];
-  const Op *op = f->ops[f->pc];
-  int st = exec_op(R, s, op);
-  if (st == ST_OK) {
-    f->pc++; /* f stays valid: pushes only add frames above it */
-    R->r->ops += !traced_only(op);
-  }
-  return st;
-}
-
 /* A loop frame without carries whose body ended: its next iteration
- * (true), or false when the loop ends (step pops it). */
+ * (true), or false when the loop ends (settle pops it). */
 static inline bool loop_next(Frame *f) {
   int64_t next;
   if (!f->loop || f->carried || __builtin_add_overflow(f->i, f->step, &next) || !(f->step > 0 ? next < f->hi : next > f->hi))
@@ -2407,36 +2389,49 @@ static inline bool loop_next(Frame *f) {
   return true;
 }
 
-/* step, then more operations of the same frame while none of schedule's
- * checks between operations is due (a fault, a run limit, the stream's
- * test, a frame pushed or popped): the frame's pc and operations stay in
- * registers, and a loop's next iteration is taken in place.  Returns the
- * last operation's status, as step's, for schedule's checks after it. */
+/* The ends of s's bodies, until an operation is next: ST_READY, or the
+ * status of the step taken instead (a carried iteration's end, or s done). */
+enum { ST_READY = 3 };
+static int settle(Ref_ *R, Sub *s) {
+  while (s->depth) {
+    Frame *f = &s->fr[s->depth - 1];
+    if (f->pc < f->n) return ST_READY;
+    if (f->carried) return next_iteration(R, s, f);
+    if (loop_next(f)) f->pc = 0;
+    else s->depth--;
+  }
+  s->done = true;
+  return ST_OK;
+}
+
+/* One step of s (an operation, or what settle did instead), then more
+ * operations of the same frame while none of schedule's checks between
+ * operations is due (a fault, a run limit, the stream's test, a frame
+ * pushed or popped): the frame's pc and operations stay in registers, and
+ * a loop's next iteration is taken in place.  Returns the last step's
+ * status, for schedule's checks after it. */
 static int run_ops(Ref_ *R, Sub *s, uint64_t asked, uint64_t slack) {
-  int st = step(R, s);
-  if (st != ST_OK || s->done) return st;
+  int st = settle(R, s);
+  if (st != ST_READY) return st;
   int depth = s->depth;
   Frame *f = &s->fr[depth - 1];
   Op *const *ops = f->ops;
   int pc = f->pc, n = f->n;
   RunResult *r = R->r;
-  for (;;) {
-    if (r->faulted || r->ops > R->max_ops || r->log_bytes > R->max_log || s->depth != depth ||
-        (R->st && r->log_bytes - asked >= slack))
-      break;
-    if (pc >= n) {
-      if (!loop_next(f)) break;
-      pc = 0;
-      continue;
-    }
+  for (bool first = true;; first = false) {
     const Op *op = ops[pc];
     st = exec_op(R, s, op);
     if (st != ST_OK) {
-      R->progress |= st == ST_BLOCKED; /* step's operation went on: schedule's break skips its own */
+      R->progress |= st == ST_BLOCKED && !first; /* an earlier operation went on: schedule's break skips its own */
       break;
     }
     pc++;
     r->ops += !traced_only(op);
+    if (r->faulted || r->ops > R->max_ops || r->log_bytes > R->max_log || s->depth != depth ||
+        (R->st && r->log_bytes - asked >= slack))
+      break;
+    if (pc >= n && !loop_next(f)) break; /* after the checks, as settle is */
+    if (pc >= n) pc = 0;
   }
   f->pc = pc; /* f stays valid: pushes only add frames above it */
   return st;
