@@ -2404,12 +2404,23 @@ static int settle(Ref_ *R, Sub *s) {
   return ST_OK;
 }
 
+/* The log bytes after which run_ops leaves to schedule's tests: it goes on
+ * while log_bytes - *lo < *span, which holds only where the log limit
+ * and, when streaming, the stream's test (slack past asked) pass.  Leaving
+ * early is safe: schedule then makes its tests itself. */
+static void log_window(const Ref_ *R, uint64_t asked, uint64_t slack, uint64_t *lo, uint64_t *span) {
+  uint64_t room = R->max_log == UINT64_MAX ? UINT64_MAX : R->max_log + 1; /* log_bytes below it: within the limit */
+  *lo = R->st ? asked : 0;
+  *span = !R->st ? room : asked < room ? (slack < room - asked ? slack : room - asked) : 0;
+}
+
 /* One step of s (an operation, or what settle did instead), then more
- * operations of the same frame while none of schedule's checks between
+ * operations of the same frame while none of schedule's tests between
  * operations is due (a fault, a run limit, the stream's test, a frame
- * pushed or popped): the frame's pc and operations stay in registers, and
- * a loop's next iteration is taken in place.  Returns the last step's
- * status, for schedule's checks after it. */
+ * pushed or popped): the frame's pc and operations, the operation count
+ * and a loop's variable stay in registers, and a loop's next iteration is
+ * taken in place.  Returns the last step's status, for schedule's tests
+ * after it. */
 static int run_ops(Ref_ *R, Sub *s, uint64_t asked, uint64_t slack) {
   int st = settle(R, s);
   if (st != ST_READY) return st;
@@ -2418,6 +2429,10 @@ static int run_ops(Ref_ *R, Sub *s, uint64_t asked, uint64_t slack) {
   Op *const *ops = f->ops;
   int pc = f->pc, n = f->n;
   RunResult *r = R->r;
+  uint64_t count = r->ops, max_ops = R->max_ops, lo, span; /* count <= max_ops: schedule tested it */
+  log_window(R, asked, slack, &lo, &span);
+  bool iter = f->loop && !f->carried;
+  int64_t i = f->i, hi = f->hi, by = f->step, next;
   for (bool first = true;; first = false) {
     const Op *op = ops[pc];
     st = exec_op(R, s, op);
@@ -2426,14 +2441,17 @@ static int run_ops(Ref_ *R, Sub *s, uint64_t asked, uint64_t slack) {
       break;
     }
     pc++;
-    r->ops += !traced_only(op);
-    if (r->faulted || r->ops > R->max_ops || r->log_bytes > R->max_log || s->depth != depth ||
-        (R->st && r->log_bytes - asked >= slack))
-      break;
-    if (pc >= n && !loop_next(f)) break; /* after the checks, as settle is */
-    if (pc >= n) pc = 0;
+    count += !traced_only(op);
+    if (r->faulted || count > max_ops || r->log_bytes - lo >= span || s->depth != depth) break;
+    if (pc < n) continue;
+    /* the body's end, after the tests as settle's: loop_next */
+    if (!iter || __builtin_add_overflow(i, by, &next) || !(by > 0 ? next < hi : next > hi)) break;
+    i = next;
+    set_int32(f->var, i);
+    pc = 0;
   }
-  f->pc = pc; /* f stays valid: pushes only add frames above it */
+  r->ops = count;
+  f->pc = pc, f->i = i; /* f stays valid: pushes only add frames above it */
   return st;
 }
 
