@@ -38,9 +38,25 @@ typedef struct {
   Value v;
 } Bind;
 
+/* An operation of a body as the scheduler reads it: its kind and (for the
+ * accesses exec_op runs, once one ran) its ref's plan beside it, so that
+ * neither waits for a load of the operation. */
+typedef struct {
+  const Op *op;
+  OpKind kind;
+  bool counts; /* !traced_only(op): --max-ops counts it */
+  struct ViewPlan *plan; /* NULL: not yet looked up */
+} XOp;
+
+/* A body's XOps (body_x), by the body's address. */
+typedef struct {
+  const Body *b;
+  XOp *x;
+} BodyX;
+
 typedef struct {
   const Body *body;
-  Op *const *ops; /* body's, and its length: the next operation one load nearer */
+  XOp *x; /* body's operations (body_x), and its length: the next operation one load nearer */
   int n;
   int pc;
   const Op *loop; /* a loop frame: the loop op */
@@ -143,8 +159,8 @@ typedef struct {
   struct ViewPlan **plans; /* by view, open addressing (plan_of) */
   int nplans, capplans;
   struct ViewPlan *recent[16]; /* plan_of's answers of late, direct-mapped on the view's address */
-  const Op *op_key[128];       /* op_plan_of's answers of late, direct-mapped on the operation's address */
-  struct ViewPlan *op_plan[128];
+  BodyX *bx; /* the bodies' XOps (body_x), open addressing */
+  int nbx, capbx;
 } Ref_;
 
 typedef struct ViewPlan ViewPlan;
@@ -805,17 +821,10 @@ static inline ViewPlan *plan_of(Ref_ *R, const View *v) {
   return *front = plan_find(R, v);
 }
 
-/* op's ref's plan, kept on op's address: its slot is found without a
- * load (an id would be one more load between the operation and its plan). */
-static __attribute__((noinline)) ViewPlan *op_plan_fill(Ref_ *R, const Op *op, unsigned h) {
-  R->op_key[h] = op;
-  return R->op_plan[h] = plan_of(R, op->e[FLD_REF]->view);
-}
+/* x's operation's ref's plan, kept by x (looked up on the first run). */
+static __attribute__((noinline)) ViewPlan *x_plan_fill(Ref_ *R, XOp *x) { return x->plan = plan_of(R, x->op->e[FLD_REF]->view); }
 
-static inline ViewPlan *op_plan_of(Ref_ *R, const Op *op) {
-  unsigned h = (unsigned)((uintptr_t)op >> 5) & 127u;
-  return R->op_key[h] == op ? R->op_plan[h] : op_plan_fill(R, op, h);
-}
+static inline ViewPlan *x_plan(Ref_ *R, XOp *x) { return x->plan ? x->plan : x_plan_fill(R, x); }
 
 /* rv_resolve level by level (kept apart: the plan's path stays small). */
 static __attribute__((noinline)) bool rv_walked(Ref_ *R, Sub *s, const Op *op, const View *v, RV *rv) {
@@ -1173,10 +1182,9 @@ static inline int plan_dense(Ref_ *R, Sub *s, const Op *op, const View *v, bool 
   return plan_base(R, s, op, *pl, base, dyn);
 }
 
-/* plan_dense of op's ref, its plan kept by op (op_plan_of). */
-static inline __attribute__((always_inline)) int op_dense(Ref_ *R, Sub *s, const Op *op, bool one, ViewPlan **pl, int64_t *base, int64_t *dyn) {
-  *pl = op_plan_of(R, op);
-  *pl = plan_here(R, *pl, (*pl)->v, s->core, s->subcore);
+/* plan_dense of op's ref, whose plan is opl (x_plan). */
+static inline __attribute__((always_inline)) int op_dense(Ref_ *R, Sub *s, const Op *op, ViewPlan *opl, bool one, ViewPlan **pl, int64_t *base, int64_t *dyn) {
+  *pl = plan_here(R, opl, opl->v, s->core, s->subcore);
   if (!(*pl)->fast || (one && (*pl)->n != 1)) return -1;
   return plan_base(R, s, op, *pl, base, dyn);
 }
@@ -1187,11 +1195,11 @@ static __attribute__((noinline)) bool get_walked(Ref_ *R, Sub *s, const Op *op, 
   return resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, v);
 }
 
-static inline __attribute__((always_inline)) bool do_get(Ref_ *R, Sub *s, const Op *op) {
+static inline __attribute__((always_inline)) bool do_get(Ref_ *R, Sub *s, const Op *op, ViewPlan *opl) {
   Value *v = &R->scratch[SCR_READ];
   ViewPlan *pl;
   int64_t base, dyn[MAX_RANK];
-  int got = op_dense(R, s, op, true, &pl, &base, dyn);
+  int got = op_dense(R, s, op, opl, true, &pl, &base, dyn);
   if (!got) return false;
   if (got > 0) { /* view_read's one element, without an RV, into the binding when it has a lane (as env_set writes one) */
     Value *d = op->name[FLD_OUT] ? env_slot(R, s, op->name[FLD_OUT]) : v;
@@ -1400,13 +1408,13 @@ static __attribute__((noinline)) bool swap_walked(Ref_ *R, Sub *s, const Op *op,
   return ok;
 }
 
-static inline __attribute__((always_inline)) bool do_swap(Ref_ *R, Sub *s, const Op *op) {
+static inline __attribute__((always_inline)) bool do_swap(Ref_ *R, Sub *s, const Op *op, ViewPlan *opl) {
   Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
   const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
   ViewPlan *pl;
   int64_t base = 0, dyn[MAX_RANK]; /* read by swap_walked only when got is 1 */
-  int got = op_dense(R, s, op, false, &pl, &base, dyn);
+  int got = op_dense(R, s, op, opl, false, &pl, &base, dyn);
   if (!got) return false;
   if (got > 0) { /* the plan's span: an RV only when swap_words declines */
     int64_t w;
@@ -2177,12 +2185,41 @@ static int do_debug_check(Ref_ *R, Sub *s, const Op *op) {
 }
 
 /* ---- control flow and the scheduler ------------------------------------ */
+static bool traced_only(const Op *op);
+static XOp *body_x_build(const Body *b) {
+  XOp *x = calloc((size_t)b->n + 1, sizeof *x);
+  if (!x) abort();
+  for (int i = 0; i < b->n; i++) x[i].op = b->ops[i], x[i].kind = b->ops[i]->kind, x[i].counts = !traced_only(b->ops[i]);
+  return x;
+}
+
+/* b's XOps, built on its first push. */
+static XOp *body_x(Ref_ *R, const Body *b) {
+  if (2 * (R->nbx + 1) > R->capbx) {
+    BodyX *old = R->bx;
+    int oc = R->capbx;
+    R->capbx = oc ? 2 * oc : 64;
+    if (!(R->bx = calloc((size_t)R->capbx, sizeof *R->bx))) abort();
+    for (int i = 0; i < oc; i++)
+      if (old[i].b) {
+        size_t j = ((uintptr_t)old[i].b >> 4) & (size_t)(R->capbx - 1);
+        while (R->bx[j].b) j = (j + 1) & (size_t)(R->capbx - 1);
+        R->bx[j] = old[i];
+      }
+    free(old);
+  }
+  size_t j = ((uintptr_t)b >> 4) & (size_t)(R->capbx - 1);
+  while (R->bx[j].b && R->bx[j].b != b) j = (j + 1) & (size_t)(R->capbx - 1);
+  if (!R->bx[j].b) R->bx[j] = (BodyX){b, body_x_build(b)}, R->nbx++;
+  return R->bx[j].x;
+}
+
 static int push(Ref_ *R, Sub *s, const Op *op, const Body *b) {
   if (s->depth >= MAX_FRAMES) return fault(R, s, op, FAULT_LIMIT, "bodies nest too deeply%s%s", "", ""), ST_FAULT;
   Frame *f = &s->fr[s->depth++];
   memset(f, 0, sizeof *f);
   f->body = b;
-  f->ops = b->ops, f->n = b->n;
+  f->x = body_x(R, b), f->n = b->n;
   return ST_OK;
 }
 
@@ -2363,10 +2400,11 @@ static inline int exec_any(Ref_ *R, Sub *s, const Op *op) {
 
 /* The commonest operations as tests ahead of exec_any's switch, whose
  * jump waits for its table's load. */
-static inline int exec_op(Ref_ *R, Sub *s, const Op *op) {
-  OpKind k = op->kind;
-  if (k == OPK_GET) return do_get(R, s, op) ? ST_OK : ST_FAULT;
-  if (k == OPK_SET || k == OPK_SWAP || k == OPK_ADDUPDATE) return do_swap(R, s, op) ? ST_OK : ST_FAULT;
+static inline int exec_op(Ref_ *R, Sub *s, XOp *x) {
+  OpKind k = x->kind;
+  const Op *op = x->op;
+  if (k == OPK_GET) return do_get(R, s, op, x_plan(R, x)) ? ST_OK : ST_FAULT;
+  if (k == OPK_SET || k == OPK_SWAP || k == OPK_ADDUPDATE) return do_swap(R, s, op, x_plan(R, x)) ? ST_OK : ST_FAULT;
   return exec_any(R, s, op);
 }
 
@@ -2426,7 +2464,7 @@ static int run_ops(Ref_ *R, Sub *s, uint64_t asked, uint64_t slack) {
   if (st != ST_READY) return st;
   int depth = s->depth;
   Frame *f = &s->fr[depth - 1];
-  Op *const *ops = f->ops;
+  XOp *xs = f->x;
   int pc = f->pc, n = f->n;
   RunResult *r = R->r;
   uint64_t count = r->ops, max_ops = R->max_ops, lo, span; /* count <= max_ops: schedule tested it */
@@ -2434,14 +2472,14 @@ static int run_ops(Ref_ *R, Sub *s, uint64_t asked, uint64_t slack) {
   bool iter = f->loop && !f->carried;
   int64_t i = f->i, hi = f->hi, by = f->step, next;
   for (bool first = true;; first = false) {
-    const Op *op = ops[pc];
-    st = exec_op(R, s, op);
+    XOp *x = &xs[pc];
+    st = exec_op(R, s, x);
     if (st != ST_OK) {
       R->progress |= st == ST_BLOCKED && !first; /* an earlier operation went on: schedule's break skips its own */
       break;
     }
     pc++;
-    count += !traced_only(op);
+    count += x->counts;
     if (r->faulted || count > max_ops || r->log_bytes - lo >= span || s->depth != depth) break;
     if (pc < n) continue;
     /* the body's end, after the tests as settle's: loop_next */
@@ -2628,6 +2666,8 @@ bool reference_close(struct RefRun *run) {
   ref_progs_free(R->progs);
   for (int i = 0; i < R->capplans; i++) free(R->plans[i]);
   free(R->plans);
+  for (int i = 0; i < R->capbx; i++) free(R->bx[i].x);
+  free(R->bx);
   names_free(&R->names);
   free(R);
   return !out->faulted;
