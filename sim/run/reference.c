@@ -38,9 +38,25 @@ typedef struct {
   Value v;
 } Bind;
 
+/* An operation of a body as the scheduler reads it: its kind and (for the
+ * accesses exec_op runs, once one ran) its ref's plan beside it, so that
+ * neither waits for a load of the operation. */
+typedef struct {
+  const Op *op;
+  OpKind kind;
+  bool counts; /* !traced_only(op): --max-ops counts it */
+  struct ViewPlan *plan; /* NULL: not yet looked up */
+} XOp;
+
+/* A body's XOps (body_x), by the body's address. */
+typedef struct {
+  const Body *b;
+  XOp *x;
+} BodyX;
+
 typedef struct {
   const Body *body;
-  Op *const *ops; /* body's, and its length: the next operation one load nearer */
+  XOp *x; /* body's operations (body_x), and its length: the next operation one load nearer */
   int n;
   int pc;
   const Op *loop; /* a loop frame: the loop op */
@@ -101,6 +117,8 @@ typedef struct ProgSlot {
   int chain;
   bool affine;
   RefAffine aff;
+  const Value *bind; /* the affine form's name's binding in subcore bsub (bindings never move) */
+  const void *bsub;  /* NULL: none kept */
 } ProgSlot;
 
 /* The scratch values of the accesses (do_get, do_swap, a gather and what they call):
@@ -141,8 +159,8 @@ typedef struct {
   struct ViewPlan **plans; /* by view, open addressing (plan_of) */
   int nplans, capplans;
   struct ViewPlan *recent[16]; /* plan_of's answers of late, direct-mapped on the view's address */
-  const Op *op_key[128];       /* op_plan_of's answers of late, direct-mapped on the operation's address */
-  struct ViewPlan *op_plan[128];
+  BodyX *bx; /* the bodies' XOps (body_x), open addressing */
+  int nbx, capbx;
 } Ref_;
 
 typedef struct ViewPlan ViewPlan;
@@ -535,6 +553,7 @@ static RefProgs *progs(Ref_ *R) {
  * of late. */
 static __attribute__((noinline)) void prog_fill(Ref_ *R, ProgSlot *sl, const Expr *e) {
   sl->key = e, sl->p = ref_progs_get(progs(R), e), sl->chain = ref_prog_chain_id(sl->p), sl->affine = ref_prog_affine(sl->p, &sl->aff);
+  sl->bsub = NULL;
 }
 
 static inline ProgSlot *prog_slot(Ref_ *R, const Expr *e) {
@@ -802,17 +821,10 @@ static inline ViewPlan *plan_of(Ref_ *R, const View *v) {
   return *front = plan_find(R, v);
 }
 
-/* op's ref's plan, kept on op's address: its slot is found without a
- * load (an id would be one more load between the operation and its plan). */
-static __attribute__((noinline)) ViewPlan *op_plan_fill(Ref_ *R, const Op *op, unsigned h) {
-  R->op_key[h] = op;
-  return R->op_plan[h] = plan_of(R, op->e[FLD_REF]->view);
-}
+/* x's operation's ref's plan, kept by x (looked up on the first run). */
+static __attribute__((noinline)) ViewPlan *x_plan_fill(Ref_ *R, XOp *x) { return x->plan = plan_of(R, x->op->e[FLD_REF]->view); }
 
-static inline ViewPlan *op_plan_of(Ref_ *R, const Op *op) {
-  unsigned h = (unsigned)((uintptr_t)op >> 5) & 127u;
-  return R->op_key[h] == op ? R->op_plan[h] : op_plan_fill(R, op, h);
-}
+static inline ViewPlan *x_plan(Ref_ *R, XOp *x) { return x->plan ? x->plan : x_plan_fill(R, x); }
 
 /* rv_resolve level by level (kept apart: the plan's path stays small). */
 static __attribute__((noinline)) bool rv_walked(Ref_ *R, Sub *s, const Op *op, const View *v, RV *rv) {
@@ -1170,10 +1182,9 @@ static inline int plan_dense(Ref_ *R, Sub *s, const Op *op, const View *v, bool 
   return plan_base(R, s, op, *pl, base, dyn);
 }
 
-/* plan_dense of op's ref, its plan kept by op (op_plan_of). */
-static inline __attribute__((always_inline)) int op_dense(Ref_ *R, Sub *s, const Op *op, bool one, ViewPlan **pl, int64_t *base, int64_t *dyn) {
-  *pl = op_plan_of(R, op);
-  *pl = plan_here(R, *pl, (*pl)->v, s->core, s->subcore);
+/* plan_dense of op's ref, whose plan is opl (x_plan). */
+static inline __attribute__((always_inline)) int op_dense(Ref_ *R, Sub *s, const Op *op, ViewPlan *opl, bool one, ViewPlan **pl, int64_t *base, int64_t *dyn) {
+  *pl = plan_here(R, opl, opl->v, s->core, s->subcore);
   if (!(*pl)->fast || (one && (*pl)->n != 1)) return -1;
   return plan_base(R, s, op, *pl, base, dyn);
 }
@@ -1184,11 +1195,11 @@ static __attribute__((noinline)) bool get_walked(Ref_ *R, Sub *s, const Op *op, 
   return resolve_field(R, s, op, FLD_REF, &rv) && view_read(R, s, &rv, v);
 }
 
-static inline __attribute__((always_inline)) bool do_get(Ref_ *R, Sub *s, const Op *op) {
+static inline __attribute__((always_inline)) bool do_get(Ref_ *R, Sub *s, const Op *op, ViewPlan *opl) {
   Value *v = &R->scratch[SCR_READ];
   ViewPlan *pl;
   int64_t base, dyn[MAX_RANK];
-  int got = op_dense(R, s, op, true, &pl, &base, dyn);
+  int got = op_dense(R, s, op, opl, true, &pl, &base, dyn);
   if (!got) return false;
   if (got > 0) { /* view_read's one element, without an RV, into the binding when it has a lane (as env_set writes one) */
     Value *d = op->name[FLD_OUT] ? env_slot(R, s, op->name[FLD_OUT]) : v;
@@ -1327,6 +1338,14 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
   return true;
 }
 
+/* The binding of sl's affine form's name in s, kept when it is bound
+ * (kept apart: value_word stays small). */
+static __attribute__((noinline)) const Value *slot_bind(ProgSlot *sl, Sub *s) {
+  const Value *b = env_at(s, sl->aff.id);
+  if (b) sl->bind = b, sl->bsub = s;
+  return b;
+}
+
 /* e's value when a chain of int32 scalars gives it defined (a name bound
  * to one, or int32 operators of it and literals: v + 1): the lane ev_top's
  * value would hold, without the Value.  False for anything else (the
@@ -1334,7 +1353,7 @@ static bool swap_words(const Dense *d, const Value *x, Value *old, Value *after)
 static inline __attribute__((always_inline)) bool value_word(Ref_ *R, Sub *s, const Expr *e, int64_t *w) {
   if (e->kind != EX_NAME && e->ty != DT_INT32) return false; /* a comparison's chain gives a bool */
   ProgSlot *sl = prog_slot(R, e);
-  if (sl->affine) return ref_affine_run(&sl->aff, env_at(s, sl->aff.id), w);
+  if (sl->affine) return ref_affine_run(&sl->aff, sl->bsub == s ? sl->bind : slot_bind(sl, s), w);
   return sl->chain >= 0 && ref_prog_chain(sl->p, env_at(s, sl->chain), w);
 }
 
@@ -1389,13 +1408,13 @@ static __attribute__((noinline)) bool swap_walked(Ref_ *R, Sub *s, const Op *op,
   return ok;
 }
 
-static inline __attribute__((always_inline)) bool do_swap(Ref_ *R, Sub *s, const Op *op) {
+static inline __attribute__((always_inline)) bool do_swap(Ref_ *R, Sub *s, const Op *op, ViewPlan *opl) {
   Value *old = &R->scratch[SCR_OLD], *after = &R->scratch[SCR_AFTER];
   const Value *x = NULL;
   bool add = op->kind == OPK_ADDUPDATE;
   ViewPlan *pl;
   int64_t base = 0, dyn[MAX_RANK]; /* read by swap_walked only when got is 1 */
-  int got = op_dense(R, s, op, false, &pl, &base, dyn);
+  int got = op_dense(R, s, op, opl, false, &pl, &base, dyn);
   if (!got) return false;
   if (got > 0) { /* the plan's span: an RV only when swap_words declines */
     int64_t w;
@@ -2166,12 +2185,41 @@ static int do_debug_check(Ref_ *R, Sub *s, const Op *op) {
 }
 
 /* ---- control flow and the scheduler ------------------------------------ */
+static bool traced_only(const Op *op);
+static XOp *body_x_build(const Body *b) {
+  XOp *x = calloc((size_t)b->n + 1, sizeof *x);
+  if (!x) abort();
+  for (int i = 0; i < b->n; i++) x[i].op = b->ops[i], x[i].kind = b->ops[i]->kind, x[i].counts = !traced_only(b->ops[i]);
+  return x;
+}
+
+/* b's XOps, built on its first push. */
+static XOp *body_x(Ref_ *R, const Body *b) {
+  if (2 * (R->nbx + 1) > R->capbx) {
+    BodyX *old = R->bx;
+    int oc = R->capbx;
+    R->capbx = oc ? 2 * oc : 64;
+    if (!(R->bx = calloc((size_t)R->capbx, sizeof *R->bx))) abort();
+    for (int i = 0; i < oc; i++)
+      if (old[i].b) {
+        size_t j = ((uintptr_t)old[i].b >> 4) & (size_t)(R->capbx - 1);
+        while (R->bx[j].b) j = (j + 1) & (size_t)(R->capbx - 1);
+        R->bx[j] = old[i];
+      }
+    free(old);
+  }
+  size_t j = ((uintptr_t)b >> 4) & (size_t)(R->capbx - 1);
+  while (R->bx[j].b && R->bx[j].b != b) j = (j + 1) & (size_t)(R->capbx - 1);
+  if (!R->bx[j].b) R->bx[j] = (BodyX){b, body_x_build(b)}, R->nbx++;
+  return R->bx[j].x;
+}
+
 static int push(Ref_ *R, Sub *s, const Op *op, const Body *b) {
   if (s->depth >= MAX_FRAMES) return fault(R, s, op, FAULT_LIMIT, "bodies nest too deeply%s%s", "", ""), ST_FAULT;
   Frame *f = &s->fr[s->depth++];
   memset(f, 0, sizeof *f);
   f->body = b;
-  f->ops = b->ops, f->n = b->n;
+  f->x = body_x(R, b), f->n = b->n;
   return ST_OK;
 }
 
@@ -2352,10 +2400,11 @@ static inline int exec_any(Ref_ *R, Sub *s, const Op *op) {
 
 /* The commonest operations as tests ahead of exec_any's switch, whose
  * jump waits for its table's load. */
-static inline int exec_op(Ref_ *R, Sub *s, const Op *op) {
-  OpKind k = op->kind;
-  if (k == OPK_GET) return do_get(R, s, op) ? ST_OK : ST_FAULT;
-  if (k == OPK_SET || k == OPK_SWAP || k == OPK_ADDUPDATE) return do_swap(R, s, op) ? ST_OK : ST_FAULT;
+static inline int exec_op(Ref_ *R, Sub *s, XOp *x) {
+  OpKind k = x->kind;
+  const Op *op = x->op;
+  if (k == OPK_GET) return do_get(R, s, op, x_plan(R, x)) ? ST_OK : ST_FAULT;
+  if (k == OPK_SET || k == OPK_SWAP || k == OPK_ADDUPDATE) return do_swap(R, s, op, x_plan(R, x)) ? ST_OK : ST_FAULT;
   return exec_any(R, s, op);
 }
 
@@ -2367,32 +2416,80 @@ static bool traced_only(const Op *op) {
   return (op->kind == OPK_WHEN && op->e[FLD_COND]->kind == EX_BOOL) || (op->kind == OPK_LET && op->e[FLD_VALUE]->is_ref);
 }
 
-/* Runs one operation of s (or finishes a loop iteration / a body). */
-static int step(Ref_ *R, Sub *s) {
+/* A loop frame without carries whose body ended: its next iteration
+ * (true), or false when the loop ends (settle pops it). */
+static inline bool loop_next(Frame *f) {
+  int64_t next;
+  if (!f->loop || f->carried || __builtin_add_overflow(f->i, f->step, &next) || !(f->step > 0 ? next < f->hi : next > f->hi))
+    return false;
+  f->i = next;
+  set_int32(f->var, next);
+  return true;
+}
+
+/* The ends of s's bodies, until an operation is next: ST_READY, or the
+ * status of the step taken instead (a carried iteration's end, or s done). */
+enum { ST_READY = 3 };
+static int settle(Ref_ *R, Sub *s) {
   while (s->depth) {
     Frame *f = &s->fr[s->depth - 1];
-    if (f->pc < f->n) break;
+    if (f->pc < f->n) return ST_READY;
     if (f->carried) return next_iteration(R, s, f);
-    int64_t next;
-    if (f->loop && !__builtin_add_overflow(f->i, f->step, &next) && (f->step > 0 ? next < f->hi : next > f->hi)) {
-      f->i = next;
-      f->pc = 0;
-      set_int32(f->var, f->i);
-      continue;
+    if (loop_next(f)) f->pc = 0;
+    else s->depth--;
+  }
+  s->done = true;
+  return ST_OK;
+}
+
+/* The log bytes after which run_ops leaves to schedule's tests: it goes on
+ * while log_bytes - *lo < *span, which holds only where the log limit
+ * and, when streaming, the stream's test (slack past asked) pass.  Leaving
+ * early is safe: schedule then makes its tests itself. */
+static void log_window(const Ref_ *R, uint64_t asked, uint64_t slack, uint64_t *lo, uint64_t *span) {
+  uint64_t room = R->max_log == UINT64_MAX ? UINT64_MAX : R->max_log + 1; /* log_bytes below it: within the limit */
+  *lo = R->st ? asked : 0;
+  *span = !R->st ? room : asked < room ? (slack < room - asked ? slack : room - asked) : 0;
+}
+
+/* One step of s (an operation, or what settle did instead), then more
+ * operations of the same frame while none of schedule's tests between
+ * operations is due (a fault, a run limit, the stream's test, a frame
+ * pushed or popped): the frame's pc and operations, the operation count
+ * and a loop's variable stay in registers, and a loop's next iteration is
+ * taken in place.  Returns the last step's status, for schedule's tests
+ * after it. */
+static int run_ops(Ref_ *R, Sub *s, uint64_t asked, uint64_t slack) {
+  int st = settle(R, s);
+  if (st != ST_READY) return st;
+  int depth = s->depth;
+  Frame *f = &s->fr[depth - 1];
+  XOp *xs = f->x;
+  int pc = f->pc, n = f->n;
+  RunResult *r = R->r;
+  uint64_t count = r->ops, max_ops = R->max_ops, lo, span; /* count <= max_ops: schedule tested it */
+  log_window(R, asked, slack, &lo, &span);
+  bool iter = f->loop && !f->carried;
+  int64_t i = f->i, hi = f->hi, by = f->step, next;
+  for (bool first = true;; first = false) {
+    XOp *x = &xs[pc];
+    st = exec_op(R, s, x);
+    if (st != ST_OK) {
+      R->progress |= st == ST_BLOCKED && !first; /* an earlier operation went on: schedule's break skips its own */
+      break;
     }
-    s->depth--;
+    pc++;
+    count += x->counts;
+    if (r->faulted || count > max_ops || r->log_bytes - lo >= span || s->depth != depth) break;
+    if (pc < n) continue;
+    /* the body's end, after the tests as settle's: loop_next */
+    if (!iter || __builtin_add_overflow(i, by, &next) || !(by > 0 ? next < hi : next > hi)) break;
+    i = next;
+    set_int32(f->var, i);
+    pc = 0;
   }
-  if (!s->depth) {
-    s->done = true;
-    return ST_OK;
-  }
-  Frame *f = &s->fr[s->depth - 1];
-  const Op *op = f->ops[f->pc];
-  int st = exec_op(R, s, op);
-  if (st == ST_OK) {
-    f->pc++; /* f stays valid: pushes only add frames above it */
-    R->r->ops += !traced_only(op);
-  }
+  r->ops = count;
+  f->pc = pc, f->i = i; /* f stays valid: pushes only add frames above it */
   return st;
 }
 
@@ -2486,7 +2583,7 @@ static void schedule(Ref_ *R, int target) {
           }
           asked = R->r->log_bytes, slack = stream_slack(R->st, STREAM_REF, s->idx);
         }
-        int st = step(R, s);
+        int st = run_ops(R, s, asked, slack);
         if (st == ST_BLOCKED) break;
         R->progress = true;
         if (R->r->ops > R->max_ops) limit(R, s, "the run executed more than %llu operations (--max-ops)", R->max_ops);
@@ -2569,6 +2666,8 @@ bool reference_close(struct RefRun *run) {
   ref_progs_free(R->progs);
   for (int i = 0; i < R->capplans; i++) free(R->plans[i]);
   free(R->plans);
+  for (int i = 0; i < R->capbx; i++) free(R->bx[i].x);
+  free(R->bx);
   names_free(&R->names);
   free(R);
   return !out->faulted;
