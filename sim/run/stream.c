@@ -6,39 +6,20 @@
 
 /* The first difference of one subcore and its listed rows, made at its
  * first difference. */
-typedef struct {
+struct StreamBad {
   bool ok;
   Diag d;
   VerifyStats st;
-} SubBad;
+};
 
-/* One queued event.  A value of up to 16 lanes and rank 1 or 0 (the vector
- * and the scalar: nearly every event) is held in the slot itself, a fixed
- * size copy with no pointer to follow; a larger one, or one of higher rank,
- * goes to big.  cap is the lanes the slot has held at most, what the memory
- * accounting counts (as for a Value's allocation). */
 enum { INLINE_LANES = 16 };
-typedef struct {
-  int op;
-  EventKind kind;
-  Dtype dtype;
-  int rank;
-  bool is_big;
-  int64_t n, cap;
-  Cell v[INLINE_LANES];
-  uint8_t def[INLINE_LANES];
-  Value big;
-} Slot;
+typedef StreamSlot Slot;
+typedef StreamQ SubQ;
+typedef struct StreamBad SubBad;
 
-typedef struct {
-  Slot *q;            /* a ring of the events `side` is ahead by */
-  int head, n, cap;
-  int side;
-  uint64_t count[2];  /* events each side produced */
-  int extra_op;       /* the first event only one side has (-1: none yet) */
-  SubBad *bad;
-  uint64_t unused;    /* 64 bytes in all: a subcore's queue by a shift */
-} SubQ;
+static int slot_op(const Slot *e) { return (int)(uint32_t)e->key; }
+static EventKind slot_kind(const Slot *e) { return (EventKind)(uint8_t)(e->key >> 32); }
+static Dtype slot_dtype(const Slot *e) { return (Dtype)(uint8_t)(e->key >> 40); }
 
 struct Stream {
   const Program *p;
@@ -61,7 +42,7 @@ static uint64_t slot_bytes(const Slot *e) { return sizeof(Event) + (uint64_t)e->
 
 static Value slot_value(Slot *e) {
   if (e->is_big) return e->big;
-  Value v = {.dtype = e->dtype, .rank = e->rank, .n = e->n, .v = e->v, .def = e->def, .cap = INLINE_LANES};
+  Value v = {.dtype = slot_dtype(e), .rank = e->rank, .n = e->n, .v = e->v, .def = e->def, .cap = INLINE_LANES};
   v.shape[0] = e->n; /* rank 1 (a scalar's shape is not read) */
   return v;
 }
@@ -112,51 +93,9 @@ static SubBad *bad_of(Stream *st, SubQ *q) {
   return q->bad;
 }
 
-/* 16 cells compared two words at a time (the compiler's vector type: SSE2
- * on x86-64), inline: no call in stream_event's common path. */
-typedef uint64_t Words2 __attribute__((vector_size(16)));
-
-static inline __attribute__((always_inline)) Words2 diff2(const Cell *a, const Cell *b) {
-  Words2 u, w;
-  memcpy(&u, a, 16), memcpy(&w, b, 16);
-  return u ^ w;
-}
-
-static inline __attribute__((always_inline)) bool same_cells16(const Cell *a, const Cell *b) { /* written out: the compiler does not unroll at -O2 */
-  Words2 x = diff2(a, b) | diff2(a + 2, b + 2) | diff2(a + 4, b + 4) | diff2(a + 6, b + 6) | diff2(a + 8, b + 8) |
-             diff2(a + 10, b + 10) | diff2(a + 12, b + 12) | diff2(a + 14, b + 14);
-  return !(x[0] | x[1]);
-}
-
-/* Whether a slot's lanes and v's are bitwise the same, definedness too:
- * enough for verify_value_equal to hold (which then need not run).  The
- * vector of 16 lanes (its 16 flags as two words) and the scalar inline. */
-static inline __attribute__((always_inline)) bool same_lanes(const Slot *o, const Value *v) {
-  if (o->n == 16) { /* the flags as one vector too: no general registers held */
-    Words2 d, e;
-    memcpy(&d, o->def, 16), memcpy(&e, v->def, 16);
-    Words2 x = d ^ e;
-    return !(x[0] | x[1]) && same_cells16(o->v, v->v);
-  }
-  if (o->n == 1) return o->v[0].i == v->v[0].i && o->def[0] == v->def[0];
-  return !memcmp(o->def, v->def, (size_t)o->n) && !memcmp(o->v, v->v, sizeof(Cell) * (size_t)o->n);
-}
-
-/* Whether the queued event o matches side's (op, k, v) bit for bit (the
- * common case, tested inline). */
-static inline __attribute__((always_inline)) bool same_event(const Slot *o, int op, EventKind k, const Value *v) {
-  return o->op == op && o->kind == k && !o->is_big && o->n == v->n && o->dtype == v->dtype && (o->n == 16 || o->n == 1) && same_lanes(o, v);
-}
-
-/* same_event of a scalar (one lane: the commonest event), tested first
- * with no more than it needs: when it holds, same_event does. */
-static inline __attribute__((always_inline)) bool same_scalar(const Slot *o, int op, EventKind k, const Value *v) {
-  return v->n == 1 && o->n == 1 && o->v[0].i == v->v[0].i && o->def[0] == v->def[0] && o->op == op && o->kind == k && o->dtype == v->dtype && !o->is_big;
-}
-
 /* Drops what a queue holds: the other side will never match it. */
 static void drop_queue(Stream *st, SubQ *q) {
-  if (q->n && q->extra_op < 0) q->extra_op = q->q[q->head].op;
+  if (q->n && q->extra_op < 0) q->extra_op = slot_op(&q->q[q->head]);
   for (int k = 0; k < q->n; k++) account(st, q->side, -(int64_t)slot_bytes(&q->q[(q->head + k) & (q->cap - 1)]));
   q->head = q->n = 0;
 }
@@ -175,21 +114,19 @@ static __attribute__((noinline)) void match_slow(Stream *st, int sub, int op, Ev
   Slot *o = &q->q[q->head];
   Value ov = slot_value(o);
   const Value *ref = side == STREAM_REF ? v : &ov, *eng = side == STREAM_REF ? &ov : v;
-  if (o->op == op && o->kind == k && verify_value_equal(ref, eng)) {
+  if (slot_op(o) == op && slot_kind(o) == k && verify_value_equal(ref, eng)) {
     st->matched += (uint64_t)v->n;
   } else {
-    Event mine = {.op = op, .kind = k, .val = *v}, theirs = {.op = o->op, .kind = o->kind, .val = ov}; /* read only: no copies */
+    Event mine = {.op = op, .kind = k, .val = *v}, theirs = {.op = slot_op(o), .kind = slot_kind(o), .val = ov}; /* read only: no copies */
     SubBad *b = bad_of(st, q);
     verify_event_pair(st->p, sub, side == STREAM_REF ? &mine : &theirs, side == STREAM_REF ? &theirs : &mine, &b->ok, &b->d, &b->st);
   }
   pop(st, q, side);
 }
 
-/* The lanes of v into slot e, but for the vector and the scalar (push
- * copies those): in the slot when they fit, else in big.  Out of line:
- * push's common path makes no call. */
-static __attribute__((noinline)) void fill_other(Slot *e, const Value *v) {
-  if (v->n <= INLINE_LANES && v->rank == 1) {
+/* The lanes of v into slot e: in the slot when they fit, else in big. */
+static void fill_other(Slot *e, const Value *v) {
+  if (v->n <= INLINE_LANES && v->rank <= 1) { /* a scalar is of rank 0 */
     e->is_big = false;
     memcpy(e->v, v->v, sizeof *v->v * (size_t)v->n);
     memcpy(e->def, v->def, (size_t)v->n);
@@ -199,6 +136,13 @@ static __attribute__((noinline)) void fill_other(Slot *e, const Value *v) {
   }
 }
 
+/* The fast path's limits (StreamQ.lim): a push needs the ring's room, and
+ * the engine's one that puts it STREAM_AHEAD ahead pumps. */
+static void set_lim(SubQ *q) {
+  q->lim[STREAM_REF] = q->cap;
+  q->lim[STREAM_ENG] = q->cap < STREAM_AHEAD - 1 ? q->cap : STREAM_AHEAD - 1;
+}
+
 static void grow(SubQ *q) { /* keeping the ring's order (its size a power of two: positions by a mask) */
   int cap = q->cap ? q->cap * 2 : 16;
   Slot *e = calloc((size_t)cap, sizeof *e);
@@ -206,25 +150,17 @@ static void grow(SubQ *q) { /* keeping the ring's order (its size a power of two
   for (int i = 0; i < q->cap; i++) e[i] = q->q[(q->head + i) & (q->cap - 1)];
   free(q->q);
   q->q = e, q->cap = cap, q->head = 0;
+  set_lim(q);
 }
 
-static inline __attribute__((always_inline)) void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
+static void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
   Slot *e = &q->q[(q->head + q->n++) & (q->cap - 1)];
   q->side = side;
-  e->op = op, e->kind = k;
-  e->dtype = v->dtype, e->rank = v->rank, e->n = v->n;
+  e->rank = v->rank, e->n = v->n;
   if (v->n > e->cap) e->cap = v->n;
   account_held(st, side, slot_bytes(e));
-  if (v->n == 16 && v->rank == 1) { /* the vector and the scalar: fixed size copies */
-    e->is_big = false;
-    memcpy(e->v, v->v, 16 * sizeof *v->v);
-    memcpy(e->def, v->def, 16);
-  } else if (v->n == 1 && v->rank == 0) {
-    e->is_big = false;
-    e->v[0] = v->v[0], e->def[0] = v->def[0];
-  } else {
-    fill_other(e, v); /* last: a tail call */
-  }
+  fill_other(e, v);
+  e->key = STREAM_KEY(op, k, v->dtype, e->is_big ? 0 : v->n);
 }
 
 static void stream_pump(Stream *st, int sub) {
@@ -256,36 +192,39 @@ static __attribute__((noinline)) void stream_rare(Stream *st, int sub, int op, E
   if (q->extra_op < 0) q->extra_op = op; /* the other side closed: nothing left to compare with */
 }
 
-/* One event of side (a constant in each of the two sinks below, so that
- * each is a function of its own, with no test of the side).  The common
- * cases (a bitwise match popped, a push with room and no pump) run here
- * with no call; the others are tail calls, so that nothing here lives
- * across a call. */
-static inline __attribute__((always_inline)) void stream_event(Stream *st, int side, int sub, int op, EventKind k, const Value *v, bool usual) {
+/* Whether the queued event o and side's (op, k, v) are bitwise the same,
+ * definedness too (a scalar or a 16-lane vector): enough for
+ * verify_value_equal to hold, as stream_log's fast path takes it. */
+static bool same_bits(const Slot *o, int op, EventKind k, const Value *v) {
+  if (v->n != 1 && v->n != 16) return false;
+  return o->key == STREAM_KEY(op, k, v->dtype, v->n) && !memcmp(o->def, v->def, (size_t)v->n) && !memcmp(o->v, v->v, sizeof(Cell) * (size_t)v->n);
+}
+
+/* One event past the count and the flags: compared with the other side's
+ * queued one, else queued. */
+static void stream_usual(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   SubQ *q = &st->sq[sub];
-  if (!usual) {
-    q->count[side]++;
-    if (__builtin_expect(st->rare, 0)) return stream_rare(st, sub, op, k, v, side);
-  }
-  if (q->n && q->side != side) { /* the other side's matching event: compare, drop */
-    const Slot *o = &q->q[q->head];
-    if (!same_scalar(o, op, k, v) && !same_event(o, op, k, v)) return match_slow(st, sub, op, k, v, side);
+  if (q->n && q->side != side) {
+    if (!same_bits(&q->q[q->head], op, k, v)) return match_slow(st, sub, op, k, v, side);
     st->matched += (uint64_t)v->n;
-    pop(st, q, side);
-    return;
+    return pop(st, q, side);
   }
   if (q->n == q->cap || (side == STREAM_ENG && q->n + 1 >= STREAM_AHEAD)) return push_slow(st, sub, op, k, v, side);
   push(st, q, side, op, k, v);
 }
 
-/* stream_event past the count and the flags (for stream_rare). */
-static void stream_usual(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
-  if (side == STREAM_REF) stream_event(st, STREAM_REF, sub, op, k, v, true);
-  else stream_event(st, STREAM_ENG, sub, op, k, v, true);
+/* One event of side that stream_log's fast path did not take. */
+static void stream_event(Stream *st, int side, int sub, int op, EventKind k, const Value *v) {
+  st->sq[sub].count[side]++;
+  if (st->rare) return stream_rare(st, sub, op, k, v, side);
+  stream_usual(st, sub, op, k, v, side);
 }
 
-static void sink_ref(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_REF, sub, op, k, v, false); }
-static void sink_eng(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_ENG, sub, op, k, v, false); }
+void stream_log_slow(RunResult *r, int side, int sub, int op, EventKind k, const Value *v) { stream_event(r->sink_ctx, side, sub, op, k, v); }
+
+/* The sinks (RunResult.sink) of a run whose stream_q is not set. */
+static void sink_ref(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_REF, sub, op, k, v); }
+static void sink_eng(void *ctx, int sub, int op, EventKind k, const Value *v) { stream_event(ctx, STREAM_ENG, sub, op, k, v); }
 
 void stream_attach(Stream *st, int side, RunResult *r) {
   st->run[side] = r;
@@ -293,6 +232,8 @@ void stream_attach(Stream *st, int side, RunResult *r) {
   st->rare |= r->faulted;
   r->sink = side == STREAM_REF ? sink_ref : sink_eng;
   r->sink_ctx = st;
+  r->stream_q = st->sq, r->stream_side = side;
+  if (st->run[!side]) r->stream_peer_bytes = &st->run[!side]->log_bytes, st->run[!side]->stream_peer_bytes = &r->log_bytes;
 }
 
 void stream_set_pump(Stream *st, void (*pump)(void *, int), void *ctx) { st->pump = pump, st->ctx = ctx; }
@@ -317,7 +258,7 @@ uint64_t stream_slack(const Stream *st, int side, int sub) {
 void stream_close(Stream *st, int side) {
   st->closed[side] = true;
   st->rare = true;
-  if (st->run[side]) st->run[side]->fault_note = NULL; /* the run may outlive the stream */
+  if (st->run[side]) st->run[side]->fault_note = NULL, st->run[side]->stream_q = NULL; /* the run may outlive the stream */
   for (int i = 0; i < st->nsub; i++)
     if (st->sq[i].n && st->sq[i].side != side) drop_queue(st, &st->sq[i]);
 }
@@ -335,6 +276,7 @@ bool stream_verdict(Stream *st, Diag *d, VerifyStats *vs) {
   vs->matched += st->matched;
   for (int s = 0; s < st->nsub; s++) {
     SubQ *q = &st->sq[s];
+    vs->matched += q->matched;
     drop_queue(st, q);
     SubBad *b = q->bad;
     if (q->count[0] != q->count[1]) {

@@ -18,11 +18,45 @@
 
 #include "verify.h"
 
+#include <string.h>
+
 enum { STREAM_REF = 0, STREAM_ENG = 1 };
 /* Events one side may run ahead on a subcore before it waits for the other. */
 #define STREAM_AHEAD 256
 
 typedef struct Stream Stream;
+
+/* One queued event.  A value of up to 16 lanes and rank 1 or 0 (the vector
+ * and the scalar: nearly every event) is held in the slot itself, a fixed
+ * size copy with no pointer to follow; a larger one, or one of higher rank,
+ * goes to big.  key packs what the bitwise match compares besides the
+ * lanes (STREAM_KEY), so that it is one comparison; its lanes are 0 for a
+ * value in big.  cap is the lanes the slot has held at most, what the
+ * memory accounting counts (as for a Value's allocation). */
+#define STREAM_KEY(op, kind, dtype, lanes) \
+  ((uint64_t)(uint32_t)(op) | (uint64_t)(uint8_t)(kind) << 32 | (uint64_t)(uint8_t)(dtype) << 40 | (uint64_t)(lanes) << 48)
+typedef struct {
+  uint64_t key;
+  int64_t n, cap;
+  int rank;
+  bool is_big;
+  Cell v[16];
+  uint8_t def[16];
+  Value big;
+} StreamSlot;
+
+struct StreamBad;
+/* A subcore's queue: a ring of the events `side` is ahead by. */
+typedef struct {
+  StreamSlot *q;
+  int head, n, cap;
+  int side;
+  int lim[2];          /* a push of side with n below lim[side] has room and needs no pump */
+  uint64_t count[2];   /* events each side produced */
+  uint64_t matched;    /* lanes matched by stream_log's fast path */
+  int extra_op;        /* the first event only one side has (-1: none yet) */
+  struct StreamBad *bad;
+} StreamQ;
 
 /* max_list: the mismatch rows to keep (sc-sim diff), 0 for none. */
 Stream *stream_open(const Program *p, int nsub, int max_list);
@@ -45,6 +79,69 @@ uint64_t stream_slack(const Stream *st, int side, int sub);
 /* No more events from side (its run ended or faulted). */
 void stream_close(Stream *st, int side);
 bool stream_closed(const Stream *st, int side);
+/* The events stream_log's fast path does not take (out of line). */
+void stream_log_slow(RunResult *r, int side, int sub, int op, EventKind k, const Value *v);
+
+static inline __attribute__((always_inline)) bool stream_same16(const void *a, const void *b, size_t n) {
+  typedef uint64_t W2 __attribute__((vector_size(16)));
+  W2 x = {0, 0};
+  for (size_t i = 0; i < n; i += 16) {
+    W2 u, w;
+    memcpy(&u, (const char *)a + i, 16), memcpy(&w, (const char *)b + i, 16);
+    x |= u ^ w;
+  }
+  return !(x[0] | x[1]);
+}
+
+/* One event of side (a constant where the caller knows it) from run r to
+ * the stream r is attached to (r->stream_q), else to r's log.  Inline, the
+ * common cases: the other side's queued event bitwise the same popped, a
+ * scalar or a 16-lane vector pushed with room; anything else, and every
+ * event once a side closed or a run faulted, out of line. */
+static inline __attribute__((always_inline)) void stream_log(RunResult *r, int side, int sub, int op, EventKind k, const Value *v) {
+  if (__builtin_expect(!r->stream_q, 0)) return r->sink ? r->sink(r->sink_ctx, sub, op, k, v) : run_log_append(r, sub, op, k, v);
+  StreamQ *q = (StreamQ *)r->stream_q + sub;
+  if (__builtin_expect(*r->fault_note, 0)) return stream_log_slow(r, side, sub, op, k, v);
+  int64_t lanes = v->n;
+  if (q->n && q->side != side) { /* the other side's event: a bitwise match pops it */
+    StreamSlot *o = &q->q[q->head];
+    if (lanes == 1) {
+      if (o->key != STREAM_KEY(op, k, v->dtype, 1) || o->v[0].i != v->v[0].i || o->def[0] != v->def[0]) return stream_log_slow(r, side, sub, op, k, v);
+    } else if (lanes == 16) {
+      if (o->key != STREAM_KEY(op, k, v->dtype, 16) || !stream_same16(o->def, v->def, 16) || !stream_same16(o->v, v->v, sizeof o->v)) return stream_log_slow(r, side, sub, op, k, v);
+    } else {
+      return stream_log_slow(r, side, sub, op, k, v);
+    }
+    q->count[side]++;
+    q->matched += (uint64_t)lanes;
+    *r->stream_peer_bytes -= sizeof(Event) + (uint64_t)o->cap * (sizeof(Cell) + 1);
+    q->head = (q->head + 1) & (q->cap - 1);
+    q->n--;
+    return;
+  }
+  if (q->n >= q->lim[side]) return stream_log_slow(r, side, sub, op, k, v);
+  StreamSlot *e = &q->q[(q->head + q->n) & (q->cap - 1)];
+  if (lanes == 1 && v->rank == 0 && e->cap >= 1) {
+    e->v[0] = v->v[0], e->def[0] = v->def[0];
+  } else if (lanes == 16 && v->rank == 1 && e->cap >= 16) {
+    memcpy(e->v, v->v, sizeof e->v);
+    memcpy(e->def, v->def, sizeof e->def);
+  } else {
+    return stream_log_slow(r, side, sub, op, k, v);
+  }
+  e->key = STREAM_KEY(op, k, v->dtype, lanes);
+  e->n = lanes, e->rank = v->rank, e->is_big = false;
+  q->side = side;
+  q->n++;
+  q->count[side]++;
+  r->log_bytes += sizeof(Event) + (uint64_t)e->cap * (sizeof(Cell) + 1);
+}
+
+/* run_log of sim/run/run.h's runs: the side r was attached as. */
+static inline __attribute__((always_inline)) void run_log(RunResult *r, int sub, int op, EventKind k, const Value *v) {
+  stream_log(r, r->stream_side, sub, op, k, v);
+}
+
 /* Fetch-and-add number k in the engine's order (SPEC §9.10): 1 with *sub
  * set, 0 while the engine has not run it yet, -1 when it never will. */
 int stream_atomic(const Stream *st, int k, int *sub);
