@@ -16,6 +16,7 @@ enum { INLINE_LANES = 16 };
 typedef StreamSlot Slot;
 typedef StreamQ SubQ;
 typedef struct StreamBad SubBad;
+_Static_assert(sizeof(Slot) == 256 && sizeof(SubQ) == 64, "a slot and a queue by a shift");
 
 static int slot_op(const Slot *e) { return (int)(uint32_t)e->key; }
 static EventKind slot_kind(const Slot *e) { return (EventKind)(uint8_t)(e->key >> 32); }
@@ -25,6 +26,7 @@ struct Stream {
   const Program *p;
   int nsub, max_list;
   SubQ *sq;
+  SubBad **bad;         /* per subcore: its first difference, when it has one */
   RunResult *run[2];
   bool closed[2];
   bool rare;            /* a side closed or an attached run faulted (RunResult.fault_note): one test per event */
@@ -41,7 +43,7 @@ static bool faulted(const Stream *st, int side) { return st->run[side] && st->ru
 static uint64_t slot_bytes(const Slot *e) { return sizeof(Event) + (uint64_t)e->cap * (sizeof(Cell) + 1); }
 
 static Value slot_value(Slot *e) {
-  if (e->is_big) return e->big;
+  if (e->is_big) return *e->big;
   Value v = {.dtype = slot_dtype(e), .rank = e->rank, .n = e->n, .v = e->v, .def = e->def, .cap = INLINE_LANES};
   v.shape[0] = e->n; /* rank 1 (a scalar's shape is not read) */
   return v;
@@ -52,7 +54,8 @@ Stream *stream_open(const Program *p, int nsub, int max_list) {
   if (!st) abort();
   st->p = p, st->nsub = nsub, st->max_list = max_list;
   st->sq = calloc((size_t)(nsub ? nsub : 1), sizeof *st->sq);
-  if (!st->sq) abort();
+  st->bad = calloc((size_t)(nsub ? nsub : 1), sizeof *st->bad);
+  if (!st->sq || !st->bad) abort();
   for (int i = 0; i < nsub; i++) st->sq[i].extra_op = -1;
   return st;
 }
@@ -61,11 +64,13 @@ void stream_free(Stream *st) {
   if (!st) return;
   for (int i = 0; i < st->nsub; i++) {
     SubQ *q = &st->sq[i];
-    for (int k = 0; k < q->cap; k++) val_free(&q->q[k].big);
+    for (int k = 0; k < q->cap; k++)
+      if (q->q[k].big) val_free(q->q[k].big), free(q->q[k].big);
     free(q->q);
-    if (q->bad) free(q->bad->st.list);
-    free(q->bad);
+    if (st->bad[i]) free(st->bad[i]->st.list);
+    free(st->bad[i]);
   }
+  free(st->bad);
   free(st->sq);
   free(st);
 }
@@ -83,14 +88,15 @@ static inline __attribute__((always_inline)) void account_held(Stream *st, int s
 static inline __attribute__((always_inline)) void account_freed(Stream *st, int side, uint64_t bytes) { st->run[side]->log_bytes -= bytes; }
 
 static SubBad *bad_of(Stream *st, SubQ *q) {
-  if (!q->bad) {
-    q->bad = calloc(1, sizeof *q->bad);
-    if (!q->bad) abort();
-    q->bad->ok = true;
-    q->bad->st.max_list = st->max_list;
-    if (st->max_list && !(q->bad->st.list = calloc((size_t)st->max_list, sizeof *q->bad->st.list))) abort();
+  SubBad **b = &st->bad[q - st->sq];
+  if (!*b) {
+    *b = calloc(1, sizeof **b);
+    if (!*b) abort();
+    (*b)->ok = true;
+    (*b)->st.max_list = st->max_list;
+    if (st->max_list && !((*b)->st.list = calloc((size_t)st->max_list, sizeof *(*b)->st.list))) abort();
   }
-  return q->bad;
+  return *b;
 }
 
 /* Drops what a queue holds: the other side will never match it. */
@@ -132,7 +138,8 @@ static void fill_other(Slot *e, const Value *v) {
     memcpy(e->def, v->def, (size_t)v->n);
   } else {
     e->is_big = true;
-    val_copy(&e->big, v);
+    if (!e->big && !(e->big = calloc(1, sizeof *e->big))) abort();
+    val_copy(e->big, v);
   }
 }
 
@@ -278,7 +285,7 @@ bool stream_verdict(Stream *st, Diag *d, VerifyStats *vs) {
     SubQ *q = &st->sq[s];
     vs->matched += q->matched;
     drop_queue(st, q);
-    SubBad *b = q->bad;
+    SubBad *b = st->bad[s];
     if (q->count[0] != q->count[1]) {
       b = bad_of(st, q);
       verify_event_counts(st->p, s, q->count[0], q->count[1], q->extra_op, &b->ok, &b->d, &b->st);

@@ -32,7 +32,8 @@ typedef struct Stream Stream;
  * goes to big.  key packs what the bitwise match compares besides the
  * lanes (STREAM_KEY), so that it is one comparison; its lanes are 0 for a
  * value in big.  cap is the lanes the slot has held at most, what the
- * memory accounting counts (as for a Value's allocation). */
+ * memory accounting counts (as for a Value's allocation).  256 bytes: a
+ * slot's place in the ring by a shift. */
 #define STREAM_KEY(op, kind, dtype, lanes) \
   ((uint64_t)(uint32_t)(op) | (uint64_t)(uint8_t)(kind) << 32 | (uint64_t)(uint8_t)(dtype) << 40 | (uint64_t)(lanes) << 48)
 typedef struct {
@@ -42,11 +43,12 @@ typedef struct {
   bool is_big;
   Cell v[16];
   uint8_t def[16];
-  Value big;
+  Value *big;          /* allocated when first needed */
+  uint8_t unused[72];
 } StreamSlot;
 
-struct StreamBad;
-/* A subcore's queue: a ring of the events `side` is ahead by. */
+/* A subcore's queue: a ring of the events `side` is ahead by.  64 bytes:
+ * a subcore's queue by a shift. */
 typedef struct {
   StreamSlot *q;
   int head, n, cap;
@@ -55,7 +57,6 @@ typedef struct {
   uint64_t count[2];   /* events each side produced */
   uint64_t matched;    /* lanes matched by stream_log's fast path */
   int extra_op;        /* the first event only one side has (-1: none yet) */
-  struct StreamBad *bad;
 } StreamQ;
 
 /* max_list: the mismatch rows to keep (sc-sim diff), 0 for none. */
