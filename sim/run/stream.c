@@ -42,6 +42,9 @@ static bool faulted(const Stream *st, int side) { return st->run[side] && st->ru
  * and the lanes' bytes count, as they did when the queue held Events). */
 static uint64_t slot_bytes(const Slot *e) { return sizeof(Event) + (uint64_t)e->cap * (sizeof(Cell) + 1); }
 
+/* The slot of counter k (StreamQ.head, .tail). */
+static Slot *at(const SubQ *q, unsigned k) { return &q->q[k & (unsigned)(q->cap - 1)]; }
+
 static Value slot_value(Slot *e) {
   if (e->is_big) return *e->big;
   Value v = {.dtype = slot_dtype(e), .rank = e->rank, .n = e->n, .v = e->v, .def = e->def, .cap = INLINE_LANES};
@@ -101,23 +104,22 @@ static SubBad *bad_of(Stream *st, SubQ *q) {
 
 /* Drops what a queue holds: the other side will never match it. */
 static void drop_queue(Stream *st, SubQ *q) {
-  if (q->n && q->extra_op < 0) q->extra_op = slot_op(&q->q[q->head]);
-  for (int k = 0; k < q->n; k++) account(st, q->side, -(int64_t)slot_bytes(&q->q[(q->head + k) & (q->cap - 1)]));
-  q->head = q->n = 0;
+  if (stream_qn(q) && q->extra_op < 0) q->extra_op = slot_op(at(q, q->head));
+  for (unsigned k = q->head; k != q->tail; k++) account(st, q->side, -(int64_t)slot_bytes(at(q, k)));
+  q->head = q->tail = 0;
 }
 
 /* The queue's first event (the other side's) leaves: it was compared. */
 static inline __attribute__((always_inline)) void pop(Stream *st, SubQ *q, int side) {
-  account_freed(st, !side, slot_bytes(&q->q[q->head]));
-  q->head = (q->head + 1) & (q->cap - 1);
-  q->n--;
+  account_freed(st, !side, slot_bytes(at(q, q->head)));
+  q->head++;
 }
 
 /* The queued event against v when not bitwise the same: the full
  * comparison (and its report of a difference), then the pop. */
 static __attribute__((noinline)) void match_slow(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   SubQ *q = &st->sq[sub];
-  Slot *o = &q->q[q->head];
+  Slot *o = at(q, q->head);
   Value ov = slot_value(o);
   const Value *ref = side == STREAM_REF ? v : &ov, *eng = side == STREAM_REF ? &ov : v;
   if (slot_op(o) == op && slot_kind(o) == k && verify_value_equal(ref, eng)) {
@@ -154,17 +156,18 @@ static void grow(SubQ *q) { /* keeping the ring's order (its size a power of two
   int cap = q->cap ? q->cap * 2 : 16;
   Slot *e = calloc((size_t)cap, sizeof *e);
   if (!e) abort();
-  for (int i = 0; i < q->cap; i++) e[i] = q->q[(q->head + i) & (q->cap - 1)];
+  for (int i = 0; i < q->cap; i++) e[i] = *at(q, q->head + (unsigned)i);
   free(q->q);
-  q->q = e, q->cap = cap, q->head = 0;
+  q->tail = (unsigned)stream_qn(q), q->head = 0;
+  q->q = e, q->cap = cap;
   set_lim(q);
 }
 
 static void push(Stream *st, SubQ *q, int side, int op, EventKind k, const Value *v) {
-  Slot *e = &q->q[(q->head + q->n++) & (q->cap - 1)];
+  Slot *e = at(q, q->tail++);
   q->side = side;
   e->rank = v->rank, e->n = v->n;
-  if (v->n > e->cap) e->cap = v->n;
+  if (v->n > e->cap) e->cap = v->n, e->bytes = slot_bytes(e);
   account_held(st, side, slot_bytes(e));
   fill_other(e, v);
   e->key = STREAM_KEY(op, k, v->dtype, e->is_big ? 0 : v->n);
@@ -180,9 +183,9 @@ static void stream_pump(Stream *st, int sub) {
  * events ahead (the reference is run to catch up). */
 static __attribute__((noinline)) void push_slow(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   SubQ *q = &st->sq[sub];
-  if (q->n == q->cap) grow(q);
+  if (stream_qn(q) == q->cap) grow(q);
   push(st, q, side, op, k, v);
-  if (side == STREAM_ENG && q->n >= STREAM_AHEAD && st->pump && !st->pumping) stream_pump(st, sub);
+  if (side == STREAM_ENG && stream_qn(q) >= STREAM_AHEAD && st->pump && !st->pumping) stream_pump(st, sub);
 }
 
 static void stream_usual(Stream *st, int sub, int op, EventKind k, const Value *v, int side);
@@ -192,10 +195,10 @@ static void stream_usual(Stream *st, int sub, int op, EventKind k, const Value *
 static __attribute__((noinline)) void stream_rare(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   SubQ *q = &st->sq[sub];
   if (faulted(st, STREAM_REF) || faulted(st, STREAM_ENG)) { /* a fault is the verdict: the logs are not judged */
-    if (q->n) drop_queue(st, q);
+    if (stream_qn(q)) drop_queue(st, q);
     return;
   }
-  if (!st->closed[!side] || (q->n && q->side != side)) return stream_usual(st, sub, op, k, v, side);
+  if (!st->closed[!side] || (stream_qn(q) && q->side != side)) return stream_usual(st, sub, op, k, v, side);
   if (q->extra_op < 0) q->extra_op = op; /* the other side closed: nothing left to compare with */
 }
 
@@ -211,12 +214,12 @@ static bool same_bits(const Slot *o, int op, EventKind k, const Value *v) {
  * queued one, else queued. */
 static void stream_usual(Stream *st, int sub, int op, EventKind k, const Value *v, int side) {
   SubQ *q = &st->sq[sub];
-  if (q->n && q->side != side) {
-    if (!same_bits(&q->q[q->head], op, k, v)) return match_slow(st, sub, op, k, v, side);
+  if (stream_qn(q) && q->side != side) {
+    if (!same_bits(at(q, q->head), op, k, v)) return match_slow(st, sub, op, k, v, side);
     st->matched += (uint64_t)v->n;
     return pop(st, q, side);
   }
-  if (q->n == q->cap || (side == STREAM_ENG && q->n + 1 >= STREAM_AHEAD)) return push_slow(st, sub, op, k, v, side);
+  if (stream_qn(q) == q->cap || (side == STREAM_ENG && stream_qn(q) + 1 >= STREAM_AHEAD)) return push_slow(st, sub, op, k, v, side);
   push(st, q, side, op, k, v);
 }
 
@@ -247,18 +250,18 @@ void stream_set_pump(Stream *st, void (*pump)(void *, int), void *ctx) { st->pum
 
 int stream_queued(const Stream *st, int side, int sub) {
   const SubQ *q = &st->sq[sub];
-  return q->side == side ? q->n : 0;
+  return q->side == side ? stream_qn(q) : 0;
 }
 
 bool stream_ahead(const Stream *st, int side, int sub) {
   const SubQ *q = &st->sq[sub];
-  return !st->closed[!side] && q->n >= STREAM_AHEAD && q->side == side;
+  return !st->closed[!side] && stream_qn(q) >= STREAM_AHEAD && q->side == side;
 }
 
 uint64_t stream_slack(const Stream *st, int side, int sub) {
   const SubQ *q = &st->sq[sub];
   if (st->closed[!side]) return UINT64_MAX;
-  int mine = q->side == side ? q->n : 0;
+  int mine = q->side == side ? stream_qn(q) : 0;
   return mine < STREAM_AHEAD ? (uint64_t)(STREAM_AHEAD - mine) * sizeof(Event) : 0;
 }
 
@@ -267,7 +270,7 @@ void stream_close(Stream *st, int side) {
   st->rare = true;
   if (st->run[side]) st->run[side]->fault_note = NULL, st->run[side]->stream_q = NULL; /* the run may outlive the stream */
   for (int i = 0; i < st->nsub; i++)
-    if (st->sq[i].n && st->sq[i].side != side) drop_queue(st, &st->sq[i]);
+    if (stream_qn(&st->sq[i]) && st->sq[i].side != side) drop_queue(st, &st->sq[i]);
 }
 
 bool stream_closed(const Stream *st, int side) { return st->closed[side]; }

@@ -39,21 +39,25 @@ typedef struct Stream Stream;
 typedef struct {
   uint64_t key;
   int64_t n, cap;
+  uint64_t bytes;      /* what the accounting counts for it: sizeof(Event) and cap lanes with their flags */
   int rank;
   bool is_big;
   Cell v[16];
   uint8_t def[16];
   Value *big;          /* allocated when first needed */
-  uint8_t unused[72];
+  uint8_t unused[64];
 } StreamSlot;
 
-/* A subcore's queue: a ring of the events `side` is ahead by.  64 bytes:
- * a subcore's queue by a shift. */
+/* A subcore's queue: a ring of the events `side` is ahead by, from head
+ * to tail (counters that only grow: a pop or a push is one increment, and
+ * a place in the ring is a counter masked).  64 bytes: a subcore's queue
+ * by a shift. */
 typedef struct {
   StreamSlot *q;
-  int head, n, cap;
+  unsigned head, tail;
+  int cap;
   int side;
-  int lim[2];          /* a push of side with n below lim[side] has room and needs no pump */
+  int lim[2];          /* a push of side onto fewer than lim[side] events has room and needs no pump */
   uint64_t count[2];   /* events each side produced */
   uint64_t matched;    /* lanes matched by stream_log's fast path */
   int extra_op;        /* the first event only one side has (-1: none yet) */
@@ -80,6 +84,9 @@ uint64_t stream_slack(const Stream *st, int side, int sub);
 /* No more events from side (its run ended or faulted). */
 void stream_close(Stream *st, int side);
 bool stream_closed(const Stream *st, int side);
+/* The events q holds. */
+static inline int stream_qn(const StreamQ *q) { return (int)(q->tail - q->head); }
+
 /* The events stream_log's fast path does not take (out of line). */
 void stream_log_slow(RunResult *r, int side, int sub, int op, EventKind k, const Value *v);
 
@@ -119,8 +126,8 @@ static inline __attribute__((always_inline)) void stream_log(RunResult *r, int s
   StreamQ *q = (StreamQ *)r->stream_q + sub;
   if (__builtin_expect(*r->fault_note, 0)) return stream_log_slow(r, side, sub, op, k, v);
   int64_t lanes = v->n;
-  if (q->n && q->side != side) { /* the other side's event: a bitwise match pops it */
-    StreamSlot *o = &q->q[q->head];
+  if (q->tail != q->head && q->side != side) { /* the other side's event: a bitwise match pops it */
+    StreamSlot *o = &q->q[q->head & (unsigned)(q->cap - 1)];
     if (lanes == 1) {
       if (o->key != STREAM_KEY(op, k, v->dtype, 1) || o->v[0].i != v->v[0].i || o->def[0] != v->def[0]) return stream_log_slow(r, side, sub, op, k, v);
     } else if (lanes == 16) {
@@ -130,13 +137,12 @@ static inline __attribute__((always_inline)) void stream_log(RunResult *r, int s
     }
     q->count[side]++;
     q->matched += (uint64_t)lanes;
-    *r->stream_peer_bytes -= sizeof(Event) + (uint64_t)o->cap * (sizeof(Cell) + 1);
-    q->head = (q->head + 1) & (q->cap - 1);
-    q->n--;
+    *r->stream_peer_bytes -= o->bytes;
+    q->head++;
     return;
   }
-  if (q->n >= q->lim[side]) return stream_log_slow(r, side, sub, op, k, v);
-  StreamSlot *e = &q->q[(q->head + q->n) & (q->cap - 1)];
+  if (stream_qn(q) >= q->lim[side]) return stream_log_slow(r, side, sub, op, k, v);
+  StreamSlot *e = &q->q[q->tail & (unsigned)(q->cap - 1)];
   if (lanes == 1 && v->rank == 0 && e->cap >= 1) {
     e->v[0] = v->v[0], e->def[0] = v->def[0];
   } else if (lanes == 16 && v->rank == 1 && e->cap >= 16) {
@@ -147,9 +153,9 @@ static inline __attribute__((always_inline)) void stream_log(RunResult *r, int s
   e->key = STREAM_KEY(op, k, v->dtype, lanes);
   e->n = lanes, e->rank = v->rank, e->is_big = false;
   q->side = side;
-  q->n++;
+  q->tail++;
   q->count[side]++;
-  r->log_bytes += sizeof(Event) + (uint64_t)e->cap * (sizeof(Cell) + 1);
+  r->log_bytes += e->bytes;
 }
 
 /* run_log of sim/run/run.h's runs: the side r was attached as. */
