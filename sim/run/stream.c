@@ -1,6 +1,7 @@
 /* sim/run/stream.c -- streaming verification (sim/run/stream.h). */
 #include "stream.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,7 @@ enum { INLINE_LANES = 16 };
 typedef StreamSlot Slot;
 typedef StreamQ SubQ;
 typedef struct StreamBad SubBad;
-_Static_assert(sizeof(Slot) == 256 && sizeof(SubQ) == 64, "a slot and a queue by a shift");
+_Static_assert(sizeof(Slot) == 256 && sizeof(SubQ) == 64 && offsetof(Slot, v) % 16 == 0 && offsetof(Slot, def) % 16 == 0, "a slot and a queue by a shift, the lanes 16-byte aligned");
 
 static int slot_op(const Slot *e) { return (int)(uint32_t)e->key; }
 static EventKind slot_kind(const Slot *e) { return (EventKind)(uint8_t)(e->key >> 32); }

@@ -40,10 +40,10 @@ typedef struct {
   uint64_t key;
   int64_t n, cap;
   uint64_t bytes;      /* what the accounting counts for it: sizeof(Event) and cap lanes with their flags */
+  Cell v[16];          /* v and def at 16-byte offsets: no 16-byte load of them crosses a cache line */
+  uint8_t def[16];
   int rank;
   bool is_big;
-  Cell v[16];
-  uint8_t def[16];
   Value *big;          /* allocated when first needed */
   uint8_t unused[64];
 } StreamSlot;
