@@ -462,7 +462,7 @@ static bool x_misc_value(Eng *E, Sc *s, const Instr *in) {
 
 /* ---- memory instructions ------------------------------------------------- */
 static void log_value(Eng *E, Sc *s, const Instr *in, char kind, const Value *v) {
-  if (kind && !E->no_log) run_log(E->r, s->idx, in->op_id, (EventKind)kind, v);
+  if (kind && !E->no_log) stream_log(E->r, STREAM_ENG, s->idx, in->op_id, (EventKind)kind, v);
 }
 
 /* An undefined lane i of v (what: "mask", "indices", "DMA offsets"), named

@@ -110,6 +110,9 @@ typedef struct {
    * sim/run/stream.h), when set. */
   void (*sink)(void *ctx, int sub, int op, EventKind k, const Value *v);
   void *sink_ctx;
+  void *stream_q;    /* the stream's queues (StreamQ, one per subcore), when attached and open: run_log's fast path */
+  int stream_side;   /* the side the run is attached as (STREAM_REF, STREAM_ENG) */
+  uint64_t *stream_peer_bytes; /* the other side's log_bytes (what a matched event of the other side frees) */
   bool *fault_note;  /* set to true with faulted, when set (the stream's one flag of its rare cases) */
   RunPrint *prints;  /* debug_print's lines */
   int nprints, capprints;
@@ -162,13 +165,10 @@ uint64_t run_max_log_bytes(const RunLimits *lim);
 /* Builds the region specs of a program (one per ref). */
 RegionSpec *run_region_specs(const Program *p);
 bool run_mem_init(const Program *p, MemSystem *m);
-/* Appends an event to sub's log (ctx the RunResult), or hands it to the
- * sink: inline and one call either way, so that a streamed event costs the
- * caller one call (the sink's) and little code where it is logged. */
+/* Appends an event to sub's log (ctx the RunResult).  run_log
+ * (sim/run/stream.h) sends an event here, or to the stream the run is
+ * attached to. */
 void run_log_append(void *ctx, int sub, int op, EventKind k, const Value *v);
-static inline void run_log(RunResult *r, int sub, int op, EventKind k, const Value *v) {
-  (r->sink ? r->sink : run_log_append)(r->sink ? r->sink_ctx : r, sub, op, k, v);
-}
 void run_result_free(RunResult *r);
 void run_fault(RunResult *r, FaultKind k, Loc at, int core, int subcore, int op, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
