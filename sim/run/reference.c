@@ -1436,6 +1436,20 @@ static const Value *eval_mask(Ref_ *R, Sub *s, const Op *op, const Expr *e) {
   return m;
 }
 
+/* One int32 element at byte offset off of a region: its word stored and
+ * its four shadow bits set, or (undefined) its bits cleared and its bytes
+ * left (SPEC §10.1). */
+static inline void word32_put(uint8_t *bytes, uint8_t *defined, int64_t off, bool def, int64_t v) {
+  uint8_t bits = (uint8_t)(0xfu << (off & 7));
+  if (!def) {
+    defined[off >> 3] &= (uint8_t)~bits;
+    return;
+  }
+  int32_t w = (int32_t)v;
+  defined[off >> 3] |= bits;
+  memcpy(bytes + off, &w, 4);
+}
+
 /* do_expand_compress's store_compressed lanes for int32 values into a
  * dense int32 view under a bool mask: the same writes (ref_span_write of
  * element k) without the per-lane conversions and calls, and *after the
@@ -1463,15 +1477,7 @@ static bool compress32(const RV *rv, const Value *m, const Value *x, const Value
   }
   uint8_t *bytes = rv->reg->bytes, *defined = rv->reg->defined;
   for (int64_t j = 0; j < k; j++) { /* elements 0 .. k: distinct words, in any order */
-    int64_t off = base + 4 * j;
-    uint8_t bits = (uint8_t)(0xfu << (off & 7));
-    if (!ad[j]) {
-      defined[off >> 3] &= (uint8_t)~bits;
-      continue;
-    }
-    int32_t w = (int32_t)av[j].i;
-    defined[off >> 3] |= bits;
-    memcpy(bytes + off, &w, 4);
+    word32_put(bytes, defined, base + 4 * j, ad[j], av[j].i);
   }
   return true;
 }
@@ -1626,16 +1632,9 @@ GS_LOOP static int64_t scatter32(Region *g, int64_t base, int64_t size, const Va
     return k;
   }
   for (; k < n; k++) {
-    int64_t at = iv[k].i, off = base + 4 * at;
+    int64_t at = iv[k].i;
     if (!idef[k] || (uint64_t)at >= (uint64_t)size) break;
-    uint8_t bits = (uint8_t)(0xfu << (off & 7));
-    if (!xdef[k]) {
-      defined[off >> 3] &= (uint8_t)~bits;
-      continue;
-    }
-    int32_t w = (int32_t)xv[k].i;
-    defined[off >> 3] |= bits;
-    memcpy(bytes + off, &w, 4);
+    word32_put(bytes, defined, base + 4 * at, xdef[k], xv[k].i);
   }
   return k;
 }
