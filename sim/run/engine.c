@@ -270,16 +270,26 @@ static void int32_lanes(ExprOp op, const Value *a, const Value *b, Value *t) {
 
 static bool is_cmp(ExprOp op) { return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
 
+/* The floor modulo of int32 operands (y != 0), inline.  A positive
+ * power of two (the common i % 256) is a mask, as two's complement floors
+ * it: a division takes the divider some fifteen cycles, which every
+ * instruction whose address the result makes waits for. */
+static inline __attribute__((always_inline)) int64_t mod_floor32(int64_t x, int64_t y) {
+  if (y > 0 && !(y & (y - 1))) return x & (y - 1);
+  int64_t v = x % y;
+  if (v && ((v < 0) != (y < 0))) v += y;
+  return v;
+}
+
 /* One lane of the other int32 operators, as alu_binary computes them on
  * int32 operands (y != 0 for // and %). */
 static int64_t int32_op(ExprOp op, int64_t x, int64_t y) {
   switch (op) {
-  case OP_FLOORDIV:
-  case OP_MOD: {
+  case OP_FLOORDIV: {
     int64_t q = x / y, m = x % y; /* int32 operands: no int64 overflow */
-    if (m && ((m < 0) != (y < 0))) q--, m += y;
-    return op == OP_MOD ? m : q;
+    return m && ((m < 0) != (y < 0)) ? q - 1 : q;
   }
+  case OP_MOD: return mod_floor32(x, y);
   case OP_BAND: return x & y;
   case OP_BOR: return x | y;
   case OP_BXOR: return x ^ y;
@@ -596,17 +606,6 @@ static bool int_dtype(Dtype t) { return t == DT_INT32 || t == DT_INT64; }
 _Static_assert(DT_COUNT <= 32, "int_dtypes shifts a 32-bit mask by a dtype");
 #define INT_DTYPES ((1u << DT_INT32) | (1u << DT_INT64))
 static inline bool int_dtypes(Dtype a, Dtype b) { return (INT_DTYPES >> a) & (INT_DTYPES >> b) & 1; }
-
-/* int32_op's floor modulo of int32 operands (y != 0), inline.  A positive
- * power of two (the common i % 256) is a mask, as two's complement floors
- * it: a division takes the divider some fifteen cycles, which every
- * instruction whose address the result makes waits for. */
-static inline __attribute__((always_inline)) int64_t mod_floor32(int64_t x, int64_t y) {
-  if (y > 0 && !(y & (y - 1))) return x & (y - 1);
-  int64_t v = x % y;
-  if (v && ((v < 0) != (y < 0))) v += y;
-  return v;
-}
 
 /* FK_BIN_I32 on two scalars: one lane written straight into the result
  * register (its operands read first: either may be it), no scratch value

@@ -168,6 +168,10 @@ static bool scalar_step(const Prog *p, int k) {
   return false;
 }
 
+/* d - 1 when d is a positive power of two (x % d of an int32 is then
+ * x & (d - 1): two's complement floors it), else -1. */
+static int64_t pow2_less_one(int64_t d) { return d > 0 && !(d & (d - 1)) ? d - 1 : -1; }
+
 /* t (an operator of the one before and a literal) as c: addition and
  * multiplication either way round; a positive divisor on the right, a
  * power of two as a mask (the floored remainder of an int32 is its low
@@ -178,7 +182,7 @@ static void chain_step(const ScalarStep *t, ChainStep *c) {
   *c = (ChainStep){CH_LANE, t->op, t->ca, lit};
   if (t->op == OP_ADD) c->kind = CH_ADD;
   else if (t->op == OP_MUL) c->kind = CH_MUL;
-  else if (t->op == OP_MOD && !t->ca && d > 0) c->kind = (d & (d - 1)) ? CH_MOD : CH_MASK, c->lit = (d & (d - 1)) ? d : d - 1;
+  else if (t->op == OP_MOD && !t->ca && d > 0) c->kind = pow2_less_one(d) < 0 ? CH_MOD : CH_MASK, c->lit = pow2_less_one(d) < 0 ? d : d - 1;
 }
 
 /* The chain's steps composed (ref_prog_affine's form): false at a step
@@ -558,8 +562,7 @@ static bool vec_step(const Prog *p, int k) {
 static int64_t pow2_mod(const Prog *p, const Step *s) {
   const Step *b = &p->st[s->b];
   if (s->e->op != OP_MOD || b->kind != SK_CONST || b->val.n != 1 || b->val.rank != 0 || b->val.dtype != DT_INT32) return -1;
-  int64_t d = (int32_t)b->val.v[0].i;
-  return d > 0 && !(d & (d - 1)) ? d - 1 : -1;
+  return pow2_less_one((int32_t)b->val.v[0].i);
 }
 
 /* Whether run_vec may compute p (all vec steps, the last an operator);
